@@ -1,0 +1,149 @@
+#include "protocol/parser.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "protocol/crc.hpp"
+
+namespace mavswitch::protocol {
+
+ParserStats& ParserStats::operator+=(const ParserStats& o) noexcept {
+  frames += o.frames;
+  bytes_skipped += o.bytes_skipped;
+  crc_failures += o.crc_failures;
+  unknown_ids += o.unknown_ids;
+  bad_incompat_flags += o.bad_incompat_flags;
+  truncated_frames += o.truncated_frames;
+  truncated_bytes += o.truncated_bytes;
+  return *this;
+}
+
+Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noexcept {
+  using S = Probe::Status;
+  if (avail == 0) return {S::kNeedMore, {}};
+  size_t header_len;
+  size_t frame_len;
+  uint32_t msgid;
+  uint8_t flags;
+  if (p[0] == kMagicV2) {
+    if (avail < kHeaderLenV2) return {S::kNeedMore, {}};
+    const uint8_t incompat = p[2];
+    if (incompat & ~kKnownIncompatFlags) return {S::kBadIncompat, {}};
+    header_len = kHeaderLenV2;
+    frame_len = kHeaderLenV2 + p[1] + kChecksumLen + ((incompat & kIncompatSigned) ? kSignatureLen : 0);
+    msgid = static_cast<uint32_t>(p[7]) | (static_cast<uint32_t>(p[8]) << 8) |
+            (static_cast<uint32_t>(p[9]) << 16);
+    flags = FrameView::kV2;
+  } else if (p[0] == kMagicV1) {
+    if (avail < kHeaderLenV1) return {S::kNeedMore, {}};
+    header_len = kHeaderLenV1;
+    frame_len = kHeaderLenV1 + p[1] + kChecksumLen;
+    msgid = p[5];
+    flags = 0;
+  } else {
+    return {S::kNoMagic, {}};
+  }
+  if (avail < frame_len) return {S::kNeedMore, {}};
+
+  const auto size = static_cast<uint16_t>(frame_len);
+  const MessageInfo* info = table.find(msgid);
+  if (info == nullptr) return {S::kFrame, FrameView(p, size, msgid, flags)};
+
+  const size_t crc_pos = header_len + p[1];
+  uint16_t crc = crc16(p + 1, crc_pos - 1);
+  crc = crc16_accumulate(info->crc_extra, crc);
+  if (crc != static_cast<uint16_t>(p[crc_pos] | (p[crc_pos + 1] << 8))) return {S::kBadCrc, {}};
+  return {S::kFrame, FrameView(p, size, msgid, static_cast<uint8_t>(flags | FrameView::kVerified))};
+}
+
+// Returns how many bytes of buf are settled. Without end_of_stream it stops at the first
+// candidate that needs more bytes; with it, such a candidate is either a false start (a frame
+// is found behind it) or the truncated tail of the stream.
+size_t FrameParser::scan(const uint8_t* buf, size_t len, bool end_of_stream, FrameSink& sink) {
+  using S = Probe::Status;
+  size_t i = 0;
+  size_t tail_start = len;  // end of stream: where the first incomplete candidate began
+  uint64_t tail_bytes = 0;
+
+  auto skip = [&](size_t n) {
+    if (tail_start != len) tail_bytes += n; else stats_.bytes_skipped += n;
+    i += n;
+  };
+
+  while (i < len) {
+    const uint8_t b = buf[i];
+    if (b != kMagicV2 && b != kMagicV1) {
+      // Garbage: jump to the next start byte of either version.
+      const uint8_t* from = buf + i;
+      const uint8_t* end = buf + len;
+      const uint8_t* next = std::find_if(from, end, [](uint8_t c) { return c == kMagicV2 || c == kMagicV1; });
+      skip(static_cast<size_t>(next - from));
+      continue;
+    }
+    const Probe probe = probe_frame(*table_, buf + i, len - i);
+    switch (probe.status) {
+      case S::kFrame:
+        if (tail_start != len) {  // the incomplete candidate before this frame was a false start
+          stats_.bytes_skipped += tail_bytes;
+          tail_bytes = 0;
+          tail_start = len;
+        }
+        ++stats_.frames;
+        if (!probe.frame.verified()) ++stats_.unknown_ids;
+        sink(probe.frame);
+        i += probe.frame.size();
+        break;
+      case S::kNeedMore:
+        if (!end_of_stream) return i;
+        if (tail_start == len) tail_start = i;
+        skip(1);
+        break;
+      case S::kBadIncompat:
+        ++stats_.bad_incompat_flags;
+        skip(1);
+        break;
+      case S::kBadCrc:
+        ++stats_.crc_failures;
+        skip(1);
+        break;
+      case S::kNoMagic:  // unreachable: b is a start byte
+        skip(1);
+        break;
+    }
+  }
+  if (tail_start != len) {
+    ++stats_.truncated_frames;
+    stats_.truncated_bytes += tail_bytes;
+  }
+  return len;
+}
+
+void FrameParser::feed(std::span<const uint8_t> chunk, FrameSink sink) {
+  size_t offset = 0;
+  if (carry_len_ > 0) {
+    const size_t old_len = carry_len_;
+    const size_t borrowed = std::min(chunk.size(), kMaxFrameLen);
+    std::memcpy(carry_ + old_len, chunk.data(), borrowed);
+    carry_len_ += borrowed;
+    const size_t settled = scan(carry_, carry_len_, false, sink);
+    if (settled < old_len) {
+      // Still waiting on a frame that began in the old carry: then the whole chunk was borrowed
+      // (kMaxFrameLen bytes would have completed it).
+      std::memmove(carry_, carry_ + settled, carry_len_ - settled);
+      carry_len_ -= settled;
+      return;
+    }
+    carry_len_ = 0;
+    offset = settled - old_len;  // continue in place, in the chunk itself
+  }
+  offset += scan(chunk.data() + offset, chunk.size() - offset, false, sink);
+  carry_len_ = chunk.size() - offset;  // < kMaxFrameLen: an incomplete frame
+  std::memcpy(carry_, chunk.data() + offset, carry_len_);
+}
+
+void FrameParser::finish(FrameSink sink) {
+  scan(carry_, carry_len_, true, sink);
+  carry_len_ = 0;
+}
+
+}  // namespace mavswitch::protocol

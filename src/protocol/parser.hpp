@@ -1,0 +1,67 @@
+// The streaming frame parser. Bytes go in as chunks of any size; each valid frame comes out as
+// a FrameView pointing into the chunk itself (or, for the rare frame split across two chunks,
+// into a small carry buffer inside the parser). No heap allocation, ever.
+//
+// Resynchronisation: a start byte whose frame fails (bad CRC, unknown incompatibility flag) is
+// skipped alone, so a real frame hidden right behind it is still found.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "protocol/frame.hpp"
+#include "protocol/function_ref.hpp"
+#include "protocol/message_table.hpp"
+
+namespace mavswitch::protocol {
+
+struct ParserStats {
+  uint64_t frames = 0;             // frames handed out (verified and unverified)
+  uint64_t bytes_skipped = 0;      // bytes that were not part of any frame handed out
+  uint64_t crc_failures = 0;       // candidate frames of a known id whose checksum failed
+  uint64_t unknown_ids = 0;        // frames handed out unverified: id not in the message table
+  uint64_t bad_incompat_flags = 0; // v2 candidates with an incompatibility flag we do not know
+  uint64_t truncated_frames = 0;   // an incomplete frame left at the end of the stream
+  uint64_t truncated_bytes = 0;    // bytes in that incomplete tail
+
+  ParserStats& operator+=(const ParserStats& o) noexcept;
+};
+
+// The verdict on the bytes at one position: a whole frame, not enough bytes yet, or not a frame.
+struct Probe {
+  enum class Status : uint8_t { kFrame, kNeedMore, kNoMagic, kBadIncompat, kBadCrc };
+  Status status;
+  FrameView frame;  // set when status == kFrame
+};
+
+// Looks at exactly one candidate frame starting at p (p[0] should be a start byte).
+Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noexcept;
+
+using FrameSink = FunctionRef<void(const FrameView&)>;
+
+class FrameParser {
+ public:
+  explicit FrameParser(const MessageTable& table) noexcept : table_(&table) {}
+
+  // Hands every complete frame in `chunk` (plus any carried over from earlier chunks) to sink.
+  void feed(std::span<const uint8_t> chunk, FrameSink sink);
+  // End of stream: whatever is still carried is either frames behind a false start, or a
+  // truncated final frame (counted).
+  void finish(FrameSink sink);
+
+  const ParserStats& stats() const noexcept { return stats_; }
+  void reset() noexcept { carry_len_ = 0; }
+
+ private:
+  size_t scan(const uint8_t* buf, size_t len, bool end_of_stream, FrameSink& sink);
+
+  const MessageTable* table_;
+  ParserStats stats_{};
+  size_t carry_len_ = 0;
+  // An incomplete frame (< kMaxFrameLen) plus up to kMaxFrameLen bytes borrowed from the next
+  // chunk: always enough to finish the carried frame or rule it out.
+  uint8_t carry_[2 * kMaxFrameLen];
+};
+
+}  // namespace mavswitch::protocol
