@@ -83,7 +83,6 @@ class FileReader {
     XML_ParserFree(p);
     if (!error_.empty()) throw DialectError(error_);
     if (!error.empty()) throw DialectError(error);
-    for (const fs::path& inc : includes_) load_file(acc_, inc);
   }
 
   static void load_file(Accumulator& acc, const fs::path& path) {
@@ -144,7 +143,14 @@ class FileReader {
       std::string inc = trim(text_);
       fs::path target = path_.parent_path() / inc;
       if (!fs::exists(target)) return fail("include not found: " + inc + " (looked for " + target.string() + ")");
-      includes_.push_back(target);
+      // Read it now, so what it defines is known before the rest of this file. Exceptions must
+      // not cross expat's C frames: keep the (already located) message and stop this parse.
+      try {
+        load_file(acc_, target);
+      } catch (const DialectError& e) {
+        error_ = e.what();
+        XML_StopParser(parser_, XML_FALSE);
+      }
     } else if (name == "message" && in_message_) {
       finish_message();
     } else if (name == "enum") {
@@ -240,7 +246,6 @@ class FileReader {
   std::string error_;
   std::vector<std::string> stack_;
   std::string text_;
-  std::vector<fs::path> includes_;
   MessageDef message_;
   bool in_message_ = false;
   bool in_extensions_ = false;

@@ -56,10 +56,34 @@ Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noe
   return {S::kFrame, FrameView(p, size, msgid, static_cast<uint8_t>(flags | FrameView::kVerified))};
 }
 
-// Returns how many bytes of buf are settled. Without end_of_stream it stops at the first
-// candidate that needs more bytes; with it, such a candidate is either a false start (a frame
+namespace {
+
+constexpr bool is_start_byte(uint8_t b) noexcept { return b == kMagicV2 || b == kMagicV1; }
+
+enum class Verdict { kAccept, kReject, kWait };
+
+// Whether the unverified frame f, at buf[i..], belongs to a healthy stream (see parser.hpp).
+// `final` means no more bytes will come for now, so what cannot be checked is given the benefit.
+Verdict judge_unverified(const MessageTable& table, const uint8_t* buf, size_t i, size_t len,
+                         const FrameView& f, bool final) {
+  const size_t end = i + f.size();
+  for (size_t k = i + 1; k < end; ++k) {
+    if (!is_start_byte(buf[k])) continue;
+    const Probe inner = probe_frame(table, buf + k, len - k);
+    if (inner.status == Probe::Status::kFrame && inner.frame.verified()) return Verdict::kReject;
+    if (inner.status == Probe::Status::kNeedMore && !final) return Verdict::kWait;
+  }
+  if (end == len) return final ? Verdict::kAccept : Verdict::kWait;
+  return is_start_byte(buf[end]) ? Verdict::kAccept : Verdict::kReject;
+}
+
+}  // namespace
+
+// Returns how many bytes of buf are settled. Streaming, it stops at the first candidate that
+// needs more bytes; at the end of the stream such a candidate is either a false start (a frame
 // is found behind it) or the truncated tail of the stream.
-size_t FrameParser::scan(const uint8_t* buf, size_t len, bool end_of_stream, FrameSink& sink) {
+size_t FrameParser::scan(const uint8_t* buf, size_t len, Mode mode, FrameSink& sink) {
+  const bool end_of_stream = mode == Mode::kEndOfStream;
   using S = Probe::Status;
   size_t i = 0;
   size_t tail_start = len;  // end of stream: where the first incomplete candidate began
@@ -76,13 +100,21 @@ size_t FrameParser::scan(const uint8_t* buf, size_t len, bool end_of_stream, Fra
       // Garbage: jump to the next start byte of either version.
       const uint8_t* from = buf + i;
       const uint8_t* end = buf + len;
-      const uint8_t* next = std::find_if(from, end, [](uint8_t c) { return c == kMagicV2 || c == kMagicV1; });
+      const uint8_t* next = std::find_if(from, end, is_start_byte);
       skip(static_cast<size_t>(next - from));
       continue;
     }
     const Probe probe = probe_frame(*table_, buf + i, len - i);
     switch (probe.status) {
       case S::kFrame:
+        if (!probe.frame.verified()) {
+          const Verdict v = judge_unverified(*table_, buf, i, len, probe.frame, mode != Mode::kStreaming);
+          if (v == Verdict::kWait) return i;
+          if (v == Verdict::kReject) {
+            skip(1);
+            break;
+          }
+        }
         if (tail_start != len) {  // the incomplete candidate before this frame was a false start
           stats_.bytes_skipped += tail_bytes;
           tail_bytes = 0;
@@ -122,13 +154,13 @@ void FrameParser::feed(std::span<const uint8_t> chunk, FrameSink sink) {
   size_t offset = 0;
   if (carry_len_ > 0) {
     const size_t old_len = carry_len_;
-    const size_t borrowed = std::min(chunk.size(), kMaxFrameLen);
+    const size_t borrowed = std::min(chunk.size(), kMaxDecisionLen);
     std::memcpy(carry_ + old_len, chunk.data(), borrowed);
     carry_len_ += borrowed;
-    const size_t settled = scan(carry_, carry_len_, false, sink);
+    const size_t settled = scan(carry_, carry_len_, Mode::kStreaming, sink);
     if (settled < old_len) {
-      // Still waiting on a frame that began in the old carry: then the whole chunk was borrowed
-      // (kMaxFrameLen bytes would have completed it).
+      // Still undecided on a candidate that began in the old carry: then the whole chunk was
+      // borrowed (kMaxDecisionLen bytes would have decided it).
       std::memmove(carry_, carry_ + settled, carry_len_ - settled);
       carry_len_ -= settled;
       return;
@@ -136,13 +168,19 @@ void FrameParser::feed(std::span<const uint8_t> chunk, FrameSink sink) {
     carry_len_ = 0;
     offset = settled - old_len;  // continue in place, in the chunk itself
   }
-  offset += scan(chunk.data() + offset, chunk.size() - offset, false, sink);
-  carry_len_ = chunk.size() - offset;  // < kMaxFrameLen: an incomplete frame
+  offset += scan(chunk.data() + offset, chunk.size() - offset, Mode::kStreaming, sink);
+  carry_len_ = chunk.size() - offset;  // < kMaxDecisionLen: an undecided candidate
   std::memcpy(carry_, chunk.data() + offset, carry_len_);
 }
 
+void FrameParser::flush(FrameSink sink) {
+  const size_t settled = scan(carry_, carry_len_, Mode::kFlush, sink);
+  std::memmove(carry_, carry_ + settled, carry_len_ - settled);
+  carry_len_ -= settled;
+}
+
 void FrameParser::finish(FrameSink sink) {
-  scan(carry_, carry_len_, true, sink);
+  scan(carry_, carry_len_, Mode::kEndOfStream, sink);
   carry_len_ = 0;
 }
 

@@ -4,6 +4,13 @@
 //
 // Resynchronisation: a start byte whose frame fails (bad CRC, unknown incompatibility flag) is
 // skipped alone, so a real frame hidden right behind it is still found.
+//
+// Frames of unknown message ids cannot be checked (no CRC_EXTRA). One is accepted only if it
+// looks like a frame in a healthy stream: the byte after it is a start byte, and no frame that
+// does pass its CRC starts inside it (real frames never overlap). Otherwise it is a false start
+// (a stray 0xFD in noise or in a damaged frame) and skipping it keeps the real frames behind it.
+// While that cannot be decided yet (the input ends too soon), it waits for more bytes, for
+// flush() (a transport calls it when a read burst is over) or for finish().
 #pragma once
 
 #include <cstddef>
@@ -46,6 +53,9 @@ class FrameParser {
 
   // Hands every complete frame in `chunk` (plus any carried over from earlier chunks) to sink.
   void feed(std::span<const uint8_t> chunk, FrameSink sink);
+  // No more bytes for now (a read drained the socket, a datagram ended): hands out a complete
+  // frame of unknown id held at the very end. Incomplete frames stay carried.
+  void flush(FrameSink sink);
   // End of stream: whatever is still carried is either frames behind a false start, or a
   // truncated final frame (counted).
   void finish(FrameSink sink);
@@ -54,14 +64,18 @@ class FrameParser {
   void reset() noexcept { carry_len_ = 0; }
 
  private:
-  size_t scan(const uint8_t* buf, size_t len, bool end_of_stream, FrameSink& sink);
+  enum class Mode { kStreaming, kFlush, kEndOfStream };
+  size_t scan(const uint8_t* buf, size_t len, Mode mode, FrameSink& sink);
 
   const MessageTable* table_;
   ParserStats stats_{};
   size_t carry_len_ = 0;
-  // An incomplete frame (< kMaxFrameLen) plus up to kMaxFrameLen bytes borrowed from the next
-  // chunk: always enough to finish the carried frame or rule it out.
-  uint8_t carry_[2 * kMaxFrameLen];
+  // Deciding on the candidate at a position takes at most this many bytes: a frame of unknown
+  // id, plus a frame that may start at its last byte.
+  static constexpr size_t kMaxDecisionLen = 2 * kMaxFrameLen;
+  // An undecided tail (< kMaxDecisionLen) plus up to kMaxDecisionLen bytes borrowed from the
+  // next chunk: always enough to decide on the carried candidate.
+  uint8_t carry_[2 * kMaxDecisionLen];
 };
 
 }  // namespace mavswitch::protocol

@@ -19,7 +19,16 @@ ParserStats read_tlog(const MessageTable& table, std::span<const uint8_t> log, T
     const Probe probe = avail > kTlogTimestampLen
                             ? probe_frame(table, rec + kTlogTimestampLen, avail - kTlogTimestampLen)
                             : Probe{S::kNeedMore, {}};
-    switch (probe.status) {
+    Probe::Status status = probe.status;
+    if (status == S::kFrame && !probe.frame.verified()) {
+      // Unverifiable: believe it only if the next record (or the end of the log) follows it.
+      const size_t next = i + kTlogTimestampLen + probe.frame.size();
+      if (next != n && (next + kTlogTimestampLen >= n || (log[next + kTlogTimestampLen] != kMagicV2 &&
+                                                          log[next + kTlogTimestampLen] != kMagicV1))) {
+        status = S::kNoMagic;
+      }
+    }
+    switch (status) {
       case S::kFrame: {
         uint64_t t = 0;
         for (size_t k = 0; k < kTlogTimestampLen; ++k) t = (t << 8) | rec[k];

@@ -1,0 +1,55 @@
+#include "unit/test_support.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "dialect/builtin.hpp"
+
+namespace mavswitch::test {
+
+std::filesystem::path definitions_dir() { return MAVSWITCH_DEFINITIONS_DIR; }
+std::filesystem::path captures_dir() { return MAVSWITCH_CAPTURES_DIR; }
+
+std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<OwnedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
+                                  protocol::ParserStats* stats) {
+  protocol::FrameParser parser(dialect::builtin::message_table());
+  std::vector<OwnedFrame> frames;
+  auto sink = [&](const protocol::FrameView& f) {
+    frames.push_back({std::vector<uint8_t>(f.bytes().begin(), f.bytes().end()), f.verified()});
+  };
+  size_t pos = 0;
+  size_t k = 0;
+  while (pos < data.size()) {
+    size_t n = chunk_sizes.empty() ? data.size() : chunk_sizes[k++ % chunk_sizes.size()];
+    n = std::min(n, data.size() - pos);
+    parser.feed({data.data() + pos, n}, sink);
+    pos += n;
+  }
+  parser.finish(sink);
+  if (stats) *stats = parser.stats();
+  return frames;
+}
+
+int run_command(const std::string& command, std::string* out) {
+  FILE* p = ::popen(command.c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+    if (out) out->append(buf, n);
+  }
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace mavswitch::test
