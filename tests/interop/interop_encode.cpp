@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+
+#include "unit/random_fields.hpp"
 #include <set>
 
 #include "mavswitch/msg/all.hpp"
@@ -16,31 +18,6 @@
 using namespace mavswitch;
 
 namespace {
-
-struct Randomizer {
-  std::mt19937_64& rng;
-  bool sparse;
-  template <class T>
-  T one() {
-    if (sparse && rng() % 3 != 0) return T{};
-    if constexpr (std::is_floating_point_v<T>) {
-      return static_cast<T>(std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
-    } else if constexpr (std::is_same_v<T, char>) {
-      return static_cast<char>('!' + rng() % 94);
-    } else {
-      return static_cast<T>(rng());
-    }
-  }
-  template <class T>
-  void operator()(std::string_view, T& v) { v = one<T>(); }
-  template <class T, size_t N>
-  void operator()(std::string_view, std::array<T, N>& a) {
-    for (auto& v : a) v = one<T>();
-    if constexpr (std::is_same_v<T, char>) {
-      for (size_t i = rng() % (N + 1); i < N; ++i) a[i] = 0;
-    }
-  }
-};
 
 struct Writer {
   const std::set<uint32_t>& ids;
@@ -57,7 +34,7 @@ struct Writer {
       const bool v1 = variant == 2;
       if (v1 && M::kId >= 256) continue;
       M m;
-      m.visit(Randomizer{rng, variant == 1});
+      m.visit(test::RandomFields{rng, variant == 1});
       uint8_t buf[protocol::kMaxFrameLen];
       const size_t n = dialect::typed::encode_frame(m, {.seq = seq++, .sysid = 42, .compid = 17}, buf, v1);
       frames.write(reinterpret_cast<const char*>(buf), static_cast<std::streamsize>(n));

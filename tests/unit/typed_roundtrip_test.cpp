@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "unit/random_fields.hpp"
+
 #include "dialect/builtin.hpp"
 #include "mavswitch/msg/all.hpp"
 #include "protocol/parser.hpp"
@@ -11,32 +13,6 @@
 using namespace mavswitch;
 
 namespace {
-
-struct Randomizer {
-  std::mt19937_64& rng;
-  bool sparse;  // most fields zero: long zero tails for v2 truncation
-
-  template <class T>
-  T one() {
-    if (sparse && rng() % 3 != 0) return T{};
-    if constexpr (std::is_floating_point_v<T>) {
-      return static_cast<T>(std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
-    } else if constexpr (std::is_same_v<T, char>) {
-      return static_cast<char>(' ' + rng() % 95);
-    } else {
-      return static_cast<T>(rng());
-    }
-  }
-  template <class T>
-  void operator()(std::string_view, T& v) { v = one<T>(); }
-  template <class T, size_t N>
-  void operator()(std::string_view, std::array<T, N>& a) {
-    for (auto& v : a) v = one<T>();
-    if constexpr (std::is_same_v<T, char>) {  // strings usually end early
-      for (size_t i = rng() % (N + 1); i < N; ++i) a[i] = 0;
-    }
-  }
-};
 
 template <class M>
 std::vector<uint8_t> payload_of(const M& m) {
@@ -54,7 +30,7 @@ struct RoundTrip {
     protocol::FrameParser parser(dialect::builtin::message_table());
     for (int i = 0; i < 12; ++i) {
       M original;
-      original.visit(Randomizer{rng, i % 2 == 1});
+      original.visit(test::RandomFields{rng, i % 2 == 1});
       const auto expected = payload_of(original);
       for (bool v1 : {false, true}) {
         if (v1 && M::kId >= 256) continue;
