@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include "protocol/message_table.hpp"
+
 namespace mavswitch::protocol {
 
 inline constexpr uint8_t kMagicV1 = 0xFE;
@@ -29,8 +31,9 @@ class FrameView {
   };
 
   FrameView() = default;
-  FrameView(const uint8_t* data, uint16_t size, uint32_t msgid, uint8_t flags) noexcept
-      : data_(data), size_(size), flags_(flags), msgid_(msgid) {}
+  FrameView(const uint8_t* data, uint16_t size, uint32_t msgid, uint8_t flags,
+            const MessageInfo* info = nullptr) noexcept
+      : data_(data), info_(info), size_(size), flags_(flags), msgid_(msgid) {}
 
   // The whole frame as it was on the wire (magic to signature), to forward byte for byte.
   std::span<const uint8_t> bytes() const noexcept { return {data_, size_}; }
@@ -41,6 +44,8 @@ class FrameView {
   int version() const noexcept { return is_v2() ? 2 : 1; }
   bool verified() const noexcept { return flags_ & kVerified; }
   uint32_t msgid() const noexcept { return msgid_; }
+  // What the dialect says of this message; nullptr for an unknown (unverified) id.
+  const MessageInfo* info() const noexcept { return info_; }
 
   size_t header_len() const noexcept { return is_v2() ? kHeaderLenV2 : kHeaderLenV1; }
   uint8_t payload_len() const noexcept { return data_[1]; }
@@ -57,6 +62,10 @@ class FrameView {
     const uint8_t* c = data_ + header_len() + payload_len();
     return static_cast<uint16_t>(c[0] | (c[1] << 8));
   }
+  // The byte at `offset` of the payload as the sender meant it: 0 past a truncated end.
+  uint8_t payload_byte(int offset) const noexcept {
+    return (offset >= 0 && offset < payload_len()) ? data_[header_len() + static_cast<size_t>(offset)] : 0;
+  }
   // The 13 signature bytes, or an empty span when the frame is not signed.
   std::span<const uint8_t> signature() const noexcept {
     if (!is_signed()) return {};
@@ -65,6 +74,7 @@ class FrameView {
 
  private:
   const uint8_t* data_ = nullptr;
+  const MessageInfo* info_ = nullptr;
   uint16_t size_ = 0;
   uint8_t flags_ = 0;
   uint32_t msgid_ = 0;

@@ -53,7 +53,7 @@ Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noe
   uint16_t crc = crc16(p + 1, crc_pos - 1);
   crc = crc16_accumulate(info->crc_extra, crc);
   if (crc != static_cast<uint16_t>(p[crc_pos] | (p[crc_pos + 1] << 8))) return {S::kBadCrc, {}};
-  return {S::kFrame, FrameView(p, size, msgid, static_cast<uint8_t>(flags | FrameView::kVerified))};
+  return {S::kFrame, FrameView(p, size, msgid, static_cast<uint8_t>(flags | FrameView::kVerified), info)};
 }
 
 namespace {

@@ -1,0 +1,35 @@
+// Counts frames lost between a source and us from gaps in its 8-bit sequence numbers, per
+// (system, component) heard on one link.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace mavswitch::routing {
+
+class SequenceTracker {
+ public:
+  struct Source {
+    uint64_t received = 0;
+    uint64_t lost = 0;
+    uint8_t last_seq = 0;
+  };
+
+  void record(uint8_t sysid, uint8_t compid, uint8_t seq) {
+    Source& s = sources_[static_cast<uint16_t>(sysid << 8 | compid)];
+    if (s.received > 0) {
+      const uint8_t gap = static_cast<uint8_t>(seq - s.last_seq - 1);
+      // A large "gap" is a reordering or a restart of the sender, not a loss of ~250 frames.
+      if (gap < 128) s.lost += gap;
+    }
+    s.last_seq = seq;
+    ++s.received;
+  }
+  // Keyed by sysid << 8 | compid.
+  const std::unordered_map<uint16_t, Source>& sources() const noexcept { return sources_; }
+
+ private:
+  std::unordered_map<uint16_t, Source> sources_;
+};
+
+}  // namespace mavswitch::routing

@@ -1,0 +1,228 @@
+// The routing rules, as a table of cases, without sockets.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "dialect/builtin.hpp"
+#include "dialect/typed_message.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/param_request_list.hpp"
+#include "mavswitch/msg/system_time.hpp"
+#include "protocol/parser.hpp"
+#include "routing/routing.hpp"
+
+using namespace mavswitch;
+using routing::LinkId;
+using routing::Verdict;
+
+namespace {
+
+struct Frame {
+  std::vector<uint8_t> bytes;
+  protocol::FrameView view() const {
+    return protocol::probe_frame(dialect::builtin::message_table(), bytes.data(), bytes.size()).frame;
+  }
+};
+
+template <class M>
+Frame frame(uint8_t sys, uint8_t comp, const M& m) {
+  Frame f{std::vector<uint8_t>(protocol::kMaxFrameLen)};
+  f.bytes.resize(dialect::typed::encode_frame(m, {.sysid = sys, .compid = comp}, f.bytes));
+  return f;
+}
+Frame heartbeat(uint8_t sys, uint8_t comp) { return frame(sys, comp, msg::Heartbeat{}); }
+Frame command(uint8_t sys, uint8_t comp, uint8_t tsys, uint8_t tcomp) {
+  msg::CommandLong c;
+  c.target_system = tsys;
+  c.target_component = tcomp;
+  c.command = 400;
+  return frame(sys, comp, c);
+}
+Frame system_time(uint8_t sys, uint32_t boot_ms) {
+  msg::SystemTime t;
+  t.time_boot_ms = boot_ms;
+  t.time_unix_usec = 1;
+  return frame(sys, 1, t);
+}
+
+class RoutingTest : public ::testing::Test {
+ protected:
+  LinkId add(routing::LinkPolicy p = {}) { return r.add_link(std::move(p)); }
+  std::set<LinkId> route(LinkId from, const Frame& f, routing::Millis now = 0, Verdict* verdict = nullptr) {
+    std::set<LinkId> to;
+    const Verdict v = r.route(from, f.view(), now, [&](LinkId l) { EXPECT_TRUE(to.insert(l).second) << "delivered twice"; });
+    if (verdict) *verdict = v;
+    return to;
+  }
+  routing::Routing r;
+};
+
+using Links = std::set<LinkId>;
+
+}  // namespace
+
+TEST_F(RoutingTest, BroadcastGoesEverywhereButBack) {
+  const LinkId a = add(), b = add(), c = add();
+  EXPECT_EQ(route(a, heartbeat(1, 1)), (Links{b, c}));
+  EXPECT_EQ(route(b, heartbeat(255, 190)), (Links{a, c}));
+}
+
+TEST_F(RoutingTest, TargetedGoesOnlyWhereTheTargetWasHeard) {
+  const LinkId vehicle = add(), gcs = add(), other = add();
+  route(vehicle, heartbeat(1, 1));
+  route(gcs, heartbeat(255, 190));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{vehicle}));
+  EXPECT_EQ(route(vehicle, command(1, 1, 255, 190)), (Links{gcs}));
+  EXPECT_EQ(route(other, command(9, 9, 1, 0)), (Links{vehicle})) << "component 0: any component of the system";
+}
+
+TEST_F(RoutingTest, UnknownComponentFallsBackToItsSystem) {
+  const LinkId vehicle = add(), gcs = add();
+  route(vehicle, heartbeat(1, 1));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 154)), (Links{vehicle}));
+}
+
+TEST_F(RoutingTest, UnknownTargetIsDroppedAndCountedNotFlooded) {
+  const LinkId a = add(), b = add();
+  add();
+  route(a, heartbeat(1, 1));
+  Verdict v;
+  EXPECT_EQ(route(b, command(255, 190, 7, 1), 0, &v), Links{});
+  EXPECT_EQ(v, Verdict::kUnknownTarget);
+  EXPECT_EQ(r.stats().unknown_target, 1u);
+}
+
+TEST_F(RoutingTest, ComponentAddressedGoesToThatComponentsLinkOnly) {
+  const LinkId autopilot = add(), camera = add(), gcs = add();
+  route(autopilot, heartbeat(1, 1));
+  route(camera, heartbeat(1, 100));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 100)), (Links{camera}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{autopilot}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 0)), (Links{autopilot, camera}));
+}
+
+TEST_F(RoutingTest, NeverBackToTheSourceLinkEvenWhenTargeted) {
+  const LinkId a = add();
+  add();
+  route(a, heartbeat(1, 1));
+  route(a, heartbeat(2, 1));
+  EXPECT_EQ(route(a, command(2, 1, 1, 1)), Links{}) << "both live on a: nothing to forward";
+}
+
+TEST_F(RoutingTest, BroadcastSkipsLinksWhereItsSourceLives) {
+  // The vehicle reaches us over two paths (a loop through another router): its broadcast from
+  // one path must not go out the other.
+  const LinkId path1 = add(), path2 = add(), gcs = add();
+  route(path1, heartbeat(1, 1));
+  route(path2, heartbeat(1, 1));
+  EXPECT_EQ(route(path1, heartbeat(1, 1)), (Links{gcs}));
+  EXPECT_EQ(route(path2, heartbeat(1, 1)), (Links{gcs}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{path1, path2}));
+}
+
+TEST_F(RoutingTest, TruncatedPayloadMeansZeroTargetIsBroadcast) {
+  const LinkId a = add(), b = add(), c = add();
+  msg::ParamRequestList all_zero;  // target 0/0: the v2 payload is truncated to one byte
+  const Frame f = frame(255, 190, all_zero);
+  ASSERT_EQ(f.view().payload_len(), 1);
+  EXPECT_EQ(route(a, f), (Links{b, c}));
+}
+
+TEST_F(RoutingTest, FiltersInAndOut) {
+  routing::LinkPolicy no_heartbeats_out;
+  no_heartbeats_out.out.block_msg.add(msg::Heartbeat::kId);
+  routing::LinkPolicy only_sys1_in;
+  only_sys1_in.in.allow_sys.add(1);
+  routing::LinkPolicy comp_blocked_out;
+  comp_blocked_out.out.block_comp.add(190);
+  const LinkId a = add(only_sys1_in), b = add(no_heartbeats_out), c = add(comp_blocked_out), d = add();
+  EXPECT_EQ(route(a, heartbeat(1, 1)), (Links{c, d}));
+  Verdict v;
+  EXPECT_EQ(route(a, heartbeat(2, 1), 0, &v), Links{});
+  EXPECT_EQ(v, Verdict::kFilteredIn);
+  EXPECT_EQ(route(d, command(255, 190, 0, 0)), (Links{a, b}));
+  EXPECT_EQ(r.filtered_out(b), 1u);
+  EXPECT_EQ(r.filtered_out(c), 1u);
+  EXPECT_EQ(r.stats().filtered_in, 1u);
+}
+
+TEST_F(RoutingTest, GroupsShareWhatTheyLearn) {
+  routing::LinkPolicy radio;
+  radio.group = r.group_index("radios");
+  const LinkId radio1 = add(radio), radio2 = add(radio), gcs = add();
+  route(radio1, heartbeat(1, 1));  // heard on one radio only
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{radio1, radio2}));
+  EXPECT_EQ(route(radio2, heartbeat(1, 1)), (Links{gcs})) << "not echoed to the twin radio";
+}
+
+TEST_F(RoutingTest, SnifferReceivesEverything) {
+  r.set_sniffer_sysid(253);
+  const LinkId vehicle = add(), gcs = add(), sniffer = add();
+  route(sniffer, heartbeat(253, 1));
+  route(vehicle, heartbeat(1, 1));
+  route(gcs, heartbeat(255, 190));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{vehicle, sniffer}));
+  EXPECT_EQ(route(gcs, command(255, 190, 77, 1)), (Links{sniffer})) << "even an unknown target";
+}
+
+TEST_F(RoutingTest, DuplicatesWithinThePeriodAreDropped) {
+  r.set_dedup_period(100);
+  const LinkId radio1 = add(), radio2 = add(), gcs = add();
+  const Frame hb = heartbeat(1, 1);
+  EXPECT_EQ(route(radio1, hb, 1000), (Links{radio2, gcs}));
+  Verdict v;
+  EXPECT_EQ(route(radio2, hb, 1050, &v), Links{});
+  EXPECT_EQ(v, Verdict::kDuplicate);
+  EXPECT_EQ(route(radio2, hb, 1300), (Links{gcs})) << "after the period it is new again";
+  EXPECT_EQ(r.stats().duplicates, 1u);
+}
+
+TEST_F(RoutingTest, RoutesAgeOut) {
+  r.set_route_timeout(5000);
+  const LinkId vehicle = add(), gcs = add();
+  route(vehicle, heartbeat(1, 1), 1000);
+  r.expire(4000);
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1), 4000), (Links{vehicle}));
+  r.expire(6500);
+  Verdict v;
+  route(gcs, command(255, 190, 1, 1), 6500, &v);
+  EXPECT_EQ(v, Verdict::kUnknownTarget);
+}
+
+TEST_F(RoutingTest, RebootClearsTheSystemsRoutes) {
+  const LinkId old_path = add(), new_path = add(), gcs = add();
+  route(old_path, heartbeat(1, 1));
+  route(old_path, heartbeat(1, 100));
+  route(new_path, system_time(1, 50000));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{old_path, new_path}));
+  route(new_path, system_time(1, 1200));  // time_boot_ms went backwards: it rebooted
+  EXPECT_EQ(r.stats().reboots, 1u);
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{new_path})) << "the old path's routes are gone";
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 100)), (Links{new_path}));
+}
+
+TEST_F(RoutingTest, UnknownMessageIdsAreBroadcastUnlessAPolicyDrops) {
+  routing::LinkPolicy strict;
+  strict.drop_unknown_ids = true;
+  const LinkId a = add(), b = add(), strict_link = add(strict);
+  const uint8_t payload[4] = {1, 2, 3, 4};
+  Frame unknown{std::vector<uint8_t>(protocol::kMaxFrameLen)};
+  unknown.bytes.resize(protocol::encode_v2({.sysid = 5, .compid = 1, .msgid = 0xABCDEF}, payload, 0, unknown.bytes));
+  ASSERT_FALSE(unknown.view().verified());
+  EXPECT_EQ(route(a, unknown), (Links{b}));
+  EXPECT_EQ(r.stats().unknown_ids_forwarded, 1u);
+  Verdict v;
+  EXPECT_EQ(route(strict_link, unknown, 0, &v), Links{});
+  EXPECT_EQ(v, Verdict::kUnknownIdDropped);
+}
+
+TEST_F(RoutingTest, RemovedLinkTakesItsRoutesAndIdIsReused) {
+  const LinkId vehicle = add(), gcs = add();
+  route(vehicle, heartbeat(1, 1));
+  r.remove_link(vehicle);
+  Verdict v;
+  route(gcs, command(255, 190, 1, 1), 0, &v);
+  EXPECT_EQ(v, Verdict::kUnknownTarget);
+  EXPECT_EQ(add(), vehicle);
+}
