@@ -1,0 +1,155 @@
+#include "daemon/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "transport/socket_address.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using Kind = transport::EndpointSpec::Kind;
+
+EndpointConfig cli_endpoint(Kind kind, std::string name) {
+  EndpointConfig e;
+  e.spec.kind = kind;
+  e.spec.name = std::move(name);
+  e.source = "command line";
+  e.port_set = true;
+  return e;
+}
+
+// "device[:baud]" (a path) or "host:port" (a UDP server).
+EndpointConfig positional_endpoint(const std::string& arg, int index) {
+  const std::string name = "arg" + std::to_string(index);
+  if (arg.rfind("/", 0) == 0 || arg.rfind("./", 0) == 0) {
+    EndpointConfig e = cli_endpoint(Kind::kSerial, name);
+    const auto colon = arg.rfind(':');
+    e.spec.device = arg.substr(0, colon);
+    if (colon != std::string::npos) {
+      e.spec.bauds.clear();
+      std::string list = arg.substr(colon + 1);
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        const size_t comma = std::min(list.find(',', pos), list.size());
+        uint64_t baud;
+        if (!parse_uint(list.substr(pos, comma - pos), 20'000'000, &baud) || baud == 0) {
+          throw CLI::ValidationError(arg, "bad baud rate in " + arg);
+        }
+        e.spec.bauds.push_back(static_cast<uint32_t>(baud));
+        pos = comma + 1;
+      }
+    }
+    return e;
+  }
+  std::string error;
+  const auto hp = transport::parse_host_port(arg, std::nullopt, &error);
+  if (!hp) throw CLI::ValidationError(arg, error + " (expected /dev/device[:baud] or host:port)");
+  EndpointConfig e = cli_endpoint(Kind::kUdpServer, name);
+  e.spec.address = hp->host;
+  e.spec.port = hp->port;
+  return e;
+}
+
+const char* first_existing(std::initializer_list<const char*> paths) {
+  for (const char* p : paths) {
+    std::error_code ec;
+    if (fs::exists(p, ec)) return p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_code) {
+  CLI::App app{"mavswitchd: a MAVLink router (serial, UDP, TCP). Reads mavlink-router configuration files."};
+  std::vector<std::string> positional, udp_clients, tcp_clients;
+  std::optional<uint16_t> tcp_port;
+  std::string conf_file, conf_dir, log_dir, log_level, dialect;
+  bool report = false, telemetry = false, verbose = false, version = false;
+  std::optional<unsigned> sniffer;
+
+  app.add_option("endpoints", positional, "Serial device (/dev/ttyX[:baud[,baud...]]) or UDP server (host:port)");
+  app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default");
+  app.add_option("-p,--tcp-endpoint", tcp_clients, "TCP client: host:port (reconnects while it is down)");
+  app.add_option("-t,--tcp-port", tcp_port, "TCP server port (default 5760, 0 turns it off)");
+  app.add_option("-c,--conf-file", conf_file, "Configuration file (default /etc/mavswitch/main.conf, then /etc/mavlink-router/main.conf)");
+  app.add_option("-d,--conf-dir", conf_dir, "Directory of .conf files, read in name order (default .../config.d beside the file)");
+  app.add_flag("-r,--report_msg_statistics", report, "Print traffic statistics periodically");
+  app.add_option("-l,--log", log_dir, "Directory for logs");
+  app.add_flag("-T,--telemetry-log", telemetry, "Write telemetry logs (.tlog) into the -l directory");
+  app.add_option("-g,--debug-log-level", log_level, "error, warning, info or debug");
+  app.add_flag("-v,--verbose", verbose, "Same as --debug-log-level=debug");
+  app.add_option("-s,--sniffer-sysid", sniffer, "System id that receives every message")->check(CLI::Range(1, 255));
+  app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
+  app.add_flag("-V,--version", version, "Print the version");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return std::nullopt;
+  }
+  CommandLine cl;
+  cl.show_version = version;
+  Config& c = cl.config;
+  try {
+    const char* env_file = std::getenv("MAVSWITCH_CONF_FILE");
+    const char* env_dir = std::getenv("MAVSWITCH_CONF_DIR");
+    std::string file = !conf_file.empty() ? conf_file : env_file ? env_file : "";
+    std::string dir = !conf_dir.empty() ? conf_dir : env_dir ? env_dir : "";
+    if (file.empty() && dir.empty()) {  // the default locations, ours first, then mavlink-router's
+      if (const char* f = first_existing({"/etc/mavswitch/main.conf", "/etc/mavlink-router/main.conf"})) file = f;
+      if (const char* d = first_existing({"/etc/mavswitch/config.d", "/etc/mavlink-router/config.d"})) dir = d;
+    }
+    if (!file.empty()) load_config_file(file, c);
+    if (!dir.empty()) load_config_dir(dir, c);
+
+    int index = 0;
+    for (const auto& p : positional) c.endpoints.push_back(positional_endpoint(p, index++));
+    for (const auto& u : udp_clients) {
+      std::string error;
+      const auto hp = transport::parse_host_port(u, std::nullopt, &error);
+      const auto host_only = hp ? hp : transport::parse_host_port(u, uint16_t{0}, &error);
+      if (!host_only) throw CLI::ValidationError("-e", error);
+      EndpointConfig e = cli_endpoint(Kind::kUdpClient, "e" + std::to_string(index++));
+      e.spec.address = host_only->host;
+      e.spec.port = host_only->port;
+      e.port_set = hp.has_value();
+      c.endpoints.push_back(std::move(e));
+    }
+    for (const auto& t : tcp_clients) {
+      std::string error;
+      const auto hp = transport::parse_host_port(t, std::nullopt, &error);
+      if (!hp) throw CLI::ValidationError("-p", error);
+      EndpointConfig e = cli_endpoint(Kind::kTcpClient, "p" + std::to_string(index++));
+      e.spec.address = hp->host;
+      e.spec.port = hp->port;
+      c.endpoints.push_back(std::move(e));
+    }
+    if (tcp_port) c.general.tcp_server_port = *tcp_port;
+    if (report) c.general.report_stats = true;
+    if (!log_dir.empty()) c.general.log_dir = log_dir;
+    if (telemetry) c.general.log_telemetry = true;
+    if (!log_level.empty() && !log::parse_level(log_level, &c.general.log_level)) {
+      throw CLI::ValidationError("-g", "'" + log_level + "' must be error, warning, info or debug");
+    }
+    if (verbose) c.general.log_level = log::Level::kDebug;
+    if (sniffer) c.general.sniffer_sysid = static_cast<uint8_t>(*sniffer);
+    if (!dialect.empty()) c.general.dialect_xml = dialect;
+    finish_config(c);
+  } catch (const CLI::Error& e) {
+    *exit_code = app.exit(e);
+    return std::nullopt;
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "mavswitchd: {}\n", e.what());
+    *exit_code = 2;
+    return std::nullopt;
+  }
+  return cl;
+}
+
+}  // namespace mavswitch::daemon

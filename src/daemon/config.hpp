@@ -1,0 +1,73 @@
+// What mavswitchd runs: general settings and the endpoints, as read from mavlink-router style
+// INI files and the command line.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "base/log.hpp"
+#include "routing/routing.hpp"
+#include "transport/endpoint.hpp"
+
+namespace mavswitch::daemon {
+
+// "file:line: key: what is wrong".
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class LogMode { kAlways, kWhileArmed };
+
+struct GeneralConfig {
+  uint16_t tcp_server_port = 5760;  // 0: no TCP server
+  bool report_stats = false;
+  int stats_interval_s = 10;
+  log::Level log_level = log::Level::kInfo;
+  routing::Millis dedup_period_ms = 0;
+  routing::Millis route_timeout_ms = 10'000;
+  uint8_t sniffer_sysid = 0;
+  std::string dialect_xml;  // empty: the built-in dialect
+
+  std::string log_dir;      // Log
+  bool log_telemetry = false;
+  LogMode log_mode = LogMode::kAlways;
+  std::optional<uint8_t> log_system_id;
+  uint64_t min_free_space = 0;
+  unsigned max_log_files = 0;
+  uint64_t telemetry_log_max_size = 64ull << 20;  // rotate past this many bytes; 0: never
+};
+
+struct EndpointConfig {
+  transport::EndpointSpec spec;
+  routing::LinkPolicy policy;
+  std::string group;
+  std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
+  std::string source;        // "file:line" where it was defined, or "command line"
+  bool port_set = false;
+};
+
+struct Config {
+  GeneralConfig general;
+  std::vector<EndpointConfig> endpoints;
+  std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
+};
+
+// Reads one INI file into config. Sections with the same type and name as an earlier one
+// (from this file or an earlier one) update it, so a conf directory can override.
+void load_config_file(const std::filesystem::path& file, Config& config);
+// Reads every *.conf file in dir, in name order.
+void load_config_dir(const std::filesystem::path& dir, Config& config);
+
+// Fills defaults that depend on the whole configuration (UDP client ports from 14550 up).
+void finish_config(Config& config);
+
+// Value parsers shared with the command line; each throws ConfigError-free std::invalid_argument.
+bool parse_bool(std::string_view text, bool* out);
+bool parse_uint(std::string_view text, uint64_t max, uint64_t* out);
+
+}  // namespace mavswitch::daemon

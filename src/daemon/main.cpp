@@ -1,0 +1,103 @@
+// mavswitchd: the MAVLink router daemon. A thin main() over mavswitch::Router.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "base/log.hpp"
+#include "daemon/cli.hpp"
+#include "daemon/signals.hpp"
+#include "daemon/stats_report.hpp"
+#include "daemon/telemetry_log.hpp"
+#include "dialect/loader.hpp"
+#include "router/router.hpp"
+
+using namespace mavswitch;
+
+namespace {
+
+void print_stats(const Router& router) {
+  const std::string text = daemon::format_stats(router);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  auto command_line = daemon::parse_command_line(argc, argv, &exit_code);
+  if (!command_line) return exit_code;
+  if (command_line->show_version) {
+    fmt::print("mavswitchd {}\n", MAVSWITCH_VERSION);
+    return 0;
+  }
+  daemon::Config& config = command_line->config;
+  const daemon::GeneralConfig& general = config.general;
+  log::set_level(general.log_level);
+  for (const auto& w : config.warnings) log::warning("{}", w);
+
+  std::unique_ptr<dialect::Dialect> custom_dialect;
+  protocol::MessageTable custom_table;
+  RouterOptions options;
+  options.route_timeout = general.route_timeout_ms;
+  options.dedup_period = general.dedup_period_ms;
+  options.sniffer_sysid = general.sniffer_sysid;
+  if (!general.dialect_xml.empty()) {
+    try {
+      custom_dialect = std::make_unique<dialect::Dialect>(dialect::load_dialect(general.dialect_xml));
+    } catch (const dialect::DialectError& e) {
+      log::error("Dialect: {}", e.what());
+      return 2;
+    }
+    custom_table = custom_dialect->message_table();
+    options.message_table = &custom_table;
+    log::info("dialect {}: {} messages", custom_dialect->name, custom_dialect->messages.size());
+  }
+
+  Router router(options);
+  if (general.tcp_server_port != 0) {
+    transport::EndpointSpec server;
+    server.kind = transport::EndpointSpec::Kind::kTcpServer;
+    server.name = "default";
+    server.port = general.tcp_server_port;
+    router.add_endpoint(server);
+  }
+  for (auto& e : config.endpoints) {
+    if (!e.group.empty()) e.policy.group = router.group_index(e.group);
+    router.add_endpoint(e.spec, e.policy);
+  }
+  if (router.endpoints().empty()) {
+    log::error("nothing to route: no endpoints configured and the TCP server is off");
+    return 2;
+  }
+
+  std::unique_ptr<daemon::TelemetryLog> tlog;
+  if (general.log_telemetry && !general.log_dir.empty()) {
+    tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
+        general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
+        general.log_mode, general.log_system_id});
+    router.add_tap([&](const protocol::FrameView& f, const transport::Link&) { tlog->write(f); });
+    router.event_loop().every(1000, [&] { tlog->flush(); });
+  }
+  if (general.report_stats) {
+    router.event_loop().every(general.stats_interval_s * 1000, [&] { print_stats(router); });
+  }
+  daemon::Signals signals(
+      router.event_loop(),
+      [&] {
+        log::info("stopping");
+        router.stop();
+      },
+      [&] { print_stats(router); });
+
+  try {
+    router.start();
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return 1;
+  }
+  router.run();
+  if (tlog) tlog->close();
+  return 0;
+}

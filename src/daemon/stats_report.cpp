@@ -1,0 +1,42 @@
+#include "daemon/stats_report.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace mavswitch::daemon {
+
+std::string format_stats(const Router& router) {
+  fmt::memory_buffer out;
+  auto it = std::back_inserter(out);
+  const auto& r = router.routing().stats();
+  fmt::format_to(it,
+                 "stats: {} frames routed ({} broadcast, {} targeted), {} copies delivered; dropped: "
+                 "filter-in {}, filter-out {}, unknown-target {}, duplicate {}, unknown-id {}; "
+                 "unknown-id forwarded {}; reboots {}; routes expired {}\n",
+                 r.frames, r.broadcast, r.targeted, r.deliveries, r.filtered_in, r.filtered_out, r.unknown_target,
+                 r.duplicates, r.unknown_ids_dropped, r.unknown_ids_forwarded, r.reboots, r.routes_expired);
+  for (const auto& endpoint : router.endpoints()) {
+    fmt::format_to(it, "  {}\n", endpoint->describe());
+    endpoint->for_each_link([&](const transport::Link& l) {
+      const auto& c = l.counters();
+      const auto& p = l.parser_stats();
+      fmt::format_to(it,
+                     "    {}: in {} frames / {} B, out {} frames / {} B; dropped: queue-full {}, filter-out {}; "
+                     "bad input: crc {}, skipped {} B, bad-flags {}, unknown-id {}\n",
+                     l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, c.dropped_queue_full,
+                     l.id != routing::kNoLink ? router.routing().filtered_out(l.id) : 0, p.crc_failures,
+                     p.bytes_skipped, p.bad_incompat_flags, p.unknown_ids);
+      if (const auto* seq = router.sequences(l)) {
+        for (const auto& [key, s] : seq->sources()) {
+          const double pct = s.received + s.lost ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost) : 0.0;
+          fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%)\n", key >> 8, key & 0xFF, s.received,
+                         s.lost, pct);
+        }
+      }
+    });
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace mavswitch::daemon

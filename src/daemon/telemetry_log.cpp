@@ -1,0 +1,131 @@
+#include "daemon/telemetry_log.hpp"
+
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "base/log.hpp"
+#include "protocol/tlog.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kHeartbeatId = 0;
+constexpr int kHeartbeatBaseMode = 6;  // payload offsets (custom_mode is first on the wire)
+constexpr int kHeartbeatAutopilot = 5;
+constexpr uint8_t kModeFlagArmed = 128;      // MAV_MODE_FLAG_SAFETY_ARMED
+constexpr uint8_t kAutopilotInvalid = 8;     // MAV_AUTOPILOT_INVALID: a GCS or a peripheral
+
+uint64_t wall_usec() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
+
+std::vector<fs::path> tlogs_oldest_first(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".tlog") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // names start with the date: name order is age order
+  return files;
+}
+
+uint64_t free_bytes(const fs::path& dir) {
+  struct statvfs st;
+  if (statvfs(dir.c_str(), &st) != 0) return UINT64_MAX;
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+}  // namespace
+
+TelemetryLog::TelemetryLog(TelemetryLogOptions options) : options_(std::move(options)) {
+  std::error_code ec;
+  fs::create_directories(options_.dir, ec);
+  if (ec) log::error("telemetry log: cannot create {}: {}", options_.dir.string(), ec.message());
+  if (options_.mode == LogMode::kAlways) open_file();
+}
+
+TelemetryLog::~TelemetryLog() { close(); }
+
+void TelemetryLog::open_file() {
+  enforce_limits();
+  if (out_of_space_) return;
+  char stamp[32];
+  const time_t t = time(nullptr);
+  tm local;
+  localtime_r(&t, &local);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  path_ = options_.dir / (std::string(stamp) + "-" + std::to_string(sequence_++) + ".tlog");
+  file_ = std::fopen(path_.c_str(), "wbx");
+  if (file_ == nullptr) {
+    log::error("telemetry log: cannot create {}", path_.string());
+    return;
+  }
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+  size_ = 0;
+  log::info("telemetry log: writing {}", path_.string());
+}
+
+void TelemetryLog::close() {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  file_ = nullptr;
+}
+
+void TelemetryLog::flush() {
+  if (file_ != nullptr) std::fflush(file_);
+}
+
+// Deletes the oldest logs (never the open one) until the count and free-space limits hold.
+void TelemetryLog::enforce_limits() {
+  auto files = tlogs_oldest_first(options_.dir);
+  std::erase(files, path_);
+  size_t keep_at_most = options_.max_files > 0 ? options_.max_files - 1 : SIZE_MAX;  // room for a new one
+  size_t i = 0;
+  while (i < files.size() && files.size() - i > keep_at_most) fs::remove(files[i++]);
+  while (options_.min_free_space > 0 && free_bytes(options_.dir) < options_.min_free_space && i < files.size()) {
+    fs::remove(files[i++]);
+  }
+  const bool short_of_space = options_.min_free_space > 0 && free_bytes(options_.dir) < options_.min_free_space;
+  if (short_of_space && !out_of_space_) log::error("telemetry log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
+  if (!short_of_space && out_of_space_) log::info("telemetry log: space available again");
+  out_of_space_ = short_of_space;
+}
+
+void TelemetryLog::watch_arming(const protocol::FrameView& f) {
+  if (f.msgid() != kHeartbeatId || !f.verified()) return;
+  if (options_.system_id ? f.sysid() != *options_.system_id : f.payload_byte(kHeartbeatAutopilot) == kAutopilotInvalid) return;
+  if (!options_.system_id) options_.system_id = f.sysid();  // the first autopilot heard
+  const bool armed = f.payload_byte(kHeartbeatBaseMode) & kModeFlagArmed;
+  if (armed && !armed_) open_file();
+  armed_ = armed;
+  // Closed after this heartbeat is written (see write), so the log ends with the disarm.
+}
+
+void TelemetryLog::write(const protocol::FrameView& frame) {
+  const bool was_armed = armed_;
+  if (options_.mode == LogMode::kWhileArmed) watch_arming(frame);
+  if (file_ == nullptr) return;
+  uint8_t ts[protocol::kTlogTimestampLen];
+  protocol::put_tlog_timestamp(wall_usec(), ts);
+  std::fwrite(ts, 1, sizeof ts, file_);
+  std::fwrite(frame.data(), 1, frame.size(), file_);
+  size_ += sizeof ts + frame.size();
+  ++frames_;
+  if (options_.mode == LogMode::kWhileArmed && was_armed && !armed_) {
+    close();
+    return;
+  }
+  if (options_.max_size > 0 && size_ >= options_.max_size) {
+    close();
+    open_file();
+  }
+}
+
+}  // namespace mavswitch::daemon

@@ -1,0 +1,50 @@
+#include "transport/datagram_reader.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace mavswitch::transport {
+namespace {
+
+constexpr unsigned kBatch = 32;
+constexpr size_t kDatagramMax = 2048;  // MAVLink frames are at most 280 bytes; room for several
+constexpr int kMaxBatchesPerWakeup = 8;
+
+struct Buffers {
+  uint8_t data[kBatch][kDatagramMax];
+  sockaddr_storage from[kBatch];
+  iovec iov[kBatch];
+  mmsghdr msgs[kBatch];
+};
+thread_local Buffers t_buffers;
+
+}  // namespace
+
+bool read_datagrams(int fd, DatagramFn on_datagram) {
+  Buffers& b = t_buffers;
+  for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
+    for (unsigned i = 0; i < kBatch; ++i) {
+      b.iov[i] = {b.data[i], kDatagramMax};
+      b.msgs[i] = {};
+      b.msgs[i].msg_hdr.msg_iov = &b.iov[i];
+      b.msgs[i].msg_hdr.msg_iovlen = 1;
+      b.msgs[i].msg_hdr.msg_name = &b.from[i];
+      b.msgs[i].msg_hdr.msg_namelen = sizeof b.from[i];
+    }
+    const int n = ::recvmmsg(fd, b.msgs, kBatch, MSG_DONTWAIT, nullptr);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // ECONNREFUSED: an ICMP "port unreachable" from an earlier send; the socket is fine.
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED;
+    }
+    for (int i = 0; i < n; ++i) {
+      const SocketAddress from(reinterpret_cast<sockaddr*>(&b.from[i]), b.msgs[i].msg_hdr.msg_namelen);
+      on_datagram({b.data[i], b.msgs[i].msg_len}, from);
+    }
+    if (static_cast<unsigned>(n) < kBatch) return true;
+  }
+  return true;
+}
+
+}  // namespace mavswitch::transport

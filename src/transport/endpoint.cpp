@@ -1,0 +1,37 @@
+#include "transport/endpoint.hpp"
+
+#include "transport/endpoint_kinds.hpp"
+
+namespace mavswitch::transport {
+
+const char* kind_name(EndpointSpec::Kind kind) noexcept {
+  switch (kind) {
+    case EndpointSpec::Kind::kSerial: return "serial";
+    case EndpointSpec::Kind::kUdpServer: return "udp-server";
+    case EndpointSpec::Kind::kUdpClient: return "udp-client";
+    case EndpointSpec::Kind::kTcpServer: return "tcp-server";
+    case EndpointSpec::Kind::kTcpClient: return "tcp-client";
+  }
+  return "?";
+}
+
+std::string Endpoint::describe() const {
+  std::string where = spec_.kind == EndpointSpec::Kind::kSerial
+                          ? spec_.device
+                          : (spec_.address.find(':') != std::string::npos ? "[" + spec_.address + "]" : spec_.address) +
+                                ":" + std::to_string(spec_.port);
+  return std::string(kind_name(spec_.kind)) + " " + spec_.name + " " + where;
+}
+
+std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
+  switch (spec.kind) {
+    case EndpointSpec::Kind::kSerial: return make_serial_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kUdpServer: return make_udp_server_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kUdpClient: return make_udp_client_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kTcpServer: return make_tcp_server_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kTcpClient: return make_tcp_client_endpoint(std::move(spec), host);
+  }
+  return nullptr;
+}
+
+}  // namespace mavswitch::transport

@@ -1,0 +1,65 @@
+// An endpoint is one configured connection point ([UartEndpoint x], -e host:port, the TCP
+// server ...). It owns the links it opens: one (serial, UDP client, TCP client) or many (UDP
+// server peers, TCP server clients), and keeps them alive: reconnects, reopens, forgets idle
+// peers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/clock.hpp"
+#include "transport/link.hpp"
+
+namespace mavswitch::transport {
+
+struct EndpointSpec {
+  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient };
+  Kind kind = Kind::kUdpClient;
+  std::string name;
+
+  std::string device;               // serial
+  std::vector<uint32_t> bauds{115200};  // serial: tried in turn until MAVLink arrives
+  bool flow_control = false;        // serial: RTS/CTS
+
+  std::string address;              // UDP/TCP: host name or numeric address (no brackets)
+  uint16_t port = 0;
+
+  Millis retry_timeout = 5000;      // TCP client: longest wait between reconnects; 0: never
+  Millis idle_timeout = 30000;      // UDP server: a peer silent this long is forgotten
+  size_t max_peers = 64;            // UDP server peers / TCP server clients; oldest idle evicted
+  size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
+  size_t datagram_queue_frames = 512;      // output queue of a datagram link
+};
+
+const char* kind_name(EndpointSpec::Kind kind) noexcept;
+
+class Endpoint {
+ public:
+  Endpoint(EndpointSpec spec, LinkHost& host) : spec_(std::move(spec)), host_(host) {}
+  virtual ~Endpoint() = default;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // Opens what it can. Throws std::runtime_error only for a setup that can never work (a port
+  // that cannot be bound); a device or peer that is not there yet is retried in the background.
+  virtual void start() = 0;
+  virtual void for_each_link(const std::function<void(const Link&)>& f) const = 0;
+
+  const EndpointSpec& spec() const noexcept { return spec_; }
+  // "udp-server gcs 0.0.0.0:14550" — for logs and statistics.
+  std::string describe() const;
+
+  // Routing policy index the engine keeps for this endpoint's links.
+  size_t policy_index = 0;
+
+ protected:
+  EndpointSpec spec_;
+  LinkHost& host_;
+};
+
+std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);
+
+}  // namespace mavswitch::transport

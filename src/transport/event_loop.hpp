@@ -1,0 +1,78 @@
+// A small epoll reactor: file descriptors with a handler each, timers, work posted from other
+// threads, and an end-of-iteration hook (where batched writes go out). No business logic.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/clock.hpp"
+
+namespace mavswitch::transport {
+
+class EventLoop {
+ public:
+  class Handler {
+   public:
+    virtual void on_io(uint32_t events) = 0;
+
+   protected:
+    ~Handler() = default;
+  };
+  using TimerId = uint64_t;
+
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Registers fd for `events` (EPOLLIN, EPOLLOUT...). A handler removed while events are being
+  // dispatched gets none of the events still pending for it.
+  void add(int fd, uint32_t events, Handler* handler);
+  void modify(int fd, uint32_t events);
+  void remove(int fd);
+
+  TimerId after(Millis delay, std::function<void()> callback);
+  TimerId every(Millis period, std::function<void()> callback);
+  void cancel(TimerId id);
+
+  // Runs `callback` after each batch of I/O events (once per wake-up).
+  void on_iteration_end(std::function<void()> callback) { iteration_end_ = std::move(callback); }
+
+  // Thread-safe: runs `work` on the loop's thread soon.
+  void post(std::function<void()> work);
+
+  // The time this wake-up began: one clock read per batch of events, not one per frame.
+  Millis now() const noexcept { return now_; }
+
+  void run();   // until stop()
+  void stop();  // thread-safe
+
+ private:
+  struct Timer {
+    Millis period;  // 0: one-shot
+    std::function<void()> callback;
+  };
+  void run_timers();
+  void run_posted();
+
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd for post() and stop()
+  bool running_ = false;
+  uint64_t next_registration_ = 1;
+  std::unordered_map<int, uint64_t> fd_registration_;
+  std::unordered_map<uint64_t, std::pair<int, Handler*>> handlers_;
+  std::map<std::pair<Millis, TimerId>, TimerId> timer_queue_;
+  std::unordered_map<TimerId, std::pair<Millis, Timer>> timers_;
+  TimerId next_timer_ = 1;
+  std::function<void()> iteration_end_;
+  std::mutex posted_mutex_;
+  std::vector<std::function<void()>> posted_;
+  bool stop_requested_ = false;
+  Millis now_ = now_ms();
+};
+
+}  // namespace mavswitch::transport

@@ -1,0 +1,39 @@
+#include "transport/link.hpp"
+
+namespace mavswitch::transport {
+
+Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
+    : host_(host), endpoint_(endpoint), peer_(std::move(peer)), parser_(host.message_table()), last_rx_(now_ms()) {}
+
+bool Link::send(std::span<const uint8_t> frame) {
+  if (!enqueue(frame)) {
+    ++counters_.dropped_queue_full;
+    return false;
+  }
+  if (!flush_pending) host_.needs_flush(*this);
+  return true;
+}
+
+void Link::received(std::span<const uint8_t> bytes, bool end_of_burst) {
+  counters_.bytes_in += bytes.size();
+  last_rx_ = now_ms();
+  auto sink = [this](const protocol::FrameView& f) {
+    ++counters_.frames_in;
+    host_.frame_in(*this, f);
+  };
+  if (!bytes.empty()) parser_.feed(bytes, sink);
+  if (end_of_burst) parser_.flush(sink);
+}
+
+void Link::received_datagram(std::span<const uint8_t> datagram) {
+  counters_.bytes_in += datagram.size();
+  last_rx_ = now_ms();
+  auto sink = [this](const protocol::FrameView& f) {
+    ++counters_.frames_in;
+    host_.frame_in(*this, f);
+  };
+  parser_.feed(datagram, sink);
+  parser_.finish(sink);  // frames never span datagrams
+}
+
+}  // namespace mavswitch::transport

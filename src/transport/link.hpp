@@ -1,0 +1,82 @@
+// A link is one peer frames are routed to and from: a serial port, a UDP client, one UDP
+// server peer, one TCP connection. Links report what they receive to a LinkHost (the router
+// engine) and queue what they are asked to send, writing it when the loop iteration ends.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "protocol/frame.hpp"
+#include "protocol/parser.hpp"
+#include "transport/clock.hpp"
+
+namespace mavswitch::transport {
+
+class EventLoop;
+class Resolver;
+class Endpoint;
+class Link;
+
+struct LinkCounters {
+  uint64_t frames_in = 0;
+  uint64_t bytes_in = 0;
+  uint64_t frames_out = 0;
+  uint64_t bytes_out = 0;
+  uint64_t dropped_queue_full = 0;  // frames refused because the peer is not keeping up
+  uint64_t dropped_down = 0;        // frames for a link that is not connected
+};
+
+// What a link needs from the engine above it.
+class LinkHost {
+ public:
+  virtual void link_up(Link& link) = 0;    // the link can now be routed to
+  virtual void link_down(Link& link) = 0;  // before it goes away; nothing is routed to it after
+  virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
+  virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
+  virtual const protocol::MessageTable& message_table() const = 0;
+  virtual EventLoop& loop() = 0;
+  virtual Resolver& resolver() = 0;
+
+ protected:
+  ~LinkHost() = default;
+};
+
+class Link {
+ public:
+  Link(Endpoint& endpoint, LinkHost& host, std::string peer);
+  virtual ~Link() = default;
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Queues one whole frame; false when it was dropped (queue full, or not connected).
+  bool send(std::span<const uint8_t> frame);
+  // Writes what is queued; called by the host once per loop iteration after needs_flush().
+  virtual void flush() = 0;
+
+  Endpoint& endpoint() const noexcept { return endpoint_; }
+  const std::string& peer() const noexcept { return peer_; }  // "127.0.0.1:5760", "/dev/ttyACM0"
+  const LinkCounters& counters() const noexcept { return counters_; }
+  const protocol::ParserStats& parser_stats() const noexcept { return parser_.stats(); }
+  Millis last_rx() const noexcept { return last_rx_; }
+
+  uint32_t id = 0xFFFFFFFF;  // set by the host in link_up
+  bool flush_pending = false;  // owned by the host
+
+ protected:
+  virtual bool enqueue(std::span<const uint8_t> frame) = 0;
+  // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
+  void received(std::span<const uint8_t> bytes, bool end_of_burst);
+  void received_datagram(std::span<const uint8_t> datagram);
+
+  LinkHost& host_;
+  LinkCounters counters_;
+
+ private:
+  Endpoint& endpoint_;
+  std::string peer_;
+  protocol::FrameParser parser_;
+  Millis last_rx_ = 0;
+};
+
+}  // namespace mavswitch::transport

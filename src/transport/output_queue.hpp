@@ -1,0 +1,59 @@
+// Bounded per-link output queues. A frame is queued whole or dropped whole (counted by the
+// caller); a peer that stops reading fills only its own queue. Storage is allocated on first
+// use, so an idle link costs a few words.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "protocol/frame.hpp"
+#include "transport/socket_address.hpp"
+
+namespace mavswitch::transport {
+
+enum class WriteResult { kDrained, kBlocked, kError };
+
+// For byte streams (TCP, serial): a ring of bytes written with writev. A partial write keeps
+// the rest of the frame for the next write, so frames are never cut.
+class StreamQueue {
+ public:
+  explicit StreamQueue(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+  bool push(std::span<const uint8_t> frame);
+  WriteResult write_to(int fd);  // writes until drained or the fd would block
+  bool empty() const noexcept { return size_ == 0; }
+  size_t size() const noexcept { return size_; }
+  void clear() noexcept { head_ = size_ = 0; }
+
+ private:
+  size_t capacity_;
+  std::unique_ptr<uint8_t[]> ring_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+};
+
+// For datagrams (UDP): a ring of whole frames, sent one per datagram with sendmmsg batches.
+class DatagramQueue {
+ public:
+  explicit DatagramQueue(size_t capacity_frames) : capacity_(capacity_frames) {}
+
+  bool push(std::span<const uint8_t> frame);
+  // Sends to `to`, or on a connected socket when to is null.
+  WriteResult send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent);
+  bool empty() const noexcept { return count_ == 0; }
+  size_t size() const noexcept { return count_; }
+
+ private:
+  struct Slot {
+    uint16_t len;
+    uint8_t bytes[protocol::kMaxFrameLen];
+  };
+  size_t capacity_;
+  std::unique_ptr<Slot[]> slots_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace mavswitch::transport

@@ -1,0 +1,88 @@
+#include "transport/stream_link.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "transport/endpoint.hpp"
+
+namespace mavswitch::transport {
+namespace {
+// One read buffer for every stream on the loop's thread: frames are views into it and are
+// consumed (copied into output queues) before the next read.
+thread_local uint8_t t_read_buffer[64 * 1024];
+constexpr int kMaxReadsPerWakeup = 16;  // then let other links have their turn
+}  // namespace
+
+StreamLink::StreamLink(Endpoint& endpoint, LinkHost& host, std::string peer, int fd, size_t queue_bytes,
+                       ClosedFn on_closed)
+    : Link(endpoint, host, std::move(peer)), fd_(fd), queue_(queue_bytes), on_closed_(std::move(on_closed)) {
+  host_.loop().add(fd_, EPOLLIN | EPOLLRDHUP, this);
+}
+
+StreamLink::~StreamLink() {
+  if (fd_ >= 0) {
+    host_.loop().remove(fd_);
+    ::close(fd_);
+  }
+}
+
+bool StreamLink::enqueue(std::span<const uint8_t> frame) {
+  if (fd_ < 0) return false;
+  return queue_.push(frame);
+}
+
+void StreamLink::flush() {
+  if (fd_ < 0) return;
+  const size_t before = queue_.size();
+  const WriteResult r = queue_.write_to(fd_);
+  counters_.bytes_out += before - queue_.size();
+  if (r == WriteResult::kError) {
+    close(std::string("write: ") + std::strerror(errno));
+    return;
+  }
+  const bool blocked = r == WriteResult::kBlocked;
+  if (blocked != want_write_) {
+    want_write_ = blocked;
+    host_.loop().modify(fd_, EPOLLIN | EPOLLRDHUP | (blocked ? EPOLLOUT : 0u));
+  }
+}
+
+void StreamLink::read_all() {
+  for (int i = 0; i < kMaxReadsPerWakeup; ++i) {
+    const ssize_t n = ::read(fd_, t_read_buffer, sizeof t_read_buffer);
+    if (n > 0) {
+      received({t_read_buffer, static_cast<size_t>(n)}, false);
+      if (fd_ < 0) return;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    received({}, true);
+    close(n == 0 ? "closed by peer" : std::string("read: ") + std::strerror(errno));
+    return;
+  }
+  received({}, true);  // the burst is over: an unknown-id frame at the end may go now
+}
+
+void StreamLink::on_io(uint32_t events) {
+  if (events & EPOLLIN) read_all();
+  if (fd_ >= 0 && (events & EPOLLOUT)) flush();
+  if (fd_ >= 0 && (events & (EPOLLERR | EPOLLHUP))) {
+    read_all();  // take what is left, then report the close
+    if (fd_ >= 0) close("hang-up");
+  }
+}
+
+void StreamLink::close(const std::string& why) {
+  if (fd_ < 0) return;
+  host_.loop().remove(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  queue_.clear();
+  if (on_closed_) on_closed_(*this, why);
+}
+
+}  // namespace mavswitch::transport

@@ -1,0 +1,40 @@
+// A connected byte stream (a TCP connection, an open serial port) as a link: reads drain the
+// fd into the parser, writes go out of a bounded StreamQueue, EPOLLOUT is armed only while the
+// peer is behind. On EOF or error the owner's on_closed callback decides what follows.
+#pragma once
+
+#include <functional>
+
+#include "transport/event_loop.hpp"
+#include "transport/link.hpp"
+#include "transport/output_queue.hpp"
+
+namespace mavswitch::transport {
+
+class StreamLink final : public Link, private EventLoop::Handler {
+ public:
+  using ClosedFn = std::function<void(StreamLink&, const std::string& why)>;
+
+  // Takes ownership of fd (non-blocking) and registers it with the loop.
+  StreamLink(Endpoint& endpoint, LinkHost& host, std::string peer, int fd, size_t queue_bytes, ClosedFn on_closed);
+  ~StreamLink() override;
+
+  void flush() override;
+  // Stops I/O at once (fd closed, loop deregistered); the object may be destroyed later.
+  void close(const std::string& why);
+  bool closed() const noexcept { return fd_ < 0; }
+  int fd() const noexcept { return fd_; }
+  // Bytes read since opened (serial baud detection watches frames_in instead).
+
+ private:
+  bool enqueue(std::span<const uint8_t> frame) override;
+  void on_io(uint32_t events) override;
+  void read_all();
+
+  int fd_;
+  StreamQueue queue_;
+  ClosedFn on_closed_;
+  bool want_write_ = false;
+};
+
+}  // namespace mavswitch::transport

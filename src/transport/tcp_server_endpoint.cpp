@@ -1,0 +1,105 @@
+// TCP server: many clients, each its own link. A client that sends garbage or leaves
+// mid-frame affects only itself; when the client limit is reached the longest-silent client
+// makes room for the new one.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+#include "base/log.hpp"
+#include "transport/endpoint_kinds.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/socket_util.hpp"
+#include "transport/stream_link.hpp"
+
+namespace mavswitch::transport {
+namespace {
+
+class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
+ public:
+  using Endpoint::Endpoint;
+  ~TcpServerEndpoint() override {
+    clients_.clear();  // each closes its own socket
+    if (fd_ >= 0) {
+      host_.loop().remove(fd_);
+      ::close(fd_);
+    }
+  }
+
+  void start() override {
+    const std::string addr = spec_.address.empty() ? "::" : spec_.address;
+    auto address = SocketAddress::numeric(addr, spec_.port);
+    if (!address) throw std::runtime_error(describe() + ": the listening address must be numeric");
+    try {
+      fd_ = open_socket(address->family(), SOCK_STREAM);
+      bind_socket(fd_, *address, describe());
+    } catch (const std::runtime_error&) {
+      if (!spec_.address.empty()) throw;
+      address = SocketAddress::numeric("0.0.0.0", spec_.port);  // no IPv6 on this host
+      fd_ = open_socket(AF_INET, SOCK_STREAM);
+      bind_socket(fd_, *address, describe());
+    }
+    if (::listen(fd_, 64) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
+    host_.loop().add(fd_, EPOLLIN, this);
+    log::info("{}: listening", describe());
+  }
+
+  void for_each_link(const std::function<void(const Link&)>& f) const override {
+    for (const auto& c : clients_) f(*c);
+  }
+
+ private:
+  void on_io(uint32_t) override {
+    for (;;) {
+      sockaddr_storage ss;
+      socklen_t len = sizeof ss;
+      const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) log::warning("{}: accept: {}", describe(), errno_text());
+        return;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      if (clients_.size() >= spec_.max_peers) evict_oldest_idle();
+      const SocketAddress peer(reinterpret_cast<sockaddr*>(&ss), len);
+      auto link = std::make_unique<StreamLink>(*this, host_, peer.to_string(), fd, spec_.stream_queue_bytes,
+                                               [this](StreamLink& l, const std::string& why) { closed(l, why); });
+      log::info("{}: client {} connected", describe(), link->peer());
+      host_.link_up(*link);
+      clients_.push_back(std::move(link));
+    }
+  }
+
+  void evict_oldest_idle() {
+    auto oldest = std::min_element(clients_.begin(), clients_.end(),
+                                   [](const auto& a, const auto& b) { return a->last_rx() < b->last_rx(); });
+    if (oldest != clients_.end()) (*oldest)->close("evicted: client limit reached");
+  }
+
+  void closed(StreamLink& link, const std::string& why) {
+    log::info("{}: client {} gone ({})", describe(), link.peer(), why);
+    host_.link_down(link);
+    auto it = std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) { return c.get() == &link; });
+    if (it == clients_.end()) return;
+    // Destroyed on a later turn of the loop: we may be inside its own callback now.
+    host_.loop().post([dead = std::shared_ptr<StreamLink>(std::move(*it))] {});
+    clients_.erase(it);
+  }
+
+  int fd_ = -1;
+  std::vector<std::unique_ptr<StreamLink>> clients_;
+};
+
+}  // namespace
+
+std::unique_ptr<Endpoint> make_tcp_server_endpoint(EndpointSpec spec, LinkHost& host) {
+  return std::make_unique<TcpServerEndpoint>(std::move(spec), host);
+}
+
+}  // namespace mavswitch::transport
