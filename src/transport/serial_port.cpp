@@ -28,7 +28,9 @@ bool set_serial_baud(int fd, uint32_t baud, bool flow_control, std::string* erro
   if (flow_control) tio.c_cflag |= CRTSCTS;
   tio.c_ispeed = baud;
   tio.c_ospeed = baud;
-  tio.c_cc[VMIN] = 0;
+  // VMIN 1: with O_NONBLOCK an empty port reads as EAGAIN; with VMIN 0 it would read as 0 bytes,
+  // which is indistinguishable from a hang-up.
+  tio.c_cc[VMIN] = 1;
   tio.c_cc[VTIME] = 0;
   if (ioctl(fd, TCSETS2, &tio) < 0) {
     *error = "baud " + std::to_string(baud) + ": " + std::strerror(errno);

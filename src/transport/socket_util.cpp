@@ -14,8 +14,13 @@ std::string errno_text() { return std::strerror(errno); }
 
 void enlarge_datagram_buffers(int fd) {
   const int size = 4 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  // The FORCE variants pass the sysctl cap when we may (CAP_NET_ADMIN); otherwise the capped ask.
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) {
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  }
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  }
 }
 
 int open_socket(int family, int type) {

@@ -1,0 +1,40 @@
+// A receiver that stops reading fills only its own bounded queue: its drops are counted and
+// everyone else keeps full rate without loss.
+#include <gtest/gtest.h>
+
+#include "e2e/peers.hpp"
+#include "e2e/router_fixture.hpp"
+#include "mavswitch/msg/file_transfer_protocol.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+TEST(Backpressure, ASlowReceiverLosesOnlyItsOwnFrames) {
+  RouterThread rt;
+  const uint16_t tcp_port = free_tcp_port();
+  const uint16_t udp_port = free_udp_port();
+  auto slow_spec = tcp_server(tcp_port);
+  slow_spec.stream_queue_bytes = 8192;
+  rt.router.add_endpoint(slow_spec);
+  rt.router.add_endpoint(udp_server(udp_port));
+  rt.start();
+
+  TcpPeer slow(tcp_port);  // connects, then never reads
+  const int small = 4096;
+  setsockopt(slow.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  UdpPeer vehicle, fast;
+  fast.send_to(udp_port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1 && rt.link_count(0) == 1; }));
+
+  constexpr uint32_t kFrames = 20000;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    vehicle.send_to(udp_port, large_frame(1, 1, static_cast<uint8_t>(i)));
+    if (i % 64 == 63) fast.poll();  // the fast GCS keeps reading
+  }
+  ASSERT_TRUE(wait_until([&] { return fast.received().count_msgid(msg::FileTransferProtocol::kId) == kFrames; }, 10000ms))
+      << "fast receiver got " << fast.received().count_msgid(msg::FileTransferProtocol::kId);
+  EXPECT_EQ(fast.received().stats.crc_failures, 0u);
+  const auto slow_counters = rt.link_counters(0);
+  EXPECT_GT(slow_counters.dropped_queue_full, 0u) << "the slow receiver's overflow is counted";
+  EXPECT_LT(slow_counters.bytes_out, uint64_t{kFrames} * large_frame(1, 1).size());
+}

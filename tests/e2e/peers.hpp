@@ -1,0 +1,107 @@
+// Test peers on loopback: a UDP socket, a TCP client or server, a pseudo-terminal; each sends
+// frames and collects the frames it receives. Every wait is bounded in time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "protocol/parser.hpp"
+
+namespace mavswitch::test {
+
+using namespace std::chrono_literals;
+using Bytes = std::vector<uint8_t>;
+
+// Polls pred every few milliseconds until it holds or the timeout passes.
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 3000ms);
+
+// A frame builder for the tests.
+Bytes heartbeat(uint8_t sys, uint8_t comp, uint8_t seq = 0);
+Bytes command_long(uint8_t sys, uint8_t comp, uint8_t target_sys, uint8_t target_comp, uint8_t seq = 0);
+Bytes attitude(uint8_t sys, uint8_t comp, uint32_t time_boot_ms, uint8_t seq = 0);
+Bytes large_frame(uint8_t sys, uint8_t comp, uint8_t seq = 0);  // FILE_TRANSFER_PROTOCOL, 265 bytes, broadcast
+
+// Received frames, parsed with the built-in dialect.
+struct Received {
+  std::vector<Bytes> frames;
+  protocol::ParserStats stats;
+  size_t count_msgid(uint32_t msgid) const;
+};
+
+class Peer {
+ public:
+  virtual ~Peer();
+  virtual void send(const Bytes& bytes) = 0;
+  // Reads whatever is available now (non-blocking) into received().
+  void poll();
+  // Polls until at least n frames have arrived or the timeout passes.
+  bool wait_frames(size_t n, std::chrono::milliseconds timeout = 3000ms);
+  const Received& received() {
+    poll();
+    return received_;
+  }
+  void clear() { received_.frames.clear(); }
+  int fd() const { return fd_; }
+
+ protected:
+  explicit Peer(int fd);
+  int fd_;
+  protocol::FrameParser parser_;
+  Received received_;
+};
+
+class UdpPeer final : public Peer {
+ public:
+  UdpPeer();  // bound to 127.0.0.1, an ephemeral port
+  uint16_t port() const;
+  void send_to(uint16_t port, const Bytes& bytes);
+  void send(const Bytes& bytes) override;  // to the last port used with send_to / connect_to
+  void connect_to(uint16_t port) { target_ = port; }
+
+ private:
+  uint16_t target_ = 0;
+};
+
+class TcpPeer final : public Peer {
+ public:
+  explicit TcpPeer(uint16_t port);  // connects to 127.0.0.1:port
+  explicit TcpPeer(int connected_fd);
+  void send(const Bytes& bytes) override;
+  bool closed_by_peer();
+  void close_now();
+};
+
+class TcpListener {
+ public:
+  explicit TcpListener(uint16_t port = 0);  // 0: ephemeral
+  ~TcpListener();
+  uint16_t port() const { return port_; }
+  // Accepts one connection within the timeout; nullptr if none came.
+  std::unique_ptr<TcpPeer> accept(std::chrono::milliseconds timeout = 5000ms);
+
+ private:
+  int fd_;
+  uint16_t port_;
+};
+
+// A pseudo-terminal: the router opens the slave side (through a symlink the test controls);
+// the test reads and writes the master side.
+class PtyPeer final : public Peer {
+ public:
+  PtyPeer();
+  const std::string& slave_path() const { return slave_; }
+  void send(const Bytes& bytes) override;
+  void close_master();
+
+ private:
+  std::string slave_;
+};
+
+// A port free on 127.0.0.1 for UDP (or TCP) right now.
+uint16_t free_udp_port();
+uint16_t free_tcp_port();
+
+}  // namespace mavswitch::test

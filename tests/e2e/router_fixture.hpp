@@ -1,0 +1,94 @@
+// A Router running on its own thread for a test, with a way to look at it safely.
+#pragma once
+
+#include <future>
+#include <thread>
+
+#include "router/router.hpp"
+
+namespace mavswitch::test {
+
+class RouterThread {
+ public:
+  explicit RouterThread(RouterOptions options = {}) : router(options) {}
+  ~RouterThread() { stop(); }
+
+  void start() {
+    router.start();
+    thread_ = std::thread([this] { router.run(); });
+  }
+  void stop() {
+    if (!thread_.joinable()) return;
+    router.stop();
+    thread_.join();
+  }
+  // Runs f on the router's thread and returns its result: state is read without a race.
+  template <class F>
+  auto on_loop(F f) {
+    std::promise<decltype(f())> done;
+    auto result = done.get_future();
+    router.event_loop().post([&] { done.set_value(f()); });
+    return result.get();
+  }
+  size_t link_count(size_t endpoint_index) {
+    return on_loop([&] {
+      size_t n = 0;
+      router.endpoints()[endpoint_index]->for_each_link([&](const transport::Link&) { ++n; });
+      return n;
+    });
+  }
+  transport::LinkCounters link_counters(size_t endpoint_index) {
+    return on_loop([&] {
+      transport::LinkCounters c;
+      router.endpoints()[endpoint_index]->for_each_link([&](const transport::Link& l) { c = l.counters(); });
+      return c;
+    });
+  }
+
+  Router router;
+
+ private:
+  std::thread thread_;
+};
+
+inline transport::EndpointSpec udp_server(uint16_t port) {
+  transport::EndpointSpec s;
+  s.kind = transport::EndpointSpec::Kind::kUdpServer;
+  s.name = "udp-server";
+  s.address = "127.0.0.1";
+  s.port = port;
+  return s;
+}
+inline transport::EndpointSpec udp_client(uint16_t port) {
+  transport::EndpointSpec s;
+  s.kind = transport::EndpointSpec::Kind::kUdpClient;
+  s.name = "udp-client";
+  s.address = "127.0.0.1";
+  s.port = port;
+  return s;
+}
+inline transport::EndpointSpec tcp_server(uint16_t port) {
+  transport::EndpointSpec s;
+  s.kind = transport::EndpointSpec::Kind::kTcpServer;
+  s.name = "tcp-server";
+  s.address = "127.0.0.1";
+  s.port = port;
+  return s;
+}
+inline transport::EndpointSpec tcp_client(uint16_t port) {
+  transport::EndpointSpec s;
+  s.kind = transport::EndpointSpec::Kind::kTcpClient;
+  s.name = "tcp-client";
+  s.address = "127.0.0.1";
+  s.port = port;
+  return s;
+}
+inline transport::EndpointSpec serial(const std::string& device) {
+  transport::EndpointSpec s;
+  s.kind = transport::EndpointSpec::Kind::kSerial;
+  s.name = "serial";
+  s.device = device;
+  return s;
+}
+
+}  // namespace mavswitch::test

@@ -1,0 +1,102 @@
+// UDP server and client links, end to end on 127.0.0.1.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include "e2e/peers.hpp"
+#include "e2e/router_fixture.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+TEST(UdpServer, EveryRemoteAddressIsItsOwnPeer) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  UdpPeer vehicle, gcs1, gcs2;
+  gcs1.send_to(port, heartbeat(255, 190));
+  gcs2.send_to(port, heartbeat(254, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 2; }));
+  vehicle.send_to(port, heartbeat(1, 1));
+  ASSERT_TRUE(gcs1.wait_frames(2));  // gcs2's heartbeat and the vehicle's
+  ASSERT_TRUE(gcs2.wait_frames(1));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 3; }));
+
+  gcs1.clear();
+  gcs2.clear();
+  vehicle.clear();
+  gcs1.send(command_long(255, 190, 1, 1));
+  ASSERT_TRUE(vehicle.wait_frames(1));
+  EXPECT_EQ(vehicle.received().count_msgid(msg::CommandLong::kId), 1u);
+  EXPECT_EQ(gcs2.received().count_msgid(msg::CommandLong::kId), 0u) << "addressed to the vehicle only";
+  EXPECT_EQ(gcs1.received().frames.size(), 0u) << "nothing comes back to its sender";
+}
+
+TEST(UdpServer, ForgetsPeersThatFallSilent) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  auto spec = udp_server(port);
+  spec.idle_timeout = 300;
+  rt.router.add_endpoint(spec);
+  rt.start();
+  UdpPeer gcs;
+  gcs.send_to(port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  EXPECT_TRUE(wait_until([&] { return rt.link_count(0) == 0; }, 3000ms));
+}
+
+TEST(UdpServer, DatagramsWithoutMavlinkCreateNoPeer) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  UdpPeer noise, gcs;
+  for (int i = 0; i < 50; ++i) noise.send_to(port, Bytes(100, static_cast<uint8_t>(i)));
+  gcs.send_to(port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  EXPECT_EQ(rt.link_count(0), 1u);
+}
+
+TEST(UdpServer, PeerLimitEvictsTheLongestSilent) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  auto spec = udp_server(port);
+  spec.max_peers = 3;
+  rt.router.add_endpoint(spec);
+  rt.start();
+  std::vector<std::unique_ptr<UdpPeer>> peers;
+  for (int i = 0; i < 10; ++i) {
+    peers.push_back(std::make_unique<UdpPeer>());
+    peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(10 + i), 1));
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().stats().frames; }) == 10; }));
+  EXPECT_EQ(rt.link_count(0), 3u);
+}
+
+TEST(UdpClient, SendsToItsTargetAndRoutesReplies) {
+  RouterThread rt;
+  const uint16_t server_port = free_udp_port();
+  UdpPeer gcs;  // what the router's UDP client talks to
+  rt.router.add_endpoint(udp_server(server_port));
+  rt.router.add_endpoint(udp_client(gcs.port()));
+  rt.start();
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1; }));
+  UdpPeer vehicle;
+  vehicle.send_to(server_port, heartbeat(1, 1));
+  ASSERT_TRUE(gcs.wait_frames(1));
+  EXPECT_EQ(gcs.received().count_msgid(msg::Heartbeat::kId), 1u);
+  // The GCS answers the address the datagrams came from.
+  sockaddr_in from{};
+  socklen_t len = sizeof from;
+  uint8_t buf[512];
+  // Find the router's client port by receiving one more heartbeat with its address.
+  vehicle.send_to(server_port, heartbeat(1, 1, 1));
+  ASSERT_TRUE(wait_until([&] { return ::recvfrom(gcs.fd(), buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len) > 0; }));
+  gcs.send_to(ntohs(from.sin_port), command_long(255, 190, 1, 1));
+  ASSERT_TRUE(vehicle.wait_frames(1));
+  EXPECT_EQ(vehicle.received().count_msgid(msg::CommandLong::kId), 1u);
+}
