@@ -1,0 +1,37 @@
+// Runs mavswitchd as a child process for a test, capturing its output; stopped (and reaped)
+// by the destructor at the latest. Every wait is bounded.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace mavswitch::test {
+
+class DaemonProcess {
+ public:
+  explicit DaemonProcess(std::vector<std::string> args);
+  ~DaemonProcess();
+
+  bool running();
+  void signal(int sig);
+  // Waits for the exit; returns the exit status, or -1 if it did not exit in time (then killed).
+  int wait_exit(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+  // What it wrote so far.
+  const std::string& out();
+  const std::string& err();
+
+ private:
+  void drain();
+  pid_t pid_ = -1;
+  int out_fd_ = -1, err_fd_ = -1;
+  std::string out_, err_;
+  int status_ = -1;
+};
+
+std::string daemon_path();
+std::string tool_path();
+
+}  // namespace mavswitch::test

@@ -1,0 +1,143 @@
+// mavswitchd as a user runs it: configuration files, flags, signals, statistics, logs.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/peers.hpp"
+#include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mavswitchd-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+// Sends from `from` until `to` hears something (the daemon may still be starting).
+bool reaches(UdpPeer& from, uint16_t port, Peer& to) {
+  return wait_until([&] {
+    from.send_to(port, heartbeat(1, 1));
+    return to.wait_frames(1, 50ms);
+  }, 5000ms);
+}
+
+}  // namespace
+
+TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
+  const uint16_t server = free_udp_port(), tcp = free_tcp_port(), nobody = free_tcp_port();
+  UdpPeer gcs;  // the "Normal" (client) endpoint's target
+  const std::string conf = write("main.conf", "[General]\nTcpServerPort=" + std::to_string(tcp) +
+      "\nReportStats=false\nMavlinkDialect=auto\n\n[UdpEndpoint alfa]\nMode = Eavesdropping\nAddress = 0.0.0.0\nPort = " +
+      std::to_string(server) + "\n\n[UartEndpoint bravo]\nDevice = " + (dir_ / "no-such-tty").string() +
+      "\nBaud = 52000\n\n[UdpEndpoint charlie]\nMode = Normal\nAddress = 127.0.0.1\nPort = " + std::to_string(gcs.port()) +
+      "\n\n[TcpEndpoint delta]\nAddress = 127.0.0.1\nPort = " + std::to_string(nobody) + "\nRetryTimeout=10\n");
+  DaemonProcess d({"-c", conf});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  TcpPeer client(tcp);  // the TCP server of [General]
+  vehicle.send(attitude(1, 1, 5));
+  ASSERT_TRUE(client.wait_frames(1)) << d.err();
+  EXPECT_TRUE(d.running()) << "a missing serial device and an unreachable TCP target are not fatal";
+  EXPECT_NE(d.err().find("MavlinkDialect"), std::string::npos) << "the accepted-but-inert key is said out loud";
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0) << d.err();
+}
+
+TEST_F(DaemonTest, ABadConfigLineNamesFileLineAndKey) {
+  const std::string conf = write("bad.conf", "[General]\nTcpServerPort = 5760\n\n[UartEndpoint fc]\nDevice=/dev/ttyS0\nBaud = fast\n");
+  DaemonProcess d({"-c", conf});
+  EXPECT_EQ(d.wait_exit(), 2);
+  EXPECT_NE(d.err().find(conf + ":6: Baud: 'fast' is not a whole number"), std::string::npos) << d.err();
+}
+
+TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  // positional host:port is a UDP server, -e a UDP client, -t 0 no TCP server.
+  DaemonProcess d({"-t", "0", "127.0.0.1:" + std::to_string(server), "-e", "127.0.0.1:" + std::to_string(gcs.port())});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  d.signal(SIGUSR1);
+  ASSERT_TRUE(wait_until([&] { return d.out().find("stats:") != std::string::npos; })) << d.out();
+  EXPECT_NE(d.out().find("udp-server"), std::string::npos);
+  EXPECT_NE(d.out().find("source 1/1"), std::string::npos) << d.out();
+  d.signal(SIGINT);
+  EXPECT_EQ(d.wait_exit(), 0);
+}
+
+TEST_F(DaemonTest, FiltersFromTheConfigAct) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  const std::string conf = write("f.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint in]\nMode=Server\nAddress=127.0.0.1\nPort=" +
+      std::to_string(server) + "\n[UdpEndpoint out]\nMode=Normal\nAddress=127.0.0.1\nPort=" + std::to_string(gcs.port()) +
+      "\nAllowMsgIdOut = 0\n");
+  DaemonProcess d({"-c", conf});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  for (uint32_t i = 0; i < 20; ++i) vehicle.send(attitude(1, 1, i));
+  vehicle.send(heartbeat(1, 1, 99));
+  ASSERT_TRUE(wait_until([&] { return gcs.received().count_msgid(msg::Heartbeat::kId) >= 2; }));
+  EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), 0u) << "only HEARTBEAT (0) may go out there";
+}
+
+TEST_F(DaemonTest, TelemetryLogIsWrittenAndReadable) {
+  const uint16_t server = free_udp_port();
+  const fs::path logs = dir_ / "logs";
+  UdpPeer gcs;
+  DaemonProcess d({"-t", "0", "-l", logs.string(), "-T", "127.0.0.1:" + std::to_string(server), "-e",
+                   "127.0.0.1:" + std::to_string(gcs.port())});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  for (uint32_t i = 0; i < 100; ++i) vehicle.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+  ASSERT_TRUE(wait_until([&] { return gcs.received().count_msgid(msg::Attitude::kId) == 100; }));
+  d.signal(SIGTERM);
+  ASSERT_EQ(d.wait_exit(), 0) << d.err();
+  std::vector<fs::path> tlogs;
+  for (const auto& e : fs::directory_iterator(logs)) tlogs.push_back(e.path());
+  ASSERT_EQ(tlogs.size(), 1u);
+  EXPECT_EQ(tlogs[0].extension(), ".tlog");
+  const std::string cmd = tool_path() + " dump " + tlogs[0].string() + " 2>&1 | grep -c ATTITUDE";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[64] = {};
+  ASSERT_NE(fgets(buf, sizeof buf, p), nullptr);
+  pclose(p);
+  EXPECT_EQ(std::stoi(buf), 100 + 1) << "100 frames, and the summary line naming ATTITUDE";
+}
+
+TEST_F(DaemonTest, VersionAndHelp) {
+  DaemonProcess version({"--version"});
+  EXPECT_EQ(version.wait_exit(), 0);
+  EXPECT_EQ(version.out().rfind("mavswitchd ", 0), 0u) << version.out();
+  DaemonProcess help({"--help"});
+  EXPECT_EQ(help.wait_exit(), 0);
+  for (const char* flag : {"--endpoint", "--tcp-endpoint", "--tcp-port", "--conf-file", "--conf-dir", "--log",
+                           "--telemetry-log", "--sniffer-sysid", "--report_msg_statistics"}) {
+    EXPECT_NE(help.out().find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST_F(DaemonTest, NothingToRouteIsAClearError) {
+  DaemonProcess d({"-t", "0", "-c", write("empty.conf", "[General]\n")});
+  EXPECT_EQ(d.wait_exit(), 2);
+  EXPECT_NE(d.err().find("nothing to route"), std::string::npos) << d.err();
+}

@@ -1,0 +1,172 @@
+// mavlink-router's configuration format, read as is; errors name file, line and key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/config.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::daemon;
+namespace fs = std::filesystem;
+using Kind = transport::EndpointSpec::Kind;
+
+namespace {
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("mavswitch-config-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  std::string error_of(const std::string& text) {
+    const auto p = write("bad.conf", text);
+    try {
+      Config c;
+      load_config_file(p, c);
+      finish_config(c);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+  fs::path dir_;
+};
+
+// The shape of mavlink-router's examples/config.sample (its keys and values, our words).
+constexpr const char* kMavlinkRouterSample = R"(# comment
+[General]
+TcpServerPort=5760
+ReportStats=false
+MavlinkDialect=auto
+
+[UdpEndpoint alfa]
+Mode = Eavesdropping
+Address = 0.0.0.0
+Port = 10000
+
+[UartEndpoint bravo]
+Device = /dev/tty0
+Baud = 52000
+
+[UdpEndpoint charlie]
+Mode = Normal
+Address = 127.0.0.1
+Port = 11000
+
+[TcpEndpoint delta]
+Address = 127.0.0.1
+Port = 25790
+RetryTimeout=10
+)";
+
+}  // namespace
+
+TEST_F(ConfigTest, MavlinkRouterSampleReadsAsIs) {
+  Config c;
+  load_config_file(write("main.conf", kMavlinkRouterSample), c);
+  finish_config(c);
+  ASSERT_EQ(c.endpoints.size(), 4u);
+  EXPECT_EQ(c.general.tcp_server_port, 5760);
+  EXPECT_EQ(c.endpoints[0].spec.kind, Kind::kUdpServer);
+  EXPECT_EQ(c.endpoints[0].spec.address, "0.0.0.0");
+  EXPECT_EQ(c.endpoints[0].spec.port, 10000);
+  EXPECT_EQ(c.endpoints[1].spec.kind, Kind::kSerial);
+  EXPECT_EQ(c.endpoints[1].spec.device, "/dev/tty0");
+  EXPECT_EQ(c.endpoints[1].spec.bauds, std::vector<uint32_t>{52000});
+  EXPECT_EQ(c.endpoints[2].spec.kind, Kind::kUdpClient);
+  EXPECT_EQ(c.endpoints[2].spec.port, 11000);
+  EXPECT_EQ(c.endpoints[3].spec.kind, Kind::kTcpClient);
+  EXPECT_EQ(c.endpoints[3].spec.retry_timeout, 10000);
+  ASSERT_EQ(c.warnings.size(), 1u) << "MavlinkDialect is accepted, and said to do nothing here";
+  EXPECT_NE(c.warnings[0].find("MavlinkDialect"), std::string::npos);
+}
+
+TEST_F(ConfigTest, KeysAndSectionsAreCaseInsensitiveAndListsParse) {
+  Config c;
+  load_config_file(write("m.conf", R"([general]
+deduplicationperiod = 100
+SNIFFERSYSID=253
+[uartendpoint fc]
+device=/dev/ttyACM0
+BAUD = 57600, 115200 ,921600
+flowcontrol = TRUE
+AllowMsgIdOut = 0, 30,33
+BlockSrcSysIn = 7
+group = radios
+[udpendpoint gcs]
+mode = SERVER
+address = [::1]
+port = 14550
+IdleTimeout = 5
+MaxPeers = 8
+UnknownMessages = drop
+)"), c);
+  finish_config(c);
+  EXPECT_EQ(c.general.dedup_period_ms, 100);
+  EXPECT_EQ(c.general.sniffer_sysid, 253);
+  const auto& fc = c.endpoints[0];
+  EXPECT_EQ(fc.spec.bauds, (std::vector<uint32_t>{57600, 115200, 921600}));
+  EXPECT_TRUE(fc.spec.flow_control);
+  EXPECT_TRUE(fc.policy.out.allow_msg.contains(30));
+  EXPECT_FALSE(fc.policy.out.allow_msg.contains(31));
+  EXPECT_TRUE(fc.policy.in.block_sys.contains(7));
+  EXPECT_EQ(fc.group, "radios");
+  const auto& gcs = c.endpoints[1];
+  EXPECT_EQ(gcs.spec.address, "::1");
+  EXPECT_EQ(gcs.spec.idle_timeout, 5000);
+  EXPECT_EQ(gcs.spec.max_peers, 8u);
+  EXPECT_TRUE(gcs.policy.drop_unknown_ids);
+}
+
+TEST_F(ConfigTest, UdpClientPortsDefaultFrom14550Up) {
+  Config c;
+  load_config_file(write("m.conf", "[UdpEndpoint a]\nMode=Normal\nAddress=127.0.0.1\n[UdpEndpoint b]\nMode=Normal\nAddress=127.0.0.1\n"), c);
+  finish_config(c);
+  EXPECT_EQ(c.endpoints[0].spec.port, 14550);
+  EXPECT_EQ(c.endpoints[1].spec.port, 14551);
+}
+
+TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
+  const std::string file = (dir_ / "bad.conf").string();
+  EXPECT_EQ(error_of("[UartEndpoint fc]\nDevice=/dev/x\nBaud = fast\n"),
+            file + ":3: Baud: 'fast' is not a whole number from 0 to 20000000");
+  EXPECT_EQ(error_of("[General]\nTcpServerPort=5760\nColour=blue\n"), file + ":3: Colour: unknown key in [General]");
+  EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=1.2.3.4\nPort=99999\n"), file + ":3: Port: '99999' is not a whole number from 0 to 65535");
+  EXPECT_EQ(error_of("[UdpEndpoint u]\nMode=sideways\n"), file + ":2: Mode: 'sideways' must be normal or server");
+  EXPECT_EQ(error_of("[UdpEndpoint u]\nFlowControl=true\n"), file + ":2: FlowControl: unknown key in this section");
+  EXPECT_EQ(error_of("[SerialThing x]\n"), file + ":1: [SerialThing x]: unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint)");
+  EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
+  EXPECT_EQ(error_of("[UdpEndpoint]\n"), file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
+  EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"), file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"), std::string::npos);
+  EXPECT_NE(error_of("[UartEndpoint fc]\nBaud=57600\n").find("Device is required"), std::string::npos);
+}
+
+TEST_F(ConfigTest, ConfDirIsReadInNameOrderAndLaterFilesOverride) {
+  fs::create_directories(dir_ / "config.d");
+  write("config.d/20-override.conf", "[UdpEndpoint gcs]\nPort = 14600\n");
+  write("config.d/10-base.conf", "[UdpEndpoint gcs]\nMode=Normal\nAddress=127.0.0.1\nPort=14550\n[General]\nReportStats=true\n");
+  write("config.d/ignored.txt", "garbage that is not read");
+  Config c;
+  load_config_dir(dir_ / "config.d", c);
+  finish_config(c);
+  ASSERT_EQ(c.endpoints.size(), 1u);
+  EXPECT_EQ(c.endpoints[0].spec.port, 14600);
+  EXPECT_TRUE(c.general.report_stats);
+}
+
+TEST_F(ConfigTest, LogWithoutTelemetryIsALoudWarning) {
+  Config c;
+  load_config_file(write("m.conf", "[General]\nLog = /var/log/flight\n"), c);
+  finish_config(c);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("LogTelemetry"), std::string::npos);
+}
