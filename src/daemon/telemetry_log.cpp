@@ -61,7 +61,9 @@ void TelemetryLog::open_file() {
   tm local;
   localtime_r(&t, &local);
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  path_ = options_.dir / (std::string(stamp) + "-" + std::to_string(sequence_++) + ".tlog");
+  char sequence[16];
+  std::snprintf(sequence, sizeof sequence, "%05u", sequence_++ % 100000);  // padded: name order is age order
+  path_ = options_.dir / (std::string(stamp) + "-" + sequence + ".tlog");
   file_ = std::fopen(path_.c_str(), "wbx");
   if (file_ == nullptr) {
     log::error("telemetry log: cannot create {}", path_.string());
@@ -85,7 +87,7 @@ void TelemetryLog::flush() {
 // Deletes the oldest logs (never the open one) until the count and free-space limits hold.
 void TelemetryLog::enforce_limits() {
   auto files = tlogs_oldest_first(options_.dir);
-  std::erase(files, path_);
+  if (file_ != nullptr) std::erase(files, path_);
   size_t keep_at_most = options_.max_files > 0 ? options_.max_files - 1 : SIZE_MAX;  // room for a new one
   size_t i = 0;
   while (i < files.size() && files.size() - i > keep_at_most) fs::remove(files[i++]);

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
@@ -99,4 +100,46 @@ TEST(UdpClient, SendsToItsTargetAndRoutesReplies) {
   gcs.send_to(ntohs(from.sin_port), command_long(255, 190, 1, 1));
   ASSERT_TRUE(vehicle.wait_frames(1));
   EXPECT_EQ(vehicle.received().count_msgid(msg::CommandLong::kId), 1u);
+}
+
+TEST(UdpServer, SpeaksIpv6) {
+  const int probe = ::socket(AF_INET6, SOCK_DGRAM, 0);
+  sockaddr_in6 lo{};
+  lo.sin6_family = AF_INET6;
+  lo.sin6_addr = in6addr_loopback;
+  if (probe < 0 || ::bind(probe, reinterpret_cast<sockaddr*>(&lo), sizeof lo) < 0) {
+    if (probe >= 0) ::close(probe);
+    GTEST_SKIP() << "no IPv6 loopback on this machine";
+  }
+  socklen_t len = sizeof lo;
+  getsockname(probe, reinterpret_cast<sockaddr*>(&lo), &len);
+  const uint16_t port = ntohs(lo.sin6_port);
+  ::close(probe);
+
+  RouterThread rt;
+  auto spec = udp_server(port);
+  spec.address = "::1";
+  rt.router.add_endpoint(spec);
+  rt.start();
+  auto v6_socket = [] {
+    const int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_addr = in6addr_loopback;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    return fd;
+  };
+  const int vehicle = v6_socket(), gcs = v6_socket();
+  sockaddr_in6 to{};
+  to.sin6_family = AF_INET6;
+  to.sin6_addr = in6addr_loopback;
+  to.sin6_port = htons(port);
+  const Bytes hb = heartbeat(255, 190), vhb = heartbeat(1, 1);
+  ::sendto(gcs, hb.data(), hb.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  ::sendto(vehicle, vhb.data(), vhb.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  uint8_t buf[512];
+  EXPECT_TRUE(wait_until([&] { return ::recv(gcs, buf, sizeof buf, 0) == static_cast<ssize_t>(vhb.size()); }));
+  ::close(vehicle);
+  ::close(gcs);
 }
