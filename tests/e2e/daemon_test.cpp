@@ -8,6 +8,7 @@
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/peers.hpp"
+#include "unit/test_support.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
@@ -20,17 +21,9 @@ namespace {
 
 class DaemonTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mavswitchd-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
+  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text).string(); }
+  ScratchDir scratch_{"mavswitchd"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 // Sends from `from` until `to` hears something (the daemon may still be starting).

@@ -51,42 +51,20 @@ class RouterThread {
   std::thread thread_;
 };
 
-inline transport::EndpointSpec udp_server(uint16_t port) {
+inline transport::EndpointSpec endpoint(transport::EndpointSpec::Kind kind, uint16_t port, const char* name) {
   transport::EndpointSpec s;
-  s.kind = transport::EndpointSpec::Kind::kUdpServer;
-  s.name = "udp-server";
+  s.kind = kind;
+  s.name = name;
   s.address = "127.0.0.1";
   s.port = port;
   return s;
 }
-inline transport::EndpointSpec udp_client(uint16_t port) {
-  transport::EndpointSpec s;
-  s.kind = transport::EndpointSpec::Kind::kUdpClient;
-  s.name = "udp-client";
-  s.address = "127.0.0.1";
-  s.port = port;
-  return s;
-}
-inline transport::EndpointSpec tcp_server(uint16_t port) {
-  transport::EndpointSpec s;
-  s.kind = transport::EndpointSpec::Kind::kTcpServer;
-  s.name = "tcp-server";
-  s.address = "127.0.0.1";
-  s.port = port;
-  return s;
-}
-inline transport::EndpointSpec tcp_client(uint16_t port) {
-  transport::EndpointSpec s;
-  s.kind = transport::EndpointSpec::Kind::kTcpClient;
-  s.name = "tcp-client";
-  s.address = "127.0.0.1";
-  s.port = port;
-  return s;
-}
+inline transport::EndpointSpec udp_server(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kUdpServer, port, "udp-server"); }
+inline transport::EndpointSpec udp_client(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kUdpClient, port, "udp-client"); }
+inline transport::EndpointSpec tcp_server(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kTcpServer, port, "tcp-server"); }
+inline transport::EndpointSpec tcp_client(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kTcpClient, port, "tcp-client"); }
 inline transport::EndpointSpec serial(const std::string& device) {
-  transport::EndpointSpec s;
-  s.kind = transport::EndpointSpec::Kind::kSerial;
-  s.name = "serial";
+  transport::EndpointSpec s = endpoint(transport::EndpointSpec::Kind::kSerial, 0, "serial");
   s.device = device;
   return s;
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "daemon/config.hpp"
+#include "unit/test_support.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::daemon;
@@ -16,16 +17,7 @@ namespace {
 
 class ConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mavswitch-config-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return dir_ / name;
-  }
+  fs::path write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
   std::string error_of(const std::string& text) {
     const auto p = write("bad.conf", text);
     try {
@@ -37,7 +29,8 @@ class ConfigTest : public ::testing::Test {
     }
     return "(no error)";
   }
-  fs::path dir_;
+  mavswitch::test::ScratchDir scratch_{"mavswitch-config"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 // The shape of mavlink-router's examples/config.sample (its keys and values, our words).

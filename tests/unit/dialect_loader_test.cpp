@@ -14,18 +14,7 @@ namespace {
 
 class LoaderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mavswitch-loader-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path write(const std::string& name, const std::string& body) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << body;
-    return p;
-  }
+  fs::path write(const std::string& name, const std::string& body) { return scratch_.write(name, body); }
   static std::string mavlink(const std::string& inner) {
     return "<?xml version=\"1.0\"?>\n<mavlink>\n" + inner + "</mavlink>\n";
   }
@@ -37,7 +26,8 @@ class LoaderTest : public ::testing::Test {
     }
     return "(no error)";
   }
-  fs::path dir_;
+  mavswitch::test::ScratchDir scratch_{"mavswitch-loader"};
+  const fs::path& dir_ = scratch_.path();
 };
 
 }  // namespace

@@ -20,12 +20,6 @@ namespace {
 
 class TelemetryLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mavswitch-tlog-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   template <class M>
   void write(daemon::TelemetryLog& log, const M& m, uint8_t sys = 1) {
@@ -43,7 +37,8 @@ class TelemetryLogTest : public ::testing::Test {
     const auto bytes = test::read_bytes(file);
     return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {}).frames;
   }
-  fs::path dir_;
+  test::ScratchDir scratch_{"mavswitch-tlog"};
+  const fs::path dir_ = scratch_ / "logs";  // created by the log itself
 };
 
 msg::Heartbeat heartbeat(bool armed) {

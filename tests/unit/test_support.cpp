@@ -1,6 +1,8 @@
 #include "unit/test_support.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -38,6 +40,25 @@ std::vector<OwnedFrame> parse_all(const std::vector<uint8_t>& data, const std::v
   parser.finish(sink);
   if (stats) *stats = parser.stats();
   return frames;
+}
+
+ScratchDir::ScratchDir(const std::string& prefix)
+    : path_(std::filesystem::temp_directory_path() /
+            (prefix + "-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::filesystem::path ScratchDir::write(const std::string& name, const std::string& text) const {
+  const auto p = path_ / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
 }
 
 int run_command(const std::string& command, std::string* out) {

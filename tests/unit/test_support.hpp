@@ -26,6 +26,20 @@ struct OwnedFrame {
 std::vector<OwnedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
                                   protocol::ParserStats* stats = nullptr);
 
+// A fresh directory named after the running test, removed when the object goes.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix);
+  ~ScratchDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  // Writes text to a file in the directory and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::filesystem::path path_;
+};
+
 // Runs a shell command; returns its exit status and captures stdout (and stderr if asked).
 int run_command(const std::string& command, std::string* out);
 
