@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
         general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
         general.log_mode, general.log_system_id});
-    router.add_tap([&](const protocol::FrameView& f, const transport::Link&) { tlog->write(f); });
+    router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->flush(); });
   }
   if (general.report_stats) {

@@ -1,5 +1,7 @@
 #include "router/router.hpp"
 
+#include <future>
+
 #include "dialect/builtin.hpp"
 
 namespace mavswitch {
@@ -27,24 +29,44 @@ void Router::start() {
   for (auto& e : endpoints_) e->start();
 }
 
-void Router::run() { loop_.run(); }
+void Router::run() {
+  loop_thread_ = std::this_thread::get_id();
+  loop_thread_.notify_all();
+  loop_.run();
+  loop_thread_ = std::thread::id{};
+}
+
+void Router::run_on_loop(const std::function<void()>& f) {
+  if (on_loop_thread() || !running()) {
+    f();
+    return;
+  }
+  std::promise<void> done;
+  loop_.post([&] {
+    f();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+
 void Router::stop() { loop_.stop(); }
 
 void Router::link_up(transport::Link& link) {
   const routing::LinkId id = routing_.add_link(policies_[link.endpoint().policy_index]);
   link.id = id;
   if (id >= links_.size()) {
-    links_.resize(id + 1, nullptr);
+    links_.resize(id + 1);
     sequences_.resize(id + 1);
   }
-  links_[id] = &link;
+  links_[id] = {&link, nullptr};
   sequences_[id] = std::make_unique<routing::SequenceTracker>();
 }
 
 void Router::link_down(transport::Link& link) {
-  if (link.id >= links_.size() || links_[link.id] != &link) return;
+  if (link.id >= links_.size() || links_[link.id].wire != &link) return;
   routing_.remove_link(link.id);
-  links_[link.id] = nullptr;
+  links_[link.id] = {};
   sequences_[link.id].reset();
   std::erase(to_flush_, &link);
   link.id = routing::kNoLink;
@@ -53,8 +75,39 @@ void Router::link_down(transport::Link& link) {
 void Router::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
   sequences_[link.id]->record(frame.sysid(), frame.compid(), frame.seq());
-  routing_.route(link.id, frame, loop_.now(), [&](routing::LinkId to) { links_[to]->send(frame.bytes()); });
-  for (auto& tap : taps_) tap(frame, link);
+  routing_.route(link.id, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  for (auto& tap : taps_) tap(frame);
+}
+
+void Router::deliver(routing::LinkId to, const protocol::FrameView& frame) {
+  const Destination& d = links_[to];
+  if (d.wire != nullptr) {
+    d.wire->send(frame.bytes());
+  } else if (d.local != nullptr) {
+    d.local->deliver(frame);
+  }
+}
+
+routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
+  const routing::LinkId id = routing_.add_link(std::move(policy));
+  if (id >= links_.size()) {
+    links_.resize(id + 1);
+    sequences_.resize(id + 1);
+  }
+  links_[id] = {nullptr, &link};
+  routing_.pin(id, sysid, compid, loop_.now());
+  return id;
+}
+
+void Router::detach_local(routing::LinkId id) {
+  if (id >= links_.size() || links_[id].local == nullptr) return;
+  routing_.remove_link(id);
+  links_[id] = {};
+}
+
+void Router::route_local(routing::LinkId from, const protocol::FrameView& frame) {
+  routing_.route(from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  for (auto& tap : taps_) tap(frame);
 }
 
 void Router::needs_flush(transport::Link& link) {

@@ -1,11 +1,14 @@
 // mavswitch::Router: a MAVLink routing engine you can embed. Add endpoints, start, run.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "protocol/message_table.hpp"
+#include "router/local_link.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
 #include "transport/endpoint.hpp"
@@ -39,10 +42,28 @@ class Router final : private transport::LinkHost {
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
   // Called with every frame received (after routing): telemetry logs, local subscribers.
-  using Tap = std::function<void(const protocol::FrameView& frame, const transport::Link& from)>;
+  using Tap = std::function<void(const protocol::FrameView& frame)>;
   void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
 
+  // In-process components (see api/): a local link is routed to like any other, and the
+  // frames it sends are routed as if they had arrived on it. Router thread (or before run()).
+  routing::LinkId attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy = {});
+  void detach_local(routing::LinkId id);
+  void route_local(routing::LinkId from, const protocol::FrameView& frame);
+
+  // True on the thread inside run(); false elsewhere, and on every thread while run() is not active.
+  bool on_loop_thread() const noexcept { return loop_thread_.load() == std::this_thread::get_id(); }
+  bool running() const noexcept { return loop_thread_.load() != std::thread::id{}; }
+  // Runs f on the router's thread and waits for it; runs it here when on the router thread
+  // already, or while run() is not active. Before run() starts, call it only from the thread
+  // that will call run(); a program that starts run() on another thread calls
+  // wait_until_running() first.
+  void run_on_loop(const std::function<void()>& f);
+  void wait_until_running() const { loop_thread_.wait(std::thread::id{}); }
+
   transport::EventLoop& event_loop() { return loop_; }
+  // The message table frames are validated with.
+  const protocol::MessageTable& routing_table() const { return *table_; }
   const routing::Routing& routing() const { return routing_; }
   const std::vector<std::unique_ptr<transport::Endpoint>>& endpoints() const { return endpoints_; }
   const routing::SequenceTracker* sequences(const transport::Link& link) const;
@@ -64,7 +85,15 @@ class Router final : private transport::LinkHost {
   transport::Resolver resolver_;
   routing::Routing routing_;
   std::vector<routing::LinkPolicy> policies_;  // per endpoint
-  std::vector<transport::Link*> links_;        // by link id (null: free)
+  // What a link id delivers to: a wire link or a local one (both null: free).
+  struct Destination {
+    transport::Link* wire = nullptr;
+    LocalLink* local = nullptr;
+  };
+  void deliver(routing::LinkId to, const protocol::FrameView& frame);
+
+  std::vector<Destination> links_;  // by link id
+  std::atomic<std::thread::id> loop_thread_{};
   std::vector<std::unique_ptr<routing::SequenceTracker>> sequences_;  // by link id
   std::vector<transport::Link*> to_flush_;
   std::vector<Tap> taps_;

@@ -28,6 +28,7 @@ void Routing::remove_link(LinkId link) {
   }
   l.active = false;
   table_.forget_link(link);
+  std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
 }
 
 int Routing::group_index(const std::string& name) {
@@ -137,6 +138,12 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
 
 void Routing::expire(Millis now) {
   if (route_timeout_ > 0) stats_.routes_expired += table_.expire(now - route_timeout_);
+  for (const auto& p : pinned_) table_.learn(p.sysid, p.compid, p.link, now);
+}
+
+void Routing::pin(LinkId link, uint8_t sysid, uint8_t compid, Millis now) {
+  pinned_.push_back({link, sysid, compid});
+  learn(link, sysid, compid, now);
 }
 
 }  // namespace mavswitch::routing

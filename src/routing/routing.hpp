@@ -79,6 +79,9 @@ class Routing {
 
   // Ages out silent routes; call about once a second.
   void expire(Millis now);
+  // A component that lives on `link` for as long as the link does (an in-process component):
+  // learned now and never aged out.
+  void pin(LinkId link, uint8_t sysid, uint8_t compid, Millis now);
 
   const RouteTable& routes() const noexcept { return table_; }
   const RoutingStats& stats() const noexcept { return stats_; }
@@ -108,6 +111,11 @@ class Routing {
   uint8_t sniffer_sysid_ = 0;
   std::array<uint32_t, 256> boot_ms_{};   // last SYSTEM_TIME.time_boot_ms per system
   std::array<bool, 256> boot_known_{};
+  struct Pinned {
+    LinkId link;
+    uint8_t sysid, compid;
+  };
+  std::vector<Pinned> pinned_;
 };
 
 }  // namespace mavswitch::routing

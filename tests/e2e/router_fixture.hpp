@@ -16,6 +16,7 @@ class RouterThread {
   void start() {
     router.start();
     thread_ = std::thread([this] { router.run(); });
+    router.wait_until_running();
   }
   void stop() {
     if (!thread_.joinable()) return;

@@ -1,0 +1,186 @@
+#include "api/component.hpp"
+
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+#include "protocol/parser.hpp"
+
+namespace mavswitch {
+
+void Subscription::reset() {
+  if (id_ == 0) return;
+  if (auto core = core_.lock()) core->remove(id_);
+  core_.reset();
+  id_ = 0;
+}
+
+namespace api_detail {
+
+ComponentCore::ComponentCore(Router& r, uint8_t sys, uint8_t comp, size_t send_queue_frames)
+    : router(r), sysid(sys), compid(comp), send_queue_(send_queue_frames) {}
+
+void ComponentCore::attach() {
+  router.run_on_loop([&] { link_ = router.attach_local(*this, sysid, compid); });
+}
+
+void ComponentCore::detach() {
+  router.run_on_loop([&] {
+    if (heartbeat_timer) router.event_loop().cancel(heartbeat_timer);
+    heartbeat_timer = 0;
+    router.detach_local(link_);
+    link_ = routing::kNoLink;
+    index_ = std::make_shared<SubscriberIndex>();
+  });
+}
+
+Subscription ComponentCore::add(std::shared_ptr<Subscriber> s) {
+  uint64_t id = 0;
+  router.run_on_loop([&] {
+    id = next_id_++;
+    s->id = id;
+    index_ = std::make_shared<SubscriberIndex>(index_->with(std::move(s)));
+  });
+  return Subscription(weak_from_this(), id);
+}
+
+void ComponentCore::remove(uint64_t id) {
+  router.run_on_loop([&] {
+    if (auto s = index_->find(id)) s->alive = false;  // a dispatch in progress skips it from now on
+    index_ = std::make_shared<SubscriberIndex>(index_->without(id));
+  });
+}
+
+bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept {
+  const protocol::MessageInfo* info = f.info();
+  if (info == nullptr || info->target_system_offset < 0) return false;
+  if (f.payload_byte(info->target_system_offset) != sysid) return false;
+  const uint8_t comp = f.payload_byte(info->target_component_offset);
+  return comp == 0 || comp == compid;
+}
+
+// Router thread. The snapshot is held for the whole dispatch: handlers may subscribe and
+// unsubscribe freely (they replace index_, not the snapshot being walked).
+void ComponentCore::deliver(const protocol::FrameView& f) {
+  delivered_.fetch_add(1, std::memory_order_relaxed);
+  const std::shared_ptr<const SubscriberIndex> index = index_;
+  alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];
+  bool have_decoded = false;
+  index->for_each_candidate(f.sysid(), f.msgid(), [&](Subscriber& s) {
+    if (!s.alive) return;
+    if (s.filter.source_component && *s.filter.source_component != f.compid()) return;
+    if (s.filter.addressed_to_me && !addressed_to_me(f)) return;
+    if (s.queue) {
+      if (!s.queue->push(f.bytes())) queue_dropped_.fetch_add(1, std::memory_order_relaxed);
+    } else if (s.raw) {
+      s.raw(f);
+    } else if (f.verified()) {
+      if (!have_decoded) {
+        s.decode(f.payload(), decoded);
+        have_decoded = true;
+        decodes_.fetch_add(1, std::memory_order_relaxed);
+      }
+      s.typed(decoded, f);
+    }
+  });
+}
+
+bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
+  if (router.on_loop_thread()) {  // already where routing happens: route now
+    const auto probe = protocol::probe_frame(router.routing_table(), frame.data(), frame.size());
+    if (probe.status != protocol::Probe::Status::kFrame || probe.frame.size() != frame.size() ||
+        link_ == routing::kNoLink) {
+      send_dropped_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    router.route_local(link_, probe.frame);
+    sent_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  if (!send_queue_.push(frame)) {
+    send_dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // One wake-up of the router thread per batch: only the push that finds no drain pending posts.
+  if (!drain_scheduled_.exchange(true, std::memory_order_acq_rel)) {
+    router.event_loop().post([weak = weak_from_this()] {
+      if (auto core = weak.lock()) core->drain();
+    });
+  }
+  return true;
+}
+
+void ComponentCore::drain() {
+  drain_scheduled_.store(false, std::memory_order_release);
+  OwnedFrame f;
+  while (send_queue_.pop(f)) send_frame(f.span());
+}
+
+ComponentStats ComponentCore::stats() const {
+  return {delivered_.load(), decodes_.load(), sent_.load(), send_dropped_.load(), queue_dropped_.load()};
+}
+
+}  // namespace api_detail
+
+Component::Component(Router& router, uint8_t system_id, uint8_t component_id, size_t send_queue_frames)
+    : core_(std::make_shared<api_detail::ComponentCore>(router, system_id, component_id, send_queue_frames)) {
+  core_->attach();
+}
+
+Component::~Component() { core_->detach(); }
+
+Subscription Component::subscribe(MessageFilter filter, std::function<void(const protocol::FrameView&)> handler) {
+  auto s = std::make_shared<api_detail::Subscriber>();
+  s->filter = filter;
+  s->raw = std::move(handler);
+  return core_->add(std::move(s));
+}
+
+std::shared_ptr<SpscFrameQueue> Component::subscribe_queued(MessageFilter filter, size_t capacity, Subscription& handle) {
+  auto s = std::make_shared<api_detail::Subscriber>();
+  s->filter = filter;
+  s->queue = std::make_shared<SpscFrameQueue>(capacity);
+  auto queue = s->queue;
+  handle = core_->add(std::move(s));
+  return queue;
+}
+
+void Component::start_heartbeat(uint8_t mav_type, uint8_t autopilot, std::chrono::milliseconds period) {
+  stop_heartbeat();
+  core_->router.run_on_loop([&] {
+    core_->heartbeat_timer = core_->router.event_loop().every(period.count(), [this, mav_type, autopilot] {
+      msg::Heartbeat hb;
+      hb.type = mav_type;
+      hb.autopilot = autopilot;
+      hb.system_status = 4;  // MAV_STATE_ACTIVE
+      send(hb);
+    });
+  });
+}
+
+void Component::stop_heartbeat() {
+  core_->router.run_on_loop([&] {
+    if (core_->heartbeat_timer) core_->router.event_loop().cancel(core_->heartbeat_timer);
+    core_->heartbeat_timer = 0;
+  });
+}
+
+std::optional<msg::CommandAck> Component::command(uint8_t target_system, uint8_t target_component, uint16_t command,
+                                                  std::array<float, 7> params, std::chrono::milliseconds timeout) {
+  msg::CommandLong c;
+  c.target_system = target_system;
+  c.target_component = target_component;
+  c.command = command;
+  c.param1 = params[0];
+  c.param2 = params[1];
+  c.param3 = params[2];
+  c.param4 = params[3];
+  c.param5 = params[4];
+  c.param6 = params[5];
+  c.param7 = params[6];
+  MessageFilter from_target{.source_system = target_system, .addressed_to_me = true};
+  if (target_component != 0) from_target.source_component = target_component;
+  return wait_for<msg::CommandAck>(
+      from_target, [command](const msg::CommandAck& ack) { return ack.command == command; }, timeout,
+      [&] { send(c); });
+}
+
+}  // namespace mavswitch

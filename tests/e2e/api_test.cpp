@@ -1,0 +1,211 @@
+// In-process components on a running router: filters, decoding, threads, helpers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "api/component.hpp"
+#include "e2e/peers.hpp"
+#include "e2e/router_fixture.hpp"
+#include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/command_ack.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+TEST(Api, FilterSemanticsAsATable) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  Component me(rt.router, 1, 191);
+
+  struct Row {
+    const char* name;
+    MessageFilter filter;
+    int expected;
+    std::atomic<int> got{0};
+    Subscription sub{};
+  };
+  Row rows[] = {
+      {"everything", {}, 7},
+      {"from system 5", {.source_system = 5}, 3},
+      {"from 5/1", {.source_system = 5, .source_component = 1}, 2},
+      {"HEARTBEAT", {.message_id = msg::Heartbeat::kId}, 2},
+      {"ATTITUDE from 6", {.source_system = 6, .message_id = msg::Attitude::kId}, 1},
+      {"addressed to me", {.addressed_to_me = true}, 2},
+      {"COMMAND_LONG addressed to me from 6/1",
+       {.source_system = 6, .source_component = 1, .message_id = msg::CommandLong::kId, .addressed_to_me = true}, 2},
+  };
+  for (auto& r : rows) r.sub = me.subscribe(r.filter, [&r](const protocol::FrameView&) { ++r.got; });
+
+  UdpPeer wire;
+  wire.send_to(port, heartbeat(5, 1));
+  wire.send_to(port, heartbeat(5, 2));
+  wire.send_to(port, attitude(6, 1, 1));
+  wire.send_to(port, attitude(5, 1, 2));
+  wire.send_to(port, command_long(6, 1, 1, 191));  // to me
+  wire.send_to(port, command_long(6, 1, 1, 0));    // to my system, any component
+  wire.send_to(port, command_long(6, 1, 1, 55));   // to another component of my system
+  wire.send_to(port, command_long(6, 1, 9, 1));    // to a system nobody has heard: not routed here
+  ASSERT_TRUE(wait_until([&] { return me.stats().delivered == 7; })) << me.stats().delivered;
+  for (auto& r : rows) EXPECT_EQ(r.got.load(), r.expected) << r.name;
+}
+
+TEST(Api, PayloadsAreDecodedLazilyAndAtMostOncePerFrame) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  Component me(rt.router, 1, 191);
+  std::atomic<int> raw{0}, typed{0};
+  auto all = me.subscribe({}, [&](const protocol::FrameView&) { ++raw; });
+  UdpPeer wire;
+  for (uint8_t i = 0; i < 10; ++i) wire.send_to(port, heartbeat(5, 1, i));
+  ASSERT_TRUE(wait_until([&] { return raw == 10; }));
+  EXPECT_EQ(me.stats().decodes, 0u) << "raw-only traffic is never decoded";
+
+  std::vector<Subscription> subs;
+  float roll_sum = 0;
+  for (int k = 0; k < 3; ++k) {
+    subs.push_back(me.subscribe<msg::Attitude>([&](const msg::Attitude& a, const protocol::FrameView&) {
+      ++typed;
+      roll_sum += a.roll;
+    }));
+  }
+  for (uint8_t i = 0; i < 10; ++i) {
+    wire.send_to(port, attitude(5, 1, i, i));
+    wire.send_to(port, heartbeat(5, 1, i));
+  }
+  ASSERT_TRUE(wait_until([&] { return typed == 30 && raw == 30; }));
+  EXPECT_EQ(me.stats().decodes, 10u) << "three typed subscribers, one decode per frame";
+  EXPECT_FLOAT_EQ(roll_sum, 30 * 0.5f);
+}
+
+TEST(Api, SubscribingAndUnsubscribingInsideAHandler) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  Component me(rt.router, 1, 191);
+  std::atomic<int> first{0}, second{0}, late{0};
+  Subscription a, b, c;
+  a = me.subscribe({}, [&](const protocol::FrameView&) {
+    ++first;
+    b.reset();  // the other one: it must not run for this frame or any later one
+    a.reset();  // and itself
+    c = me.subscribe({}, [&](const protocol::FrameView&) { ++late; });
+  });
+  b = me.subscribe({}, [&](const protocol::FrameView&) { ++second; });
+  UdpPeer wire;
+  wire.send_to(port, heartbeat(5, 1, 0));
+  wire.send_to(port, heartbeat(5, 1, 1));
+  wire.send_to(port, heartbeat(5, 1, 2));
+  ASSERT_TRUE(wait_until([&] { return me.stats().delivered == 3; }));
+  EXPECT_EQ(first.load(), 1);
+  EXPECT_EQ(second.load(), 0);
+  EXPECT_EQ(late.load(), 2) << "subscribed during the first frame: sees the next two";
+}
+
+TEST(Api, SendsFromManyThreadsAndDeliversToAnotherThread) {
+  RouterThread rt;
+  rt.start();
+  Component sender(rt.router, 1, 1);
+  Component receiver(rt.router, 2, 1);
+  Subscription handle;
+  auto queue = receiver.subscribe_queued({.message_id = msg::Attitude::kId}, 8192, handle);
+
+  constexpr int kThreads = 4;
+  constexpr uint32_t kPerThread = 1000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint32_t i = 0; i < kPerThread; ++i) {
+        msg::Attitude a;
+        a.time_boot_ms = static_cast<uint32_t>(t) * 1'000'000u + i;
+        for (int tries = 0; tries < 100000 && !sender.send(a); ++tries) std::this_thread::yield();
+      }
+    });
+  }
+  // Meanwhile, subscriptions come and go from yet another thread.
+  std::atomic<bool> churn{true};
+  std::thread churner([&] {
+    for (int i = 0; i < 200 && churn; ++i) {
+      auto s = receiver.subscribe({}, [](const protocol::FrameView&) {});
+    }
+  });
+
+  std::map<int, uint32_t> next;  // per sending thread, the next time_boot_ms expected
+  uint32_t received = 0;
+  OwnedFrame f;
+  while (received < kThreads * kPerThread && queue->wait_pop(f, std::chrono::seconds(5))) {
+    const auto view = protocol::probe_frame(rt.router.routing_table(), f.bytes, f.size).frame;
+    const auto a = msg::Attitude::decode(view.payload());
+    const int t = static_cast<int>(a.time_boot_ms / 1'000'000u);
+    ASSERT_EQ(a.time_boot_ms % 1'000'000u, next[t]) << "in order per sender";
+    ++next[t];
+    ++received;
+  }
+  churn = false;
+  churner.join();
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(received, kThreads * kPerThread);
+  EXPECT_EQ(queue->dropped(), 0u);
+  EXPECT_EQ(sender.stats().sent, kThreads * kPerThread);
+}
+
+TEST(Api, CommandGetsItsAckAndHeartbeatsGoOut) {
+  RouterThread rt;
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  Component vehicle(rt.router, 1, 1);
+  Component gcs(rt.router, 255, 190);
+  auto responder = vehicle.subscribe<msg::CommandLong>(
+      [&](const msg::CommandLong& c, const protocol::FrameView& f) {
+        msg::CommandAck ack;
+        ack.command = c.command;
+        ack.result = c.command == 400 ? 0 : 3;  // MAV_RESULT_ACCEPTED / UNSUPPORTED
+        ack.target_system = f.sysid();
+        ack.target_component = f.compid();
+        vehicle.send(ack);  // from the handler: on the router thread, routed at once
+      },
+      {.addressed_to_me = true});
+  const auto ack = gcs.command(1, 1, 400, {1});
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->command, 400);
+  EXPECT_EQ(ack->result, 0);
+  const auto refused = gcs.command(1, 1, 31000);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->result, 3);
+  EXPECT_FALSE(gcs.command(42, 1, 400, {}, std::chrono::milliseconds(100)).has_value()) << "nobody there: a timeout";
+
+  UdpPeer wire;
+  wire.send_to(port, heartbeat(200, 1));  // a wire peer that hears broadcasts
+  vehicle.start_heartbeat(2, 3, std::chrono::milliseconds(20));
+  ASSERT_TRUE(wait_until([&] { return wire.received().count_msgid(msg::Heartbeat::kId) >= 3; }));
+  vehicle.stop_heartbeat();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const size_t after_stop = wire.received().count_msgid(msg::Heartbeat::kId);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(wire.received().count_msgid(msg::Heartbeat::kId), after_stop);
+}
+
+TEST(Api, WaitForRefusesToBlockTheRouterThread) {
+  RouterThread rt;
+  rt.start();
+  Component c(rt.router, 1, 1);
+  bool threw = false;
+  rt.on_loop([&] {
+    try {
+      c.wait_for<msg::Heartbeat>({}, nullptr, std::chrono::milliseconds(1));
+    } catch (const std::logic_error&) {
+      threw = true;
+    }
+    return 0;
+  });
+  EXPECT_TRUE(threw);
+}
