@@ -1,0 +1,28 @@
+# cmake --install: the programs, the library (static archives + headers + generated messages),
+# a CMake package (find_package(mavswitch) -> mavswitch::mavswitch), a pkg-config file, and the
+# systemd unit.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS mavswitchd mavswitch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES packaging/mavswitchd.service DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+
+set(_libraries mavswitch mavswitch_api mavswitch_router mavswitch_transport mavswitch_routing
+    mavswitch_messages mavswitch_dialect mavswitch_protocol mavswitch_base mavswitch_warnings)
+install(TARGETS ${_libraries} EXPORT mavswitchTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mavswitch)
+install(DIRECTORY src/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mavswitch
+        FILES_MATCHING PATTERN "*.hpp"
+        PATTERN "daemon" EXCLUDE PATTERN "tools" EXCLUDE PATTERN "codegen" EXCLUDE)
+install(DIRECTORY ${MAVSWITCH_GENERATED_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mavswitch)
+
+set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/mavswitch)
+install(EXPORT mavswitchTargets NAMESPACE mavswitch:: DESTINATION ${_cmake_dir})
+configure_package_config_file(cmake/mavswitchConfig.cmake.in ${PROJECT_BINARY_DIR}/mavswitchConfig.cmake
+                              INSTALL_DESTINATION ${_cmake_dir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/mavswitchConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/mavswitchConfig.cmake ${PROJECT_BINARY_DIR}/mavswitchConfigVersion.cmake
+        DESTINATION ${_cmake_dir})
+
+configure_file(cmake/mavswitch.pc.in ${PROJECT_BINARY_DIR}/mavswitch.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/mavswitch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
