@@ -18,9 +18,7 @@ using namespace mavswitch::test;
 
 TEST(Api, FilterSemanticsAsATable) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   Component me(rt.router, 1, 191);
 
   struct Row {
@@ -57,9 +55,7 @@ TEST(Api, FilterSemanticsAsATable) {
 
 TEST(Api, PayloadsAreDecodedLazilyAndAtMostOncePerFrame) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   Component me(rt.router, 1, 191);
   std::atomic<int> raw{0}, typed{0};
   auto all = me.subscribe({}, [&](const protocol::FrameView&) { ++raw; });
@@ -87,9 +83,7 @@ TEST(Api, PayloadsAreDecodedLazilyAndAtMostOncePerFrame) {
 
 TEST(Api, SubscribingAndUnsubscribingInsideAHandler) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   Component me(rt.router, 1, 191);
   std::atomic<int> first{0}, second{0}, late{0};
   Subscription a, b, c;
@@ -159,9 +153,7 @@ TEST(Api, SendsFromManyThreadsAndDeliversToAnotherThread) {
 
 TEST(Api, CommandGetsItsAckAndHeartbeatsGoOut) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   Component vehicle(rt.router, 1, 1);
   Component gcs(rt.router, 255, 190);
   auto responder = vehicle.subscribe<msg::CommandLong>(

@@ -4,6 +4,7 @@
 #include <future>
 #include <thread>
 
+#include "e2e/peers.hpp"
 #include "router/router.hpp"
 
 namespace mavswitch::test {
@@ -12,6 +13,9 @@ class RouterThread {
  public:
   explicit RouterThread(RouterOptions options = {}) : router(options) {}
   ~RouterThread() { stop(); }
+
+  // The common case: one UDP server endpoint on a free port; returns the port.
+  uint16_t start_with_udp_server();
 
   void start() {
     router.start();
@@ -68,6 +72,13 @@ inline transport::EndpointSpec serial(const std::string& device) {
   transport::EndpointSpec s = endpoint(transport::EndpointSpec::Kind::kSerial, 0, "serial");
   s.device = device;
   return s;
+}
+
+inline uint16_t RouterThread::start_with_udp_server() {
+  const uint16_t port = free_udp_port();
+  router.add_endpoint(udp_server(port));
+  start();
+  return port;
 }
 
 }  // namespace mavswitch::test

@@ -14,9 +14,7 @@ using namespace mavswitch::test;
 
 TEST(UdpServer, EveryRemoteAddressIsItsOwnPeer) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   UdpPeer vehicle, gcs1, gcs2;
   gcs1.send_to(port, heartbeat(255, 190));
   gcs2.send_to(port, heartbeat(254, 190));
@@ -51,9 +49,7 @@ TEST(UdpServer, ForgetsPeersThatFallSilent) {
 
 TEST(UdpServer, DatagramsWithoutMavlinkCreateNoPeer) {
   RouterThread rt;
-  const uint16_t port = free_udp_port();
-  rt.router.add_endpoint(udp_server(port));
-  rt.start();
+  const uint16_t port = rt.start_with_udp_server();
   UdpPeer noise, gcs;
   for (int i = 0; i < 50; ++i) noise.send_to(port, Bytes(100, static_cast<uint8_t>(i)));
   gcs.send_to(port, heartbeat(255, 190));
