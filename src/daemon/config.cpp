@@ -1,5 +1,7 @@
 #include "daemon/config.hpp"
 
+#include "daemon/key_file.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -68,6 +70,20 @@ void add_bytes(const Where& w, std::string_view list, routing::ByteSet& set) {
 
 using Setter = std::function<void(const Where&, std::string_view, EndpointConfig&)>;
 
+routing::SigningPolicy& signing_of(EndpointConfig& e) {
+  if (!e.signing) e.signing = std::make_shared<routing::SigningPolicy>();
+  return *e.signing;
+}
+
+void add_ranges(const Where& w, std::string_view list, EndpointConfig& e) {
+  for_each_item(w, list, [&](std::string_view item) {
+    std::string error;
+    auto range = transport::AddressRange::parse(item, &error);
+    if (!range) w.fail(error);
+    e.spec.allow_from.push_back(*range);
+  });
+}
+
 // Keys every endpoint section takes: the 12 filters, Group, and ours.
 const std::map<std::string, Setter>& common_endpoint_keys() {
   static const std::map<std::string, Setter> keys = {
@@ -85,6 +101,20 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
       {"allowsrcsysin", [](auto& w, auto v, auto& e) { add_bytes(w, v, e.policy.in.allow_sys); }},
       {"blocksrcsysin", [](auto& w, auto v, auto& e) { add_bytes(w, v, e.policy.in.block_sys); }},
       {"group", [](auto&, auto v, auto& e) { e.group = std::string(v); }},
+      {"allowfrom", add_ranges},
+      {"signingkeyfile", [](auto& w, auto v, auto& e) {
+         std::string error;
+         if (!read_key_file(std::string(v), &signing_of(e).key, &error)) w.fail(error);
+         e.signing_key_set = true;
+       }},
+      {"signing", [](auto& w, auto v, auto& e) {
+         const std::string m = lower(v);
+         if (m != "verify" && m != "sign" && m != "both") w.fail("'" + std::string(v) + "' must be verify, sign or both");
+         signing_of(e).verify = m != "sign";
+         signing_of(e).sign = m != "verify";
+       }},
+      {"signinglinkid", [](auto& w, auto v, auto& e) { signing_of(e).link_id = static_cast<uint8_t>(get_uint(w, v, 255)); }},
+      {"allowunsignedmsgids", [](auto& w, auto v, auto& e) { add_msg_ids(w, v, signing_of(e).unsigned_allowed); }},
       {"unknownmessages", [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
          if (m != "forward" && m != "drop") w.fail("'" + std::string(v) + "' must be forward or drop");
@@ -145,6 +175,15 @@ const std::map<std::string, Setter>& udp_keys() {
   return keys;
 }
 
+const std::map<std::string, Setter>& tcp_server_keys() {
+  static const std::map<std::string, Setter> keys = {
+      {"address", set_address},
+      {"port", set_port},
+      {"maxclients", [](auto& w, auto v, auto& e) { e.spec.max_peers = std::max<size_t>(1, get_uint(w, v, 100000)); }},
+  };
+  return keys;
+}
+
 const std::map<std::string, Setter>& tcp_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},
@@ -176,6 +215,7 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   else if (key == "minfreespace") g.min_free_space = get_uint(w, v, UINT64_MAX);
   else if (key == "maxlogfiles") g.max_log_files = static_cast<unsigned>(get_uint(w, v, 1'000'000));
   else if (key == "telemetrylogmaxsize") g.telemetry_log_max_size = get_uint(w, v, UINT64_MAX);
+  else if (key == "signingstatefile") g.signing_state_file = std::string(v);
   else if (key == "mavlinkdialect") {
     const std::string m = lower(v);
     if (m != "auto" && m != "common" && m != "ardupilotmega") w.fail("'" + std::string(v) + "' must be auto, common or ardupilotmega");
@@ -254,12 +294,16 @@ void load_config_file(const fs::path& file, Config& config) {
         section = Section::kUdp;
         endpoint = &endpoint_for(config, Kind::kUdpClient, type, name, here);
         kind_keys = &udp_keys();
+      } else if (type == "tcpserverendpoint") {
+        section = Section::kTcp;
+        endpoint = &endpoint_for(config, Kind::kTcpServer, type, name, here);
+        kind_keys = &tcp_server_keys();
       } else if (type == "tcpendpoint") {
         section = Section::kTcp;
         endpoint = &endpoint_for(config, Kind::kTcpClient, type, name, here);
         kind_keys = &tcp_keys();
       } else {
-        w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint)");
+        w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
       }
       continue;
     }
@@ -301,9 +345,14 @@ void finish_config(Config& config) {
     const auto& s = e.spec;
     const std::string where = e.spec.name + " (" + e.source + ")";
     if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
+    if (s.kind == Kind::kTcpServer && s.address.empty()) e.spec.address = "::";
     if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty()) throw ConfigError(where + ": Address is required");
     if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
-    if (s.kind == Kind::kTcpClient && !e.port_set) throw ConfigError(where + ": Port is required");
+    if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set) throw ConfigError(where + ": Port is required");
+    if (!s.allow_from.empty() && s.kind != Kind::kUdpServer && s.kind != Kind::kTcpServer) {
+      throw ConfigError(where + ": AllowFrom applies to listening endpoints (UDP server mode, TcpServerEndpoint)");
+    }
+    if (e.signing && !e.signing_key_set) throw ConfigError(where + ": signing keys need SigningKeyFile");
     if (s.kind == Kind::kUdpClient && !e.port_set) e.spec.port = next_udp_port++;
   }
   const GeneralConfig& g = config.general;

@@ -40,12 +40,15 @@ struct GeneralConfig {
   uint64_t min_free_space = 0;
   unsigned max_log_files = 0;
   uint64_t telemetry_log_max_size = 64ull << 20;  // rotate past this many bytes; 0: never
+  std::string signing_state_file = "/var/lib/mavswitch/signing.state";
 };
 
 struct EndpointConfig {
   transport::EndpointSpec spec;
   routing::LinkPolicy policy;
   std::string group;
+  std::shared_ptr<routing::SigningPolicy> signing;  // built from the Signing* keys
+  bool signing_key_set = false;
   std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
   std::string source;        // "file:line" where it was defined, or "command line"
   bool port_set = false;

@@ -7,7 +7,9 @@
 #include "base/log.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/signals.hpp"
+#include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
+#include "daemon/config.hpp"
 #include "daemon/telemetry_log.hpp"
 #include "dialect/loader.hpp"
 #include "router/router.hpp"
@@ -15,6 +17,21 @@
 using namespace mavswitch;
 
 namespace {
+
+// A listener anyone can reach, with nothing checking who speaks, lets anyone command the vehicle.
+void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy& policy) {
+  const bool listening = spec.kind == transport::EndpointSpec::Kind::kUdpServer ||
+                         spec.kind == transport::EndpointSpec::Kind::kTcpServer;
+  const bool loopback = spec.address.rfind("127.", 0) == 0 || spec.address == "::1" || spec.address == "localhost";
+  bool everyone = spec.allow_from.empty();
+  for (const auto& r : spec.allow_from) everyone |= r.is_everything();
+  const bool verified = policy.signing && policy.signing->policy().verify;
+  if (listening && !loopback && everyone && !verified) {
+    log::warning("{} {} port {} accepts MAVLink from any address, unsigned: anyone who can reach it can command "
+                 "the vehicle. Restrict it (AllowFrom = ...) or require signing (SigningKeyFile = ...)",
+                 transport::kind_name(spec.kind), spec.name, spec.port);
+  }
+}
 
 void print_stats(const Router& router) {
   const std::string text = daemon::format_stats(router);
@@ -61,10 +78,17 @@ int main(int argc, char** argv) {
     server.kind = transport::EndpointSpec::Kind::kTcpServer;
     server.name = "default";
     server.port = general.tcp_server_port;
+    warn_if_open(server, {});
     router.add_endpoint(server);
   }
+  bool any_signing = false;
   for (auto& e : config.endpoints) {
     if (!e.group.empty()) e.policy.group = router.group_index(e.group);
+    if (e.signing) {
+      e.policy.signing = std::make_shared<routing::SignatureGate>(e.signing);
+      any_signing = true;
+    }
+    warn_if_open(e.spec, e.policy);
     router.add_endpoint(e.spec, e.policy);
   }
   if (router.endpoints().empty()) {
@@ -79,6 +103,19 @@ int main(int argc, char** argv) {
         general.log_mode, general.log_system_id});
     router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->flush(); });
+  }
+  // Replay protection across restarts: our signing clock and the streams' newest timestamps.
+  auto save_state = [&] {
+    std::string error;
+    if (!daemon::save_signing_state(general.signing_state_file, router, &error)) {
+      log::warning("signing state not saved ({}): after a restart, frames signed up to a minute before it could "
+                   "be replayed once",
+                   error);
+    }
+  };
+  if (any_signing) {
+    daemon::load_signing_state(general.signing_state_file, router);
+    router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
     router.event_loop().every(general.stats_interval_s * 1000, [&] { print_stats(router); });
@@ -99,5 +136,6 @@ int main(int argc, char** argv) {
   }
   router.run();
   if (tlog) tlog->close();
+  if (any_signing) save_state();
   return 0;
 }

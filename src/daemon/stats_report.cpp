@@ -13,11 +13,22 @@ std::string format_stats(const Router& router) {
   fmt::format_to(it,
                  "stats: {} frames routed ({} broadcast, {} targeted), {} copies delivered; dropped: "
                  "filter-in {}, filter-out {}, unknown-target {}, duplicate {}, unknown-id {}; "
-                 "unknown-id forwarded {}; reboots {}; routes expired {}\n",
+                 "signing {}, SETUP_SIGNING {}; unknown-id forwarded {}; reboots {}; routes expired {}\n",
                  r.frames, r.broadcast, r.targeted, r.deliveries, r.filtered_in, r.filtered_out, r.unknown_target,
-                 r.duplicates, r.unknown_ids_dropped, r.unknown_ids_forwarded, r.reboots, r.routes_expired);
-  for (const auto& endpoint : router.endpoints()) {
-    fmt::format_to(it, "  {}\n", endpoint->describe());
+                 r.duplicates, r.unknown_ids_dropped, r.signing_rejected, r.setup_signing_dropped,
+                 r.unknown_ids_forwarded, r.reboots, r.routes_expired);
+  for (size_t i = 0; i < router.endpoints().size(); ++i) {
+    const auto& endpoint = router.endpoints()[i];
+    fmt::format_to(it, "  {}{}\n", endpoint->describe(),
+                   endpoint->refused() ? fmt::format(" (refused {} peers not in AllowFrom)", endpoint->refused()) : "");
+    if (const auto* gate = router.endpoint_policy(i).signing.get()) {
+      const auto& s = gate->counters();
+      fmt::format_to(it,
+                     "    signing: accepted {} signed, {} unsigned allowed; rejected: unsigned {}, bad signature {}, "
+                     "replay {}, mavlink1 {}; signed out {}, sent unsigned (MAVLink 1) {}\n",
+                     s.accepted, s.accepted_unsigned, s.rejected_unsigned, s.rejected_bad_signature, s.rejected_replay,
+                     s.rejected_mavlink1, s.signed_out, s.unsignable_out);
+    }
     endpoint->for_each_link([&](const transport::Link& l) {
       const auto& c = l.counters();
       const auto& p = l.parser_stats();

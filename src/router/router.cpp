@@ -3,6 +3,7 @@
 #include <future>
 
 #include "dialect/builtin.hpp"
+#include "protocol/signing.hpp"
 
 namespace mavswitch {
 
@@ -75,6 +76,7 @@ void Router::link_down(transport::Link& link) {
 void Router::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
   sequences_[link.id]->record(frame.sysid(), frame.compid(), frame.seq());
+  if (routing_.policy(link.id).signing) routing_.set_signing_now(protocol::signing_timestamp_now());
   routing_.route(link.id, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
   for (auto& tap : taps_) tap(frame);
 }
@@ -82,7 +84,21 @@ void Router::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 void Router::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   const Destination& d = links_[to];
   if (d.wire != nullptr) {
-    d.wire->send(frame.bytes());
+    const auto& signing = routing_.policy(to).signing;
+    if (!signing || !signing->policy().sign) {
+      d.wire->send(frame.bytes());
+      return;
+    }
+    uint8_t signed_frame[protocol::kMaxFrameLen];
+    const size_t n = protocol::sign_frame(frame, signing->policy().key, signing->policy().link_id,
+                                          next_signing_timestamp(), signed_frame);
+    if (n == 0) {  // MAVLink 1: cannot be signed; the peer's own policy decides
+      ++signing->counters().unsignable_out;
+      d.wire->send(frame.bytes());
+      return;
+    }
+    ++signing->counters().signed_out;
+    d.wire->send({signed_frame, n});
   } else if (d.local != nullptr) {
     d.local->deliver(frame);
   }
@@ -124,6 +140,11 @@ void Router::flush_pending() {
     l->flush();
   }
   batch.clear();
+}
+
+uint64_t Router::next_signing_timestamp() noexcept {
+  signing_last_ = std::max(protocol::signing_timestamp_now(), signing_last_ + 1);
+  return signing_last_;
 }
 
 const routing::SequenceTracker* Router::sequences(const transport::Link& link) const {

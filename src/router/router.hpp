@@ -1,6 +1,7 @@
 // mavswitch::Router: a MAVLink routing engine you can embed. Add endpoints, start, run.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -62,10 +63,16 @@ class Router final : private transport::LinkHost {
   void wait_until_running() const { loop_thread_.wait(std::thread::id{}); }
 
   transport::EventLoop& event_loop() { return loop_; }
+  // The clock our signatures carry (10 µs units since 2015): never goes backwards, even across
+  // restarts when the last value is restored from where the daemon persisted it.
+  uint64_t signing_clock() const noexcept { return signing_last_; }
+  void restore_signing_clock(uint64_t last) noexcept { signing_last_ = std::max(signing_last_, last); }
+
   // The message table frames are validated with.
   const protocol::MessageTable& routing_table() const { return *table_; }
   const routing::Routing& routing() const { return routing_; }
   const std::vector<std::unique_ptr<transport::Endpoint>>& endpoints() const { return endpoints_; }
+  const routing::LinkPolicy& endpoint_policy(size_t endpoint_index) const { return policies_[endpoint_index]; }
   const routing::SequenceTracker* sequences(const transport::Link& link) const;
 
  private:
@@ -94,6 +101,8 @@ class Router final : private transport::LinkHost {
 
   std::vector<Destination> links_;  // by link id
   std::atomic<std::thread::id> loop_thread_{};
+  uint64_t signing_last_ = 0;
+  uint64_t next_signing_timestamp() noexcept;
   std::vector<std::unique_ptr<routing::SequenceTracker>> sequences_;  // by link id
   std::vector<transport::Link*> to_flush_;
   std::vector<Tap> taps_;

@@ -6,6 +6,7 @@ namespace mavswitch::routing {
 namespace {
 
 constexpr uint32_t kSystemTimeId = 2;      // SYSTEM_TIME (common.xml)
+constexpr uint32_t kSetupSigningId = 256;  // SETUP_SIGNING (common.xml)
 constexpr int kSystemTimeBootMsOffset = 8;  // uint32 time_boot_ms after uint64 time_unix_usec
 
 }  // namespace
@@ -86,6 +87,15 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
   Link& src = links_[from];
   const uint8_t sys = f.sysid();
   const uint8_t comp = f.compid();
+  if (src.policy.signing && src.policy.signing->policy().verify &&
+      src.policy.signing->check(f, signing_now_) != SignatureGate::Result::kAccept) {
+    ++stats_.signing_rejected;
+    return Verdict::kSigningRejected;
+  }
+  if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
+    ++stats_.setup_signing_dropped;
+    return Verdict::kSetupSigning;
+  }
   if (!src.policy.in.pass(f.msgid(), sys, comp)) {
     ++stats_.filtered_in;
     return Verdict::kFilteredIn;

@@ -21,6 +21,7 @@
 #include "routing/dedup.hpp"
 #include "routing/filter.hpp"
 #include "routing/route_table.hpp"
+#include "routing/signing_policy.hpp"
 #include "routing/types.hpp"
 
 namespace mavswitch::routing {
@@ -30,6 +31,8 @@ struct LinkPolicy {
   Filter out;                   // applied to frames leaving on the link
   int group = -1;               // links of one group share learned routes (-1: none)
   bool drop_unknown_ids = false;  // neither accept nor send frames of unknown message ids
+  // MAVLink 2 signing: shared by the links of one endpoint (null: no signing on this link).
+  std::shared_ptr<SignatureGate> signing;
 };
 
 enum class Verdict : uint8_t {
@@ -39,6 +42,8 @@ enum class Verdict : uint8_t {
   kDuplicate,
   kUnknownTarget,      // addressed to a system never heard (or aged out)
   kUnknownIdDropped,   // unknown message id on a link whose policy drops them
+  kSigningRejected,    // unsigned, badly signed, replayed, or MAVLink 1 on a verifying link
+  kSetupSigning,       // SETUP_SIGNING carries a secret key: never forwarded
 };
 
 struct RoutingStats {
@@ -53,6 +58,8 @@ struct RoutingStats {
   uint64_t unknown_ids_forwarded = 0;
   uint64_t unknown_ids_dropped = 0;
   uint64_t reboots = 0;
+  uint64_t signing_rejected = 0;
+  uint64_t setup_signing_dropped = 0;
   uint64_t routes_expired = 0;
 };
 
@@ -76,6 +83,9 @@ class Routing {
   // Decides where `frame`, which arrived on `from` at `now`, goes; calls deliver once per
   // destination link. Never allocates except to learn a new route.
   Verdict route(LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver);
+  // The signing clock route() checks freshness against (10 µs since 2015); the caller sets it,
+  // so decisions stay a function of their inputs.
+  void set_signing_now(uint64_t now) noexcept { signing_now_ = now; }
 
   // Ages out silent routes; call about once a second.
   void expire(Millis now);
@@ -108,6 +118,7 @@ class Routing {
   RoutingStats stats_;
   Millis route_timeout_ = 10'000;
   uint32_t stamp_ = 0;
+  uint64_t signing_now_ = 0;
   uint8_t sniffer_sysid_ = 0;
   std::array<uint32_t, 256> boot_ms_{};   // last SYSTEM_TIME.time_boot_ms per system
   std::array<bool, 256> boot_known_{};

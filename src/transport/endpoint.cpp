@@ -23,6 +23,15 @@ std::string Endpoint::describe() const {
   return std::string(kind_name(spec_.kind)) + " " + spec_.name + " " + where;
 }
 
+bool Endpoint::admits(const SocketAddress& peer) {
+  if (spec_.allow_from.empty()) return true;
+  for (const auto& range : spec_.allow_from) {
+    if (range.contains(peer)) return true;
+  }
+  ++refused_;
+  return false;
+}
+
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
   switch (spec.kind) {
     case EndpointSpec::Kind::kSerial: return make_serial_endpoint(std::move(spec), host);

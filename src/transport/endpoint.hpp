@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/address_range.hpp"
 #include "transport/clock.hpp"
 #include "transport/link.hpp"
 
@@ -30,6 +31,7 @@ struct EndpointSpec {
   Millis retry_timeout = 5000;      // TCP client: longest wait between reconnects; 0: never
   Millis idle_timeout = 30000;      // UDP server: a peer silent this long is forgotten
   size_t max_peers = 64;            // UDP server peers / TCP server clients; oldest idle evicted
+  std::vector<AddressRange> allow_from;  // listening endpoints: who may connect (empty: anyone)
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link
 };
@@ -51,6 +53,12 @@ class Endpoint {
   const EndpointSpec& spec() const noexcept { return spec_; }
   // "udp-server gcs 0.0.0.0:14550" — for logs and statistics.
   std::string describe() const;
+  // Listening endpoints: whether `peer` may connect; refusals are counted.
+  bool admits(const SocketAddress& peer);
+  uint64_t refused() const noexcept { return refused_; }
+  bool listening() const noexcept {
+    return spec_.kind == EndpointSpec::Kind::kUdpServer || spec_.kind == EndpointSpec::Kind::kTcpServer;
+  }
 
   // Routing policy index the engine keeps for this endpoint's links.
   size_t policy_index = 0;
@@ -58,6 +66,7 @@ class Endpoint {
  protected:
   EndpointSpec spec_;
   LinkHost& host_;
+  uint64_t refused_ = 0;
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

@@ -64,10 +64,15 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
         if (errno != EAGAIN && errno != EWOULDBLOCK) log::warning("{}: accept: {}", describe(), errno_text());
         return;
       }
+      const SocketAddress peer(reinterpret_cast<sockaddr*>(&ss), len);
+      if (!admits(peer)) {
+        log::debug("{}: refused {} (not in AllowFrom)", describe(), peer.to_string());
+        ::close(fd);
+        continue;
+      }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       if (clients_.size() >= spec_.max_peers) evict_oldest_idle();
-      const SocketAddress peer(reinterpret_cast<sockaddr*>(&ss), len);
       auto link = std::make_unique<StreamLink>(*this, host_, peer.to_string(), fd, spec_.stream_queue_bytes,
                                                [this](StreamLink& l, const std::string& why) { closed(l, why); });
       log::info("{}: client {} connected", describe(), link->peer());

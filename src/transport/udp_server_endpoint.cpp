@@ -89,7 +89,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void datagram(std::span<const uint8_t> d, const SocketAddress& from) {
     auto it = peers_.find(from);
     if (it == peers_.end()) {
-      if (!holds_mavlink(d)) return;
+      if (!admits(from) || !holds_mavlink(d)) return;
       if (peers_.size() >= spec_.max_peers) evict_oldest_idle();
       auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
       log::info("{}: new peer {}", describe(), peer->peer());

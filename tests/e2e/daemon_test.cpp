@@ -117,6 +117,17 @@ TEST_F(DaemonTest, TelemetryLogIsWrittenAndReadable) {
   EXPECT_EQ(std::stoi(buf), 100 + 1) << "100 frames, and the summary line naming ATTITUDE";
 }
 
+TEST_F(DaemonTest, AnOpenUnsignedListenerIsALoudWarning) {
+  const uint16_t open = free_udp_port(), closed = free_udp_port();
+  DaemonProcess d({"-c", write("w.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint open]\nMode=Server\nAddress=0.0.0.0\nPort=" +
+                                            std::to_string(open) + "\n[UdpEndpoint closed]\nMode=Server\nAddress=0.0.0.0\nPort=" +
+                                            std::to_string(closed) + "\nAllowFrom=127.0.0.0/8\n")});
+  ASSERT_TRUE(wait_until([&] { return d.err().find("listening") != std::string::npos; })) << d.err();
+  EXPECT_NE(d.err().find("udp-server open port " + std::to_string(open) + " accepts MAVLink from any address, unsigned"),
+            std::string::npos) << d.err();
+  EXPECT_EQ(d.err().find("udp-server closed port"), std::string::npos) << "restricted: no warning";
+}
+
 TEST_F(DaemonTest, VersionAndHelp) {
   DaemonProcess version({"--version"});
   EXPECT_EQ(version.wait_exit(), 0);

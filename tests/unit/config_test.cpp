@@ -135,7 +135,7 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=1.2.3.4\nPort=99999\n"), file + ":3: Port: '99999' is not a whole number from 0 to 65535");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nMode=sideways\n"), file + ":2: Mode: 'sideways' must be normal or server");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nFlowControl=true\n"), file + ":2: FlowControl: unknown key in this section");
-  EXPECT_EQ(error_of("[SerialThing x]\n"), file + ":1: [SerialThing x]: unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint)");
+  EXPECT_EQ(error_of("[SerialThing x]\n"), file + ":1: [SerialThing x]: unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
   EXPECT_EQ(error_of("[UdpEndpoint]\n"), file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
   EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"), file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
@@ -162,4 +162,52 @@ TEST_F(ConfigTest, LogWithoutTelemetryIsALoudWarning) {
   finish_config(c);
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_NE(c.warnings[0].find("LogTelemetry"), std::string::npos);
+}
+
+TEST_F(ConfigTest, SigningKeysAndAllowFrom) {
+  const std::string hex(64, 'a');
+  const auto hex_key = write("hex.key", hex + "\n");
+  const auto b64_key = write("b64.key", "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqo=\n");
+  fs::permissions(hex_key, fs::perms::owner_read | fs::perms::owner_write);
+  fs::permissions(b64_key, fs::perms::owner_read | fs::perms::owner_write);
+  Config c;
+  load_config_file(write("m.conf", "[UdpEndpoint radio]\nMode=Server\nAddress=0.0.0.0\nPort=14550\nSigningKeyFile=" +
+                                       hex_key.string() + "\nSigning=verify\nSigningLinkId=4\nAllowUnsignedMsgIds=109, 0\n"
+                                       "AllowFrom = 192.168.1.0/24, fd00::/8\n[TcpServerEndpoint gcs]\nPort=5790\nMaxClients=3\n"
+                                       "SigningKeyFile=" + b64_key.string() + "\n"), c);
+  finish_config(c);
+  const auto& radio = c.endpoints[0];
+  ASSERT_TRUE(radio.signing);
+  EXPECT_EQ(radio.signing->key[0], 0xAA);
+  EXPECT_TRUE(radio.signing->verify);
+  EXPECT_FALSE(radio.signing->sign);
+  EXPECT_EQ(radio.signing->link_id, 4);
+  EXPECT_TRUE(radio.signing->unsigned_allowed.contains(109));
+  ASSERT_EQ(radio.spec.allow_from.size(), 2u);
+  const auto& gcs = c.endpoints[1];
+  EXPECT_EQ(gcs.spec.kind, transport::EndpointSpec::Kind::kTcpServer);
+  EXPECT_EQ(gcs.spec.max_peers, 3u);
+  EXPECT_EQ(gcs.signing->key[31], 0xAA) << "base64 of 32 bytes of 0xAA";
+  EXPECT_TRUE(gcs.signing->verify && gcs.signing->sign);
+}
+
+TEST_F(ConfigTest, AKeyOthersCanReadIsRefused) {
+  const auto key = write("open.key", std::string(64, 'b'));
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  const std::string err = error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + key.string() + "\n");
+  EXPECT_NE(err.find(":5: SigningKeyFile: " + key.string() + ": a signing key must not be readable by group or others (chmod 600"),
+            std::string::npos) << err;
+}
+
+TEST_F(ConfigTest, SecurityKeyErrors) {
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nAllowFrom=10.0.0.0/33\n").find(
+                ":5: AllowFrom: '10.0.0.0/33': bad prefix length"), std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigning=verify\n").find(
+                "signing keys need SigningKeyFile"), std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Normal\nAddress=127.0.0.1\nAllowFrom=10.0.0.1\n").find(
+                "AllowFrom applies to listening endpoints"), std::string::npos);
+  const auto short_key = write("short.key", "abcd");
+  fs::permissions(short_key, fs::perms::owner_read);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + short_key.string() + "\n").find(
+                "not a 32-byte key"), std::string::npos);
 }

@@ -1,0 +1,14 @@
+// Reads a MAVLink signing key: 32 bytes, written as 64 hex digits, as base64, or raw. The file
+// must not be readable by group or others.
+#pragma once
+
+#include <string>
+
+#include "protocol/signing.hpp"
+
+namespace mavswitch::daemon {
+
+// Returns false with *error set ("...: readable by others: chmod 600 ...").
+bool read_key_file(const std::string& path, protocol::SigningKey* key, std::string* error);
+
+}  // namespace mavswitch::daemon
