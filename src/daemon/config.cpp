@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 
 namespace mavswitch::daemon {
 namespace {
@@ -262,6 +263,14 @@ bool parse_uint(std::string_view text, uint64_t max, uint64_t* out) {
 void load_config_file(const fs::path& file, Config& config) {
   std::ifstream in(file);
   if (!in) throw ConfigError(file.string() + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  load_config_text(text.str(), file.string(), config);
+}
+
+void load_config_text(std::string_view text, const std::string& file_name, Config& config) {
+  const fs::path file = file_name;
+  std::istringstream in{std::string(text)};
   enum class Section { kNone, kGeneral, kUart, kUdp, kTcp } section = Section::kNone;
   EndpointConfig* endpoint = nullptr;
   const std::map<std::string, Setter>* kind_keys = nullptr;

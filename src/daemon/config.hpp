@@ -63,6 +63,8 @@ struct Config {
 // Reads one INI file into config. Sections with the same type and name as an earlier one
 // (from this file or an earlier one) update it, so a conf directory can override.
 void load_config_file(const std::filesystem::path& file, Config& config);
+// The same for text already in memory; `name` stands for the file in errors.
+void load_config_text(std::string_view text, const std::string& name, Config& config);
 // Reads every *.conf file in dir, in name order.
 void load_config_dir(const std::filesystem::path& dir, Config& config);
 

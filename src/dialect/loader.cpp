@@ -67,8 +67,9 @@ class FileReader {
  public:
   FileReader(Accumulator& acc, fs::path path) : acc_(acc), path_(std::move(path)), file_(path_.string()) {}
 
-  void run() {
-    const std::string text = read_file(path_);
+  void run() { run_text(read_file(path_)); }
+
+  void run_text(std::string_view text) {
     XML_Parser p = XML_ParserCreate(nullptr);
     parser_ = p;
     XML_SetUserData(p, this);
@@ -114,7 +115,8 @@ class FileReader {
 
   void start(std::string_view name, const XML_Char** attrs) {
     text_.clear();
-    const std::string_view parent = stack_.empty() ? std::string_view{} : stack_.back();
+    // A copy: the emplace below may reallocate the stack the parent's name lives in.
+    const std::string parent = stack_.empty() ? std::string{} : stack_.back();
     stack_.emplace_back(name);
     if (name == "message" && parent == "messages") {
       start_message(attrs);
@@ -255,10 +257,9 @@ class FileReader {
 
 }  // namespace
 
-Dialect load_dialect(const fs::path& path) {
-  if (!fs::exists(path)) throw DialectError(path.string() + ": no such file");
-  Accumulator acc;
-  FileReader::load_file(acc, path);
+namespace {
+
+Dialect assemble(Accumulator acc, const fs::path& path) {
   Dialect d;
   d.name = path.stem().string();
   d.messages = std::move(acc.messages);
@@ -267,6 +268,23 @@ Dialect load_dialect(const fs::path& path) {
   for (auto& [name, e] : acc.enums) d.enums.push_back(std::move(e));
   d.files = std::move(acc.files);
   return d;
+}
+
+}  // namespace
+
+Dialect load_dialect(const fs::path& path) {
+  if (!fs::exists(path)) throw DialectError(path.string() + ": no such file");
+  Accumulator acc;
+  FileReader::load_file(acc, path);
+  return assemble(std::move(acc), path);
+}
+
+Dialect load_dialect_text(std::string_view xml, const fs::path& path) {
+  Accumulator acc;
+  acc.seen.insert(path);
+  acc.files.push_back(path.string());
+  FileReader(acc, path).run_text(xml);
+  return assemble(std::move(acc), path);
 }
 
 }  // namespace mavswitch::dialect

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "dialect/model.hpp"
 
@@ -20,5 +21,7 @@ class DialectError : public std::runtime_error {
 // malformed XML, an unknown field type, a message without id or name, or two different messages
 // sharing an id or a name.
 Dialect load_dialect(const std::filesystem::path& path);
+// The same for XML already in memory; `path` names it in errors and anchors its <include>s.
+Dialect load_dialect_text(std::string_view xml, const std::filesystem::path& path);
 
 }  // namespace mavswitch::dialect

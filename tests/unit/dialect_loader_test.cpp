@@ -132,6 +132,17 @@ TEST_F(LoaderTest, TwoMessagesWithOneIdIsAnError) {
   EXPECT_NE(err.find(p.string() + ":4:"), std::string::npos) << err;
 }
 
+// Regression (found by AddressSanitizer): the parent element's name was read through a view
+// into the element stack after the stack had grown and moved.
+TEST_F(LoaderTest, DeeplyNestedElementsAreHarmless) {
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "<unknown" + std::to_string(i) + ">";
+  for (int i = 199; i >= 0; --i) deep += "</unknown" + std::to_string(i) + ">";
+  const auto p = write("deep.xml", mavlink(deep + R"(<messages><message id="1" name="M"><field type="uint8_t" name="v">v</field>
+    </message></messages>)"));
+  EXPECT_EQ(load_dialect(p).messages.size(), 1u);
+}
+
 TEST_F(LoaderTest, MissingFileIsAClearError) {
   EXPECT_NE(error_of(dir_ / "absent.xml").find("no such file"), std::string::npos);
 }

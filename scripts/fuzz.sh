@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for a bounded time.
+#   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 20 s, every target)
+# A crash or leak stops it with the reproducer path; turn that input into a regression test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz)
+
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DMAVSWITCH_FUZZ=ON -DMAVSWITCH_BUILD_TESTS=OFF -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build build-fuzz --target "${targets[@]}"
+
+# Seeds: real traffic cut into 1 KiB pieces, the smaller official XML files, our configs.
+definitions=""
+for d in "${MAVSWITCH_MAVLINK_DIR:-}" third_party/mavlink ../shared/mavlink; do  # the build's search order
+  if [ -n "$d" ] && [ -f "$d/message_definitions/v1.0/common.xml" ]; then definitions=$d/message_definitions/v1.0; break; fi
+done
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config"
+for capture in ../shared/captures/*.bin; do
+  [ -f "$capture" ] && split -b 1024 "$capture" "$seeds/frames/$(basename "$capture" .bin)-"
+done
+for xml in minimal standard test python_array_test icarous uAvionix; do
+  [ -f "$definitions/$xml.xml" ] && cp "$definitions/$xml.xml" "$seeds/xml/"
+done
+cp fuzz/corpus/config/* "$seeds/config/"
+
+for t in "${targets[@]}"; do
+  case $t in
+    frame_parser_fuzz | signature_fuzz) seed=$seeds/frames max_len=4096 ;;
+    dialect_loader_fuzz) seed=$seeds/xml max_len=65536 ;;
+    config_fuzz) seed=$seeds/config max_len=4096 ;;
+  esac
+  mkdir -p "build-fuzz/corpus/$t"
+  echo "fuzz: $t for ${seconds}s"
+  status=0
+  "build-fuzz/fuzz/$t" "build-fuzz/corpus/$t" "$seed" -max_total_time="$seconds" -max_len=$max_len \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="build-fuzz/$t-" \
+      >"build-fuzz/$t.log" 2>&1 || status=$?
+  grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|artifact_prefix|Test unit written)' \
+      "build-fuzz/$t.log" || true
+  if [ "$status" -ne 0 ]; then
+    tail -40 "build-fuzz/$t.log"
+    echo "fuzz: $t failed (exit $status)"
+    exit 1
+  fi
+done
+echo "fuzz: ${#targets[@]} passed, 0 failed"
