@@ -172,6 +172,7 @@ const std::map<std::string, Setter>& udp_keys() {
        }},
       {"idletimeout", [](auto& w, auto v, auto& e) { e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000; }},
       {"maxpeers", [](auto& w, auto v, auto& e) { e.spec.max_peers = std::max<size_t>(1, get_uint(w, v, 100000)); }},
+      {"coalesce", [](auto& w, auto v, auto& e) { e.spec.coalesce = get_bool(w, v); }},
   };
   return keys;
 }

@@ -34,6 +34,7 @@ struct EndpointSpec {
   std::vector<AddressRange> allow_from;  // listening endpoints: who may connect (empty: anyone)
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link
+  bool coalesce = true;             // UDP: frames queued together share datagrams
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;

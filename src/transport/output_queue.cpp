@@ -49,35 +49,50 @@ bool DatagramQueue::push(std::span<const uint8_t> frame) {
 }
 
 WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent) {
-  constexpr size_t kBatch = 64;
+  constexpr size_t kBatch = 64;            // datagrams per sendmmsg
+  constexpr size_t kFramesPerDatagram = 32;
   while (count_ > 0) {
     mmsghdr msgs[kBatch];
-    iovec iov[kBatch];
-    const size_t n = std::min({count_, kBatch, capacity_ - head_});  // contiguous slots only
-    for (size_t i = 0; i < n; ++i) {
-      Slot& s = slots_[head_ + i];
-      iov[i] = {s.bytes, s.len};
-      msgs[i] = {};
-      msgs[i].msg_hdr.msg_iov = &iov[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
+    iovec iov[kBatch * kFramesPerDatagram];
+    size_t frames_in[kBatch];
+    size_t n = 0;  // datagrams
+    size_t used = 0;  // frames taken from the ring, in order
+    size_t next_iov = 0;
+    while (n < kBatch && used < count_) {
+      msgs[n] = {};
+      msgs[n].msg_hdr.msg_iov = &iov[next_iov];
+      size_t bytes = 0;
+      size_t k = 0;
+      do {  // one frame at least; more while they fit
+        const Slot& s = slots_[(head_ + used) % capacity_];
+        iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
+        bytes += s.len;
+        ++used;
+        ++k;
+      } while (coalesce_ && used < count_ && k < kFramesPerDatagram &&
+               bytes + slots_[(head_ + used) % capacity_].len <= kCoalescedDatagram);
+      msgs[n].msg_hdr.msg_iovlen = k;
       if (to != nullptr) {
-        msgs[i].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
-        msgs[i].msg_hdr.msg_namelen = to->size();
+        msgs[n].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
+        msgs[n].msg_hdr.msg_namelen = to->size();
       }
+      frames_in[n++] = k;
     }
     const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(n), MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return WriteResult::kBlocked;
-      // An unreachable peer (ICMP error reported on this socket) loses these datagrams only.
-      head_ = (head_ + 1) % capacity_;
-      --count_;
+      // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
+      head_ = (head_ + frames_in[0]) % capacity_;
+      count_ -= frames_in[0];
       return WriteResult::kError;
     }
-    for (int i = 0; i < sent; ++i) *bytes_sent += slots_[head_ + static_cast<size_t>(i)].len;
-    *frames_sent += static_cast<uint64_t>(sent);
-    head_ = (head_ + static_cast<size_t>(sent)) % capacity_;
-    count_ -= static_cast<size_t>(sent);
+    for (int i = 0; i < sent; ++i) {
+      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[(head_ + k) % capacity_].len;
+      *frames_sent += frames_in[i];
+      head_ = (head_ + frames_in[i]) % capacity_;
+      count_ -= frames_in[i];
+    }
   }
   head_ = 0;
   return WriteResult::kDrained;

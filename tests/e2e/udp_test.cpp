@@ -139,3 +139,39 @@ TEST(UdpServer, SpeaksIpv6) {
   ::close(vehicle);
   ::close(gcs);
 }
+
+// Frames queued for one peer at the moment of a write share datagrams (no delay added); with
+// Coalesce off, one frame per datagram.
+TEST(UdpClient, CoalescesWhatIsQueuedTogetherUnlessTurnedOff) {
+  for (const bool coalesce : {true, false}) {
+    RouterThread rt;
+    UdpPeer gcs;
+    const uint16_t server_port = free_udp_port();
+    rt.router.add_endpoint(udp_server(server_port));
+    auto client = udp_client(gcs.port());
+    client.coalesce = coalesce;
+    rt.router.add_endpoint(client);
+    rt.start();
+    ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1; }));
+    Bytes burst;  // ten frames in one datagram: routed in one read, written in one flush
+    for (uint32_t i = 0; i < 10; ++i) {
+      const Bytes f = attitude(1, 1, i, static_cast<uint8_t>(i));
+      burst.insert(burst.end(), f.begin(), f.end());
+    }
+    UdpPeer vehicle;
+    vehicle.send_to(server_port, burst);
+    int datagrams = 0;
+    size_t bytes = 0;
+    uint8_t buf[4096];
+    wait_until([&] {
+      ssize_t n;
+      while ((n = ::recv(gcs.fd(), buf, sizeof buf, 0)) > 0) {
+        ++datagrams;
+        bytes += static_cast<size_t>(n);
+      }
+      return bytes == burst.size();
+    });
+    EXPECT_EQ(bytes, burst.size());
+    EXPECT_EQ(datagrams, coalesce ? 1 : 10) << (coalesce ? "coalesced" : "one frame per datagram");
+  }
+}

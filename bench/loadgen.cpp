@@ -1,0 +1,391 @@
+// loadgen: vehicles and ground stations as separate sockets around a router under test.
+// Vehicles send the telemetry mix (per 16 frames: ATTITUDE 8, GLOBAL_POSITION_INT 4, VFR_HUD 2,
+// SYS_STATUS 1, HEARTBEAT 1; MAVLink 2), paced in bursts of up to 32 frames per millisecond
+// or flooded; ground stations receive. Reports offered and delivered msg/s, loss, duplicates,
+// reordering, one-way latency, per vehicle->GCS balance, and the router's CPU time per
+// delivered message (from /proc/PID/stat).
+//
+//   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
+//           [--vehicle-to-vehicle] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//
+// {udp}: the router's UDP port vehicles (and, over UDP, nothing else) send to; {tcp}: its TCP
+// server port (vehicles and GCS connect as clients); {gcs_endpoints}: "-e 127.0.0.1:P" per GCS.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dialect/builtin.hpp"
+#include "protocol/encoder.hpp"
+#include "protocol/parser.hpp"
+
+using namespace mavswitch;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  bool tcp = false;
+  int vehicles = 1, gcs = 1;
+  double rate = 20000;  // total offered msg/s; 0: flood
+  double seconds = 3;
+  bool vehicle_to_vehicle = false;
+  std::vector<std::string> command;
+};
+
+uint64_t now_ns() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+uint16_t free_port(int type) {
+  const int fd = socket(AF_INET, type, 0);
+  sockaddr_in a = loopback(0);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+void big_buffers(int fd) {
+  const int size = 8 << 20;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+}
+
+// The mix, one 16-frame cycle of message ids.
+constexpr uint32_t kMix[16] = {30, 33, 30, 74, 30, 33, 30, 1, 30, 33, 30, 74, 30, 33, 30, 0};
+
+// Frame `index` of vehicle v: the index sits in payload bytes 0..3 of every message of the mix
+// (ATTITUDE and GLOBAL_POSITION_INT time_boot_ms, VFR_HUD airspeed's bits, SYS_STATUS's sensor
+// bitmap, HEARTBEAT custom_mode), the rest is non-zero filler.
+size_t make_frame(int v, uint32_t index, uint8_t* out) {
+  const uint32_t msgid = kMix[index % 16];
+  const auto* info = dialect::builtin::message_table().find(msgid);
+  uint8_t payload[64];
+  std::memset(payload, 0x5A, sizeof payload);
+  std::memcpy(payload, &index, 4);
+  return protocol::encode_v2({.seq = static_cast<uint8_t>(index), .sysid = static_cast<uint8_t>(v + 1), .compid = 1, .msgid = msgid},
+                             {payload, info->max_len}, info->crc_extra, {out, protocol::kMaxFrameLen});
+}
+
+struct Receiver {
+  int fd;
+  int gcs;  // -1 for a vehicle socket
+  protocol::FrameParser parser{dialect::builtin::message_table()};
+};
+
+// Per (receiver, vehicle): what arrived.
+struct Flow {
+  uint64_t received = 0, duplicates = 0, reordered = 0;
+  uint32_t highest = 0;
+  bool any = false;
+  std::vector<uint8_t> seen;  // bitmap by index
+};
+
+uint64_t cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = s.rfind(')');
+  std::istringstream fields(s.substr(close + 2));
+  std::string f;
+  uint64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return utime + stime;
+}
+
+pid_t start_router(std::vector<std::string> cmd, uint16_t udp, uint16_t tcp, const std::vector<uint16_t>& gcs_ports) {
+  std::vector<std::string> argv;
+  for (auto& a : cmd) {
+    if (a == "{gcs_endpoints}") {
+      for (uint16_t p : gcs_ports) {
+        argv.push_back("-e");
+        argv.push_back("127.0.0.1:" + std::to_string(p));
+      }
+      continue;
+    }
+    for (auto [key, value] : {std::pair{"{udp}", udp}, std::pair{"{tcp}", tcp}}) {
+      for (size_t pos; (pos = a.find(key)) != std::string::npos;) a.replace(pos, std::strlen(key), std::to_string(value));
+    }
+    argv.push_back(a);
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    execvp(c[0], c.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int tcp_connect(uint16_t port) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a = loopback(port);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      big_buffers(fd);
+      return fd;
+    }
+    close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    const std::string v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--transport") o.tcp = v == "tcp", ++i;
+    else if (a == "--vehicles") o.vehicles = std::stoi(v), ++i;
+    else if (a == "--gcs") o.gcs = std::stoi(v), ++i;
+    else if (a == "--rate") o.rate = v == "flood" ? 0 : std::stod(v), ++i;
+    else if (a == "--seconds") o.seconds = std::stod(v), ++i;
+    else if (a == "--vehicle-to-vehicle") o.vehicle_to_vehicle = true;
+    else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
+  }
+  for (++i; i < argc; ++i) o.command.push_back(argv[i]);
+  if (o.command.empty()) return std::fprintf(stderr, "usage: loadgen [options] -- ROUTER COMMAND\n"), 2;
+
+  // Sockets.
+  const uint16_t udp_port = free_port(SOCK_DGRAM), tcp_port = free_port(SOCK_STREAM);
+  std::vector<int> vehicle_fd(static_cast<size_t>(o.vehicles)), gcs_fd(static_cast<size_t>(o.gcs));
+  std::vector<uint16_t> gcs_ports;
+  if (!o.tcp) {
+    for (auto& fd : gcs_fd) {
+      fd = socket(AF_INET, SOCK_DGRAM, 0);
+      big_buffers(fd);
+      sockaddr_in a = loopback(0);
+      bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      socklen_t len = sizeof a;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+      gcs_ports.push_back(ntohs(a.sin_port));
+    }
+  }
+  const pid_t router = start_router(o.command, udp_port, tcp_port, gcs_ports);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  if (o.tcp) {
+    for (auto& fd : gcs_fd) fd = tcp_connect(tcp_port);
+    for (auto& fd : vehicle_fd) fd = tcp_connect(tcp_port);
+  } else {
+    for (auto& fd : vehicle_fd) {
+      fd = socket(AF_INET, SOCK_DGRAM, 0);
+      big_buffers(fd);
+      sockaddr_in to = loopback(udp_port);
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    }
+  }
+  for (int fd : vehicle_fd) {
+    if (fd < 0) return std::fprintf(stderr, "loadgen: cannot reach the router\n"), 1;
+  }
+  for (int fd : gcs_fd) {
+    if (fd < 0) return std::fprintf(stderr, "loadgen: cannot reach the router\n"), 1;
+  }
+
+  // Introduce the ground stations and vehicles (routers learn peers from traffic).
+  uint8_t hello[protocol::kMaxFrameLen];
+  for (int g = 0; g < o.gcs; ++g) {
+    const uint8_t payload[9] = {0, 0, 0, 0, 6, 8, 0, 0, 3};
+    const size_t n = protocol::encode_v2({.sysid = static_cast<uint8_t>(200 + g), .compid = 190}, payload, 50, hello);
+    if (o.tcp) [[maybe_unused]] auto w = write(gcs_fd[static_cast<size_t>(g)], hello, n);
+    else {
+      // A UDP GCS is reached by the router's client endpoint; it answers to learn nothing needed.
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  const double total_rate = o.rate;
+  const auto per_vehicle_frames = static_cast<uint32_t>(total_rate > 0 ? total_rate * o.seconds / o.vehicles : 50'000'000);
+  std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles), std::vector<uint64_t>(per_vehicle_frames + 1, 0));
+
+  // Receivers: GCS sockets, and vehicles when they should hear each other.
+  std::vector<Receiver> receivers;
+  for (int g = 0; g < o.gcs; ++g) receivers.push_back({gcs_fd[static_cast<size_t>(g)], g});
+  if (o.vehicle_to_vehicle) {
+    for (int v = 0; v < o.vehicles; ++v) receivers.push_back({vehicle_fd[static_cast<size_t>(v)], -1 - v});
+  }
+  const size_t flows_per = static_cast<size_t>(o.vehicles);
+  std::vector<Flow> flows(receivers.size() * flows_per);
+  for (auto& f : flows) f.seen.assign(per_vehicle_frames / 8 + 1, 0);
+  std::vector<uint64_t> latencies;
+  latencies.reserve(1 << 22);
+  std::atomic<bool> sending{true};
+  std::atomic<uint64_t> offered{0};
+
+  const uint64_t cpu_before = cpu_ticks(router);
+  const auto t0 = Clock::now();
+  std::thread sender([&] {
+    uint8_t frames[32][protocol::kMaxFrameLen];
+    size_t lens[32];
+    std::vector<uint32_t> next(static_cast<size_t>(o.vehicles), 1);
+    const double per_ms = total_rate / 1000.0;
+    double budget = 0;
+    auto tick = Clock::now();
+    while (Clock::now() - t0 < std::chrono::duration<double>(o.seconds)) {
+      size_t to_send = 0;
+      if (total_rate > 0) {
+        budget += per_ms;
+        to_send = static_cast<size_t>(budget);
+        budget -= static_cast<double>(to_send);
+      } else {
+        to_send = 32 * static_cast<size_t>(o.vehicles);
+      }
+      for (size_t sent = 0; sent < to_send;) {
+        for (int v = 0; v < o.vehicles && sent < to_send; ++v) {
+          const size_t burst = std::min<size_t>(32, (to_send - sent + static_cast<size_t>(o.vehicles) - 1) / static_cast<size_t>(o.vehicles));
+          size_t k = 0;
+          auto& nv = next[static_cast<size_t>(v)];
+          for (; k < burst && nv <= per_vehicle_frames; ++k, ++nv) {
+            lens[k] = make_frame(v, nv, frames[k]);
+            sent_at[static_cast<size_t>(v)][nv] = now_ns();
+          }
+          if (k == 0) {
+            sent = to_send;
+            break;
+          }
+          const int fd = vehicle_fd[static_cast<size_t>(v)];
+          if (o.tcp) {
+            uint8_t joined[32 * protocol::kMaxFrameLen];
+            size_t total = 0;
+            for (size_t j = 0; j < k; ++j) std::memcpy(joined + total, frames[j], lens[j]), total += lens[j];
+            for (size_t off = 0; off < total;) {
+              const ssize_t w = write(fd, joined + off, total - off);
+              if (w <= 0) break;
+              off += static_cast<size_t>(w);
+            }
+          } else {
+            mmsghdr msgs[32];
+            iovec iov[32];
+            for (size_t j = 0; j < k; ++j) {
+              iov[j] = {frames[j], lens[j]};
+              msgs[j] = {};
+              msgs[j].msg_hdr.msg_iov = &iov[j];
+              msgs[j].msg_hdr.msg_iovlen = 1;
+            }
+            sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
+          }
+          offered += k;
+          sent += k;
+        }
+      }
+      if (total_rate > 0) {
+        tick += std::chrono::milliseconds(1);
+        std::this_thread::sleep_until(tick);
+      }
+    }
+    sending = false;
+  });
+
+  // Receive until the sender is done and the pipes are quiet.
+  const int ep = epoll_create1(0);
+  for (size_t r = 0; r < receivers.size(); ++r) {
+    fcntl(receivers[r].fd, F_SETFL, O_NONBLOCK);
+    epoll_event ev{EPOLLIN, {.u64 = r}};
+    epoll_ctl(ep, EPOLL_CTL_ADD, receivers[r].fd, &ev);
+  }
+  auto quiet_since = Clock::now();
+  static uint8_t buf[1 << 16];
+  while (sending || Clock::now() - quiet_since < std::chrono::milliseconds(300)) {
+    epoll_event events[64];
+    const int n = epoll_wait(ep, events, 64, 50);
+    for (int e = 0; e < n; ++e) {
+      Receiver& r = receivers[events[e].data.u64];
+      for (;;) {
+        const ssize_t got = read(r.fd, buf, sizeof buf);
+        if (got <= 0) break;
+        quiet_since = Clock::now();
+        const uint64_t now = now_ns();
+        auto sink = [&](const protocol::FrameView& f) {
+          const int v = f.sysid() - 1;
+          if (v < 0 || v >= o.vehicles || f.payload_len() < 4) return;
+          if (r.gcs < 0 && -1 - r.gcs == v) return;  // its own frame back: would be a bug, not counted
+          uint32_t index;
+          std::memcpy(&index, f.payload().data(), 4);
+          if (index == 0 || index > per_vehicle_frames) return;
+          Flow& fl = flows[events[e].data.u64 * flows_per + static_cast<size_t>(v)];
+          uint8_t& bits = fl.seen[index / 8];
+          if (bits & (1u << (index % 8))) {
+            ++fl.duplicates;
+            return;
+          }
+          bits = static_cast<uint8_t>(bits | (1u << (index % 8)));
+          ++fl.received;
+          if (fl.any && index < fl.highest) ++fl.reordered;
+          fl.highest = std::max(fl.highest, index);
+          fl.any = true;
+          if (latencies.size() < latencies.capacity()) latencies.push_back(now - sent_at[static_cast<size_t>(v)][index]);
+        };
+        r.parser.feed({buf, static_cast<size_t>(got)}, sink);
+        r.parser.flush(sink);
+      }
+    }
+  }
+  sender.join();
+  const double elapsed = o.seconds;  // rates over the sending window (the drain adds no traffic)
+  const uint64_t cpu_after = cpu_ticks(router);
+  kill(router, SIGTERM);
+  waitpid(router, nullptr, 0);
+
+  uint64_t delivered = 0, dups = 0, reorders = 0, min_flow = UINT64_MAX, max_flow = 0;
+  const size_t expected_receivers_per_vehicle = static_cast<size_t>(o.gcs) + (o.vehicle_to_vehicle ? static_cast<size_t>(o.vehicles - 1) : 0);
+  for (size_t r = 0; r < receivers.size(); ++r) {
+    for (int v = 0; v < o.vehicles; ++v) {
+      if (receivers[r].gcs < 0 && -1 - receivers[r].gcs == v) continue;
+      const Flow& f = flows[r * flows_per + static_cast<size_t>(v)];
+      delivered += f.received;
+      dups += f.duplicates;
+      reorders += f.reordered;
+      min_flow = std::min(min_flow, f.received);
+      max_flow = std::max(max_flow, f.received);
+    }
+  }
+  const double expected = static_cast<double>(offered.load()) / o.vehicles * o.vehicles * static_cast<double>(expected_receivers_per_vehicle);
+  std::sort(latencies.begin(), latencies.end());
+  auto pct = [&](double p) { return latencies.empty() ? 0.0 : static_cast<double>(latencies[static_cast<size_t>(p * static_cast<double>(latencies.size() - 1))]) / 1000.0; };
+  const double cpu_s = static_cast<double>(cpu_after - cpu_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
+              "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
+              "cpu_us_per_delivered=%.3f\n",
+              static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
+              expected > 0 ? 100.0 * (1.0 - static_cast<double>(delivered) / expected) : 0.0, dups, reorders, pct(0.5),
+              pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
+              delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0);
+  return 0;
+}
