@@ -69,7 +69,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   std::vector<std::string> positional, udp_clients, tcp_clients;
   std::optional<uint16_t> tcp_port;
   std::string conf_file, conf_dir, log_dir, log_level, dialect;
-  bool report = false, telemetry = false, verbose = false, version = false;
+  bool report = false, telemetry = false, verbose = false, version = false, no_coalesce = false;
   std::optional<unsigned> sniffer;
 
   app.add_option("endpoints", positional, "Serial device (/dev/ttyX[:baud[,baud...]]) or UDP server (host:port)");
@@ -85,6 +85,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_flag("-v,--verbose", verbose, "Same as --debug-log-level=debug");
   app.add_option("-s,--sniffer-sysid", sniffer, "System id that receives every message")->check(CLI::Range(1, 255));
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
+  app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
   app.add_flag("-V,--version", version, "Print the version");
 
   try {
@@ -140,6 +141,9 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (verbose) c.general.log_level = log::Level::kDebug;
     if (sniffer) c.general.sniffer_sysid = static_cast<uint8_t>(*sniffer);
     if (!dialect.empty()) c.general.dialect_xml = dialect;
+    if (no_coalesce) {
+      for (auto& e : c.endpoints) e.spec.coalesce = false;
+    }
     finish_config(c);
   } catch (const CLI::Error& e) {
     *exit_code = app.exit(e);

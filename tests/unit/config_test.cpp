@@ -101,6 +101,7 @@ port = 14550
 IdleTimeout = 5
 MaxPeers = 8
 UnknownMessages = drop
+Coalesce = false
 )"), c);
   finish_config(c);
   EXPECT_EQ(c.general.dedup_period_ms, 100);
@@ -117,6 +118,8 @@ UnknownMessages = drop
   EXPECT_EQ(gcs.spec.idle_timeout, 5000);
   EXPECT_EQ(gcs.spec.max_peers, 8u);
   EXPECT_TRUE(gcs.policy.drop_unknown_ids);
+  EXPECT_FALSE(gcs.spec.coalesce);
+  EXPECT_TRUE(fc.spec.coalesce) << "the default";
 }
 
 TEST_F(ConfigTest, UdpClientPortsDefaultFrom14550Up) {
