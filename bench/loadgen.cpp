@@ -232,7 +232,9 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
   const double total_rate = o.rate;
-  const auto per_vehicle_frames = static_cast<uint32_t>(total_rate > 0 ? total_rate * o.seconds / o.vehicles : 50'000'000);
+  // Index space per vehicle, with headroom over the nominal count (pacing rounds per tick).
+  const auto per_vehicle_frames =
+      static_cast<uint32_t>(total_rate > 0 ? total_rate * o.seconds / o.vehicles * 1.1 + 1000 : 50'000'000);
   std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles), std::vector<uint64_t>(per_vehicle_frames + 1, 0));
 
   // Receivers: GCS sockets, and vehicles when they should hear each other.
@@ -255,59 +257,63 @@ int main(int argc, char** argv) {
     uint8_t frames[32][protocol::kMaxFrameLen];
     size_t lens[32];
     std::vector<uint32_t> next(static_cast<size_t>(o.vehicles), 1);
+    const auto vehicles = static_cast<size_t>(o.vehicles);
+    // Sends `count` frames from vehicle v in bursts of at most 32 (one sendmmsg or write each).
+    auto send_from = [&](size_t v, size_t count) {
+      while (count > 0) {
+        size_t k = 0;
+        auto& nv = next[v];
+        for (; k < std::min<size_t>(count, 32) && nv <= per_vehicle_frames; ++k, ++nv) {
+          lens[k] = make_frame(static_cast<int>(v), nv, frames[k]);
+          sent_at[v][nv] = now_ns();
+        }
+        if (k == 0) return;  // this vehicle's index space is used up
+        count -= k;
+        const int fd = vehicle_fd[v];
+        if (o.tcp) {
+          uint8_t joined[32 * protocol::kMaxFrameLen];
+          size_t total = 0;
+          for (size_t j = 0; j < k; ++j) std::memcpy(joined + total, frames[j], lens[j]), total += lens[j];
+          for (size_t off = 0; off < total;) {
+            const ssize_t w = write(fd, joined + off, total - off);
+            if (w <= 0) break;
+            off += static_cast<size_t>(w);
+          }
+        } else {
+          mmsghdr msgs[32];
+          iovec iov[32];
+          for (size_t j = 0; j < k; ++j) {
+            iov[j] = {frames[j], lens[j]};
+            msgs[j] = {};
+            msgs[j].msg_hdr.msg_iov = &iov[j];
+            msgs[j].msg_hdr.msg_iovlen = 1;
+          }
+          sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
+        }
+        offered += k;
+      }
+    };
     const double per_ms = total_rate / 1000.0;
     double budget = 0;
+    size_t cursor = 0;  // who gets the remainder this tick: rotates, so every vehicle is even
     auto tick = Clock::now();
     while (Clock::now() - t0 < std::chrono::duration<double>(o.seconds)) {
-      size_t to_send = 0;
       if (total_rate > 0) {
         budget += per_ms;
-        to_send = static_cast<size_t>(budget);
+        const auto to_send = static_cast<size_t>(budget);
         budget -= static_cast<double>(to_send);
-      } else {
-        to_send = 32 * static_cast<size_t>(o.vehicles);
-      }
-      for (size_t sent = 0; sent < to_send;) {
-        for (int v = 0; v < o.vehicles && sent < to_send; ++v) {
-          const size_t burst = std::min<size_t>(32, (to_send - sent + static_cast<size_t>(o.vehicles) - 1) / static_cast<size_t>(o.vehicles));
-          size_t k = 0;
-          auto& nv = next[static_cast<size_t>(v)];
-          for (; k < burst && nv <= per_vehicle_frames; ++k, ++nv) {
-            lens[k] = make_frame(v, nv, frames[k]);
-            sent_at[static_cast<size_t>(v)][nv] = now_ns();
-          }
-          if (k == 0) {
-            sent = to_send;
-            break;
-          }
-          const int fd = vehicle_fd[static_cast<size_t>(v)];
-          if (o.tcp) {
-            uint8_t joined[32 * protocol::kMaxFrameLen];
-            size_t total = 0;
-            for (size_t j = 0; j < k; ++j) std::memcpy(joined + total, frames[j], lens[j]), total += lens[j];
-            for (size_t off = 0; off < total;) {
-              const ssize_t w = write(fd, joined + off, total - off);
-              if (w <= 0) break;
-              off += static_cast<size_t>(w);
-            }
-          } else {
-            mmsghdr msgs[32];
-            iovec iov[32];
-            for (size_t j = 0; j < k; ++j) {
-              iov[j] = {frames[j], lens[j]};
-              msgs[j] = {};
-              msgs[j].msg_hdr.msg_iov = &iov[j];
-              msgs[j].msg_hdr.msg_iovlen = 1;
-            }
-            sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
-          }
-          offered += k;
-          sent += k;
+        const size_t each = to_send / vehicles;
+        size_t extra = to_send % vehicles;
+        for (size_t j = 0; j < vehicles; ++j) {
+          const size_t v = (cursor + j) % vehicles;
+          send_from(v, each + (extra > 0 ? 1 : 0));
+          if (extra > 0) --extra;
         }
-      }
-      if (total_rate > 0) {
+        cursor = (cursor + to_send % vehicles) % vehicles;
         tick += std::chrono::milliseconds(1);
         std::this_thread::sleep_until(tick);
+      } else {
+        for (size_t v = 0; v < vehicles; ++v) send_from(v, 32);
       }
     }
     sending = false;

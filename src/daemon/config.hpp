@@ -25,6 +25,7 @@ enum class LogMode { kAlways, kWhileArmed };
 
 struct GeneralConfig {
   uint16_t tcp_server_port = 5760;  // 0: no TCP server
+  size_t tcp_server_max_clients = 64;
   bool report_stats = false;
   int stats_interval_s = 10;
   log::Level log_level = log::Level::kInfo;

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
     server.kind = transport::EndpointSpec::Kind::kTcpServer;
     server.name = "default";
     server.port = general.tcp_server_port;
+    server.max_peers = general.tcp_server_max_clients;
     warn_if_open(server, {});
     router.add_endpoint(server);
   }

@@ -135,7 +135,8 @@ TEST_F(DaemonTest, VersionAndHelp) {
   DaemonProcess help({"--help"});
   EXPECT_EQ(help.wait_exit(), 0);
   for (const char* flag : {"--endpoint", "--tcp-endpoint", "--tcp-port", "--conf-file", "--conf-dir", "--log",
-                           "--telemetry-log", "--sniffer-sysid", "--report_msg_statistics"}) {
+                           "--telemetry-log", "--sniffer-sysid", "--report_msg_statistics", "--no-coalesce",
+                           "--max-peers"}) {
     EXPECT_NE(help.out().find(flag), std::string::npos) << flag;
   }
 }
