@@ -32,12 +32,14 @@ std::string format_stats(const Router& router) {
     endpoint->for_each_link([&](const transport::Link& l) {
       const auto& c = l.counters();
       const auto& p = l.parser_stats();
+      const routing::LinkRoutingStats r2 = l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
       fmt::format_to(it,
-                     "    {}: in {} frames / {} B, out {} frames / {} B; dropped: queue-full {}, filter-out {}; "
-                     "bad input: crc {}, skipped {} B, bad-flags {}, unknown-id {}\n",
-                     l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, c.dropped_queue_full,
-                     l.id != routing::kNoLink ? router.routing().filtered_out(l.id) : 0, p.crc_failures,
-                     p.bytes_skipped, p.bad_incompat_flags, p.unknown_ids);
+                     "    {}: in {} frames / {} B, out {} frames / {} B; dropped in: filter {}, unknown-target {}, "
+                     "signing {}; dropped out: queue-full {}, filter {}; bad input: crc {}, skipped {} B, "
+                     "bad-flags {}, unknown-id {}\n",
+                     l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
+                     r2.signing_rejected, c.dropped_queue_full, r2.filtered_out, p.crc_failures, p.bytes_skipped,
+                     p.bad_incompat_flags, p.unknown_ids);
       if (const auto* seq = router.sequences(l)) {
         for (const auto& [key, s] : seq->sources()) {
           const double pct = s.received + s.lost ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost) : 0.0;

@@ -15,7 +15,7 @@ LinkId Routing::add_link(LinkPolicy policy) {
   LinkId id = 0;
   while (id < links_.size() && links_[id].active) ++id;
   if (id == links_.size()) links_.emplace_back();
-  links_[id] = Link{std::move(policy), true, 0, 0};
+  links_[id] = Link{std::move(policy), true, 0, {}};
   if (links_[id].policy.group >= 0) groups_[static_cast<size_t>(links_[id].policy.group)].push_back(id);
   return id;
 }
@@ -73,7 +73,7 @@ bool Routing::offer(LinkId to, LinkId from, const protocol::FrameView& f, Delive
   l.mark = stamp_;
   if (!f.verified() && l.policy.drop_unknown_ids) return false;
   if (!l.policy.out.pass(f.msgid(), f.sysid(), f.compid())) {
-    ++l.filtered_out;
+    ++l.stats.filtered_out;
     ++stats_.filtered_out;
     return false;
   }
@@ -90,6 +90,7 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
   if (src.policy.signing && src.policy.signing->policy().verify &&
       src.policy.signing->check(f, signing_now_) != SignatureGate::Result::kAccept) {
     ++stats_.signing_rejected;
+    ++src.stats.signing_rejected;
     return Verdict::kSigningRejected;
   }
   if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
@@ -98,6 +99,7 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
   }
   if (!src.policy.in.pass(f.msgid(), sys, comp)) {
     ++stats_.filtered_in;
+    ++src.stats.filtered_in;
     return Verdict::kFilteredIn;
   }
   if (!f.verified() && src.policy.drop_unknown_ids) {
@@ -133,12 +135,12 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
     ++stats_.targeted;
     const auto& exact = target_comp != 0 ? table_.component_links(target_sys, target_comp) : table_.system_links(target_sys);
     const auto& targets = exact.empty() ? table_.system_links(target_sys) : exact;
-    if (targets.empty() && sniffer_sysid_ == 0) {
+    if (targets.empty()) {
       ++stats_.unknown_target;
-      return Verdict::kUnknownTarget;
+      ++links_[from].stats.unknown_target;
+      if (sniffer_sysid_ == 0) return Verdict::kUnknownTarget;
     }
     for (const auto& e : targets) delivered |= offer(e.link, from, f, deliver);
-    if (targets.empty()) ++stats_.unknown_target;
   }
   if (sniffer_sysid_ != 0) {
     for (const auto& e : table_.system_links(sniffer_sysid_)) delivered |= offer(e.link, from, f, deliver);

@@ -63,6 +63,15 @@ struct RoutingStats {
   uint64_t routes_expired = 0;
 };
 
+// Drops by cause for one link: the first three for frames that came in on it, the last for
+// frames that would have gone out on it.
+struct LinkRoutingStats {
+  uint64_t filtered_in = 0;
+  uint64_t unknown_target = 0;
+  uint64_t signing_rejected = 0;
+  uint64_t filtered_out = 0;
+};
+
 using DeliverFn = FunctionRef<void(LinkId)>;
 
 class Routing {
@@ -95,15 +104,16 @@ class Routing {
 
   const RouteTable& routes() const noexcept { return table_; }
   const RoutingStats& stats() const noexcept { return stats_; }
+  const LinkRoutingStats& link_stats(LinkId link) const noexcept { return links_[link].stats; }
   // Frames the out-filter kept from this link.
-  uint64_t filtered_out(LinkId link) const noexcept { return links_[link].filtered_out; }
+  uint64_t filtered_out(LinkId link) const noexcept { return links_[link].stats.filtered_out; }
 
  private:
   struct Link {
     LinkPolicy policy;
     bool active = false;
     uint32_t mark = 0;  // == stamp_ when already delivered the current frame
-    uint64_t filtered_out = 0;
+    LinkRoutingStats stats;
   };
 
   void learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now);

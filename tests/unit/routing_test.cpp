@@ -91,6 +91,8 @@ TEST_F(RoutingTest, UnknownTargetIsDroppedAndCountedNotFlooded) {
   EXPECT_EQ(route(b, command(255, 190, 7, 1), 0, &v), Links{});
   EXPECT_EQ(v, Verdict::kUnknownTarget);
   EXPECT_EQ(r.stats().unknown_target, 1u);
+  EXPECT_EQ(r.link_stats(b).unknown_target, 1u) << "counted on the link it came in on";
+  EXPECT_EQ(r.link_stats(a).unknown_target, 0u);
 }
 
 TEST_F(RoutingTest, ComponentAddressedGoesToThatComponentsLinkOnly) {
@@ -145,6 +147,7 @@ TEST_F(RoutingTest, FiltersInAndOut) {
   EXPECT_EQ(r.filtered_out(b), 1u);
   EXPECT_EQ(r.filtered_out(c), 1u);
   EXPECT_EQ(r.stats().filtered_in, 1u);
+  EXPECT_EQ(r.link_stats(a).filtered_in, 1u);
 }
 
 TEST_F(RoutingTest, GroupsShareWhatTheyLearn) {
