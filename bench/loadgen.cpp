@@ -219,15 +219,13 @@ int main(int argc, char** argv) {
     if (fd < 0) return std::fprintf(stderr, "loadgen: cannot reach the router\n"), 1;
   }
 
-  // Introduce the ground stations and vehicles (routers learn peers from traffic).
+  // TCP ground stations introduce themselves (routers learn peers from traffic); UDP ones are the
+  // router's client endpoints and need no introduction.
   uint8_t hello[protocol::kMaxFrameLen];
-  for (int g = 0; g < o.gcs; ++g) {
+  for (int g = 0; o.tcp && g < o.gcs; ++g) {
     const uint8_t payload[9] = {0, 0, 0, 0, 6, 8, 0, 0, 3};
     const size_t n = protocol::encode_v2({.sysid = static_cast<uint8_t>(200 + g), .compid = 190}, payload, 50, hello);
-    if (o.tcp) [[maybe_unused]] auto w = write(gcs_fd[static_cast<size_t>(g)], hello, n);
-    else {
-      // A UDP GCS is reached by the router's client endpoint; it answers to learn nothing needed.
-    }
+    [[maybe_unused]] auto w = write(gcs_fd[static_cast<size_t>(g)], hello, n);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -272,7 +273,7 @@ void load_config_file(const fs::path& file, Config& config) {
 void load_config_text(std::string_view text, const std::string& file_name, Config& config) {
   const fs::path file = file_name;
   std::istringstream in{std::string(text)};
-  enum class Section { kNone, kGeneral, kUart, kUdp, kTcp } section = Section::kNone;
+  enum class Section { kNone, kGeneral, kEndpoint } section = Section::kNone;
   EndpointConfig* endpoint = nullptr;
   const std::map<std::string, Setter>* kind_keys = nullptr;
   std::string line;
@@ -296,25 +297,21 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       }
       if (name.empty()) w.fail("this section needs a name, as [" + std::string(inner) + " my-name]");
       if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
-      if (type == "uartendpoint") {
-        section = Section::kUart;
-        endpoint = &endpoint_for(config, Kind::kSerial, type, name, here);
-        kind_keys = &uart_keys();
-      } else if (type == "udpendpoint") {
-        section = Section::kUdp;
-        endpoint = &endpoint_for(config, Kind::kUdpClient, type, name, here);
-        kind_keys = &udp_keys();
-      } else if (type == "tcpserverendpoint") {
-        section = Section::kTcp;
-        endpoint = &endpoint_for(config, Kind::kTcpServer, type, name, here);
-        kind_keys = &tcp_server_keys();
-      } else if (type == "tcpendpoint") {
-        section = Section::kTcp;
-        endpoint = &endpoint_for(config, Kind::kTcpClient, type, name, here);
-        kind_keys = &tcp_keys();
-      } else {
-        w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
-      }
+      // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
+      struct SectionType {
+        const char* name;
+        Kind kind;
+        const std::map<std::string, Setter>& (*keys)();
+      };
+      static constexpr SectionType kTypes[] = {{"uartendpoint", Kind::kSerial, uart_keys},
+                                               {"udpendpoint", Kind::kUdpClient, udp_keys},
+                                               {"tcpendpoint", Kind::kTcpClient, tcp_keys},
+                                               {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys}};
+      const auto* t = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
+      if (t == std::end(kTypes)) w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+      section = Section::kEndpoint;
+      endpoint = &endpoint_for(config, t->kind, type, name, here);
+      kind_keys = &t->keys();
       continue;
     }
     const auto eq = l.find('=');
