@@ -46,7 +46,7 @@ void BM_RouteDecision(benchmark::State& state) {
   const auto v = views(frames);
   routing::Routing r;
   std::vector<routing::LinkId> links;
-  for (int i = 0; i < 9; ++i) links.push_back(r.add_link({}));
+  for (int i = 0; i < 9; ++i) links.push_back(r.add_link(routing::LinkPolicy{}));
   uint64_t delivered = 0;
   size_t i = 0;
   for (auto _ : state) {
@@ -63,7 +63,7 @@ void BM_RouteDecisionMax(benchmark::State& state) {
   const auto frames = mix_frames();
   const auto v = views(frames);
   routing::Routing r;
-  for (int i = 0; i < 9; ++i) r.add_link({});
+  for (int i = 0; i < 9; ++i) r.add_link(routing::LinkPolicy{});
   uint64_t delivered = 0;
   double worst = 0;
   size_t i = 0;

@@ -72,6 +72,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   bool report = false, telemetry = false, verbose = false, version = false, no_coalesce = false;
   std::optional<unsigned> sniffer;
   std::optional<size_t> max_peers;
+  std::optional<unsigned> workers;
 
   app.add_option("endpoints", positional, "Serial device (/dev/ttyX[:baud[,baud...]]) or UDP server (host:port)");
   app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default");
@@ -88,6 +89,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
   app.add_option("--max-peers", max_peers, "UDP server peers / TCP server clients per endpoint (MaxPeers, MaxClients)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  app.add_option("-j,--workers", workers, "I/O threads (Workers; default: one per core)")->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
   app.add_flag("-V,--version", version, "Print the version");
 
@@ -144,6 +146,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (verbose) c.general.log_level = log::Level::kDebug;
     if (sniffer) c.general.sniffer_sysid = static_cast<uint8_t>(*sniffer);
     if (!dialect.empty()) c.general.dialect_xml = dialect;
+    if (workers) c.general.workers = *workers;
     for (auto& e : c.endpoints) {
       if (no_coalesce) e.spec.coalesce = false;
       if (max_peers) e.spec.max_peers = *max_peers;

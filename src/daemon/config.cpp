@@ -206,6 +206,7 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   } else if (key == "deduplicationperiod") g.dedup_period_ms = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
   else if (key == "routetimeout") g.route_timeout_ms = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
   else if (key == "sniffersysid") g.sniffer_sysid = static_cast<uint8_t>(get_uint(w, v, 255));
+  else if (key == "workers") g.workers = static_cast<unsigned>(get_uint(w, v, 1024));
   else if (key == "dialect") g.dialect_xml = std::string(v);
   else if (key == "log") g.log_dir = std::string(v);
   else if (key == "logtelemetry") g.log_telemetry = get_bool(w, v);

@@ -33,7 +33,7 @@ void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy
   }
 }
 
-void print_stats(const Router& router) {
+void print_stats(Router& router) {
   const std::string text = daemon::format_stats(router);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   options.route_timeout = general.route_timeout_ms;
   options.dedup_period = general.dedup_period_ms;
   options.sniffer_sysid = general.sniffer_sysid;
+  options.workers = general.workers;
   if (!general.dialect_xml.empty()) {
     try {
       custom_dialect = std::make_unique<dialect::Dialect>(dialect::load_dialect(general.dialect_xml));
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
     warn_if_open(e.spec, e.policy);
     router.add_endpoint(e.spec, e.policy);
   }
-  if (router.endpoints().empty()) {
+  if (router.endpoint_count() == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
     return 2;
   }

@@ -10,8 +10,8 @@ namespace {
 
 // The signing gate of the endpoint called `name`, if it signs.
 routing::SignatureGate* gate_of(const Router& router, const std::string& name) {
-  for (size_t i = 0; i < router.endpoints().size(); ++i) {
-    if (router.endpoints()[i]->spec().name == name) return router.endpoint_policy(i).signing.get();
+  for (size_t i = 0; i < router.endpoint_count(); ++i) {
+    if (router.endpoint_spec(i).name == name) return router.endpoint_policy(i).signing.get();
   }
   return nullptr;
 }
@@ -48,11 +48,11 @@ void load_signing_state(const std::filesystem::path& file, Router& router) {
 bool save_signing_state(const std::filesystem::path& file, const Router& router, std::string* error) {
   std::ostringstream out;
   out << "clock " << router.signing_clock() << "\n";
-  for (size_t i = 0; i < router.endpoints().size(); ++i) {
+  for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const auto* gate = router.endpoint_policy(i).signing.get();
     if (gate == nullptr) continue;
     for (const auto& s : gate->streams()) {
-      out << "stream " << router.endpoints()[i]->spec().name << " " << unsigned{s.link_id} << " " << unsigned{s.sysid}
+      out << "stream " << router.endpoint_spec(i).name << " " << unsigned{s.link_id} << " " << unsigned{s.sysid}
           << " " << unsigned{s.compid} << " " << s.timestamp << "\n";
     }
   }

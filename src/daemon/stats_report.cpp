@@ -6,10 +6,10 @@
 
 namespace mavswitch::daemon {
 
-std::string format_stats(const Router& router) {
+std::string format_stats(Router& router) {
   fmt::memory_buffer out;
   auto it = std::back_inserter(out);
-  const auto& r = router.routing().stats();
+  const routing::RoutingStats r = router.routing().stats();
   fmt::format_to(it,
                  "stats: {} frames routed ({} broadcast, {} targeted), {} copies delivered; dropped: "
                  "filter-in {}, filter-out {}, unknown-target {}, duplicate {}, unknown-id {}; "
@@ -17,10 +17,14 @@ std::string format_stats(const Router& router) {
                  r.frames, r.broadcast, r.targeted, r.deliveries, r.filtered_in, r.filtered_out, r.unknown_target,
                  r.duplicates, r.unknown_ids_dropped, r.signing_rejected, r.setup_signing_dropped,
                  r.unknown_ids_forwarded, r.reboots, r.routes_expired);
-  for (size_t i = 0; i < router.endpoints().size(); ++i) {
-    const auto& endpoint = router.endpoints()[i];
-    fmt::format_to(it, "  {}{}\n", endpoint->describe(),
-                   endpoint->refused() ? fmt::format(" (refused {} peers not in AllowFrom)", endpoint->refused()) : "");
+  if (router.worker_count() > 1) {
+    fmt::format_to(it, "  {} workers; frames dropped between workers (queue full): {}\n", router.worker_count(),
+                   router.cross_worker_drops());
+  }
+  for (size_t i = 0; i < router.endpoint_count(); ++i) {
+    const uint64_t refused = router.endpoint_refused(i);
+    fmt::format_to(it, "  {}{}\n", router.endpoint_description(i),
+                   refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();
       fmt::format_to(it,
@@ -29,7 +33,7 @@ std::string format_stats(const Router& router) {
                      s.accepted, s.accepted_unsigned, s.rejected_unsigned, s.rejected_bad_signature, s.rejected_replay,
                      s.rejected_mavlink1, s.signed_out, s.unsignable_out);
     }
-    endpoint->for_each_link([&](const transport::Link& l) {
+    router.for_each_link(i, [&](const transport::Link& l, const routing::SequenceTracker* seq) {
       const auto& c = l.counters();
       const auto& p = l.parser_stats();
       const routing::LinkRoutingStats r2 = l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
@@ -40,7 +44,7 @@ std::string format_stats(const Router& router) {
                      l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
                      r2.signing_rejected, c.dropped_queue_full, r2.filtered_out, p.crc_failures, p.bytes_skipped,
                      p.bad_incompat_flags, p.unknown_ids);
-      if (const auto* seq = router.sequences(l)) {
+      if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {
           const double pct = s.received + s.lost ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost) : 0.0;
           fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%)\n", key >> 8, key & 0xFF, s.received,

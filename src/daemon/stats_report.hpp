@@ -7,6 +7,6 @@
 
 namespace mavswitch::daemon {
 
-std::string format_stats(const Router& router);
+std::string format_stats(Router& router);
 
 }  // namespace mavswitch::daemon

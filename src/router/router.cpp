@@ -1,41 +1,95 @@
 #include "router/router.hpp"
 
+#include <fmt/format.h>
+#include <sys/socket.h>
+
 #include <future>
+#include <stdexcept>
 
 #include "dialect/builtin.hpp"
 #include "protocol/signing.hpp"
+#include "router/worker.hpp"
+#include "transport/socket_util.hpp"
 
 namespace mavswitch {
+namespace {
+
+bool is_listening(const transport::EndpointSpec& spec) {
+  return spec.kind == transport::EndpointSpec::Kind::kUdpServer || spec.kind == transport::EndpointSpec::Kind::kTcpServer;
+}
+
+}  // namespace
 
 Router::Router(RouterOptions options)
-    : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()), resolver_(loop_) {
+    : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()) {
   routing_.set_route_timeout(options.route_timeout);
   routing_.set_dedup_period(options.dedup_period);
   routing_.set_sniffer_sysid(options.sniffer_sysid);
-  loop_.on_iteration_end([this] { flush_pending(); });
-  loop_.every(1000, [this] { routing_.expire(loop_.now()); });
+  unsigned n = options.workers != 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<Worker*> all;
+  for (unsigned w = 0; w < n; ++w) {
+    workers_.push_back(std::make_unique<Worker>(*this, w, w == 0 ? routing_.context(0) : routing_.add_context()));
+    all.push_back(workers_.back().get());
+  }
+  for (auto& w : workers_) w->connect(all);
+  for (auto& w : workers_) w->connect_outbound();
+  event_loop().every(1000, [this] { routing_.expire(event_loop().now()); });
 }
 
-Router::~Router() { endpoints_.clear(); }
-
-transport::Endpoint& Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy) {
-  auto endpoint = transport::make_endpoint(std::move(spec), *this);
-  endpoint->policy_index = policies_.size();
-  policies_.push_back(std::move(policy));
-  endpoints_.push_back(std::move(endpoint));
-  return *endpoints_.back();
+Router::~Router() {
+  for (auto& w : workers_) w->stop_and_join();
+  instances_.clear();
 }
 
+transport::EventLoop& Router::event_loop() { return workers_[0]->loop(); }
+
+void Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy) {
+  specs_.push_back(std::move(spec));
+  policies_.push_back(std::make_shared<const routing::LinkPolicy>(std::move(policy)));
+}
+
+// Listening endpoints get a socket on every worker, sharing the port; the others are dealt
+// out to the workers in turn.
 void Router::start() {
-  for (auto& e : endpoints_) e->start();
+  const size_t n = workers_.size();
+  size_t next_worker = 0;
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    transport::EndpointSpec spec = specs_[i];
+    const bool shared = n > 1 && is_listening(spec);
+    const size_t first = instances_.size();
+    const auto peer_count = std::make_shared<std::atomic<size_t>>(0);
+    auto add = [&](size_t worker) {
+      instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
+      instances_.back().endpoint->policy_index = i;
+      instances_.back().endpoint->share_peer_count(peer_count);
+      instances_.back().endpoint->start();
+    };
+    if (!shared) {
+      add(next_worker++ % n);
+      continue;
+    }
+    spec.reuse_port = true;
+    if (const auto address = transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
+      transport::ensure_port_free(*address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
+                                  fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
+    }
+    add(0);
+    if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
+    for (size_t w = 1; w < n; ++w) add(w);
+  }
 }
 
 void Router::run() {
+  for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->start_thread();
   loop_thread_ = std::this_thread::get_id();
   loop_thread_.notify_all();
-  loop_.run();
+  workers_[0]->run();
+  // Worker 0 stops first, so whatever it waits for on the others still runs.
+  for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->stop_and_join();
   loop_thread_ = std::thread::id{};
 }
+
+void Router::stop() { event_loop().stop(); }
 
 void Router::run_on_loop(const std::function<void()>& f) {
   if (on_loop_thread() || !running()) {
@@ -43,112 +97,97 @@ void Router::run_on_loop(const std::function<void()>& f) {
     return;
   }
   std::promise<void> done;
-  loop_.post([&] {
+  event_loop().post([&] {
     f();
     done.set_value();
   });
   done.get_future().wait();
 }
 
-
-void Router::stop() { loop_.stop(); }
-
-void Router::link_up(transport::Link& link) {
-  const routing::LinkId id = routing_.add_link(policies_[link.endpoint().policy_index]);
-  link.id = id;
-  if (id >= links_.size()) {
-    links_.resize(id + 1);
-    sequences_.resize(id + 1);
+// Only worker 0 and threads outside the router wait for a worker, so no two workers ever wait
+// for each other.
+void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
+  if (worker == 0) {
+    run_on_loop(f);
+    return;
   }
-  links_[id] = {&link, nullptr};
-  sequences_[id] = std::make_unique<routing::SequenceTracker>();
-}
-
-void Router::link_down(transport::Link& link) {
-  if (link.id >= links_.size() || links_[link.id].wire != &link) return;
-  routing_.remove_link(link.id);
-  links_[link.id] = {};
-  sequences_[link.id].reset();
-  std::erase(to_flush_, &link);
-  link.id = routing::kNoLink;
-}
-
-void Router::frame_in(transport::Link& link, const protocol::FrameView& frame) {
-  if (link.id >= links_.size()) return;
-  sequences_[link.id]->record(frame.sysid(), frame.compid(), frame.seq());
-  if (routing_.policy(link.id).signing) routing_.set_signing_now(protocol::signing_timestamp_now());
-  routing_.route(link.id, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
-  for (auto& tap : taps_) tap(frame);
-}
-
-void Router::deliver(routing::LinkId to, const protocol::FrameView& frame) {
-  const Destination& d = links_[to];
-  if (d.wire != nullptr) {
-    const auto& signing = routing_.policy(to).signing;
-    if (!signing || !signing->policy().sign) {
-      d.wire->send(frame.bytes());
-      return;
-    }
-    uint8_t signed_frame[protocol::kMaxFrameLen];
-    const size_t n = protocol::sign_frame(frame, signing->policy().key, signing->policy().link_id,
-                                          next_signing_timestamp(), signed_frame);
-    if (n == 0) {  // MAVLink 1: cannot be signed; the peer's own policy decides
-      ++signing->counters().unsignable_out;
-      d.wire->send(frame.bytes());
-      return;
-    }
-    ++signing->counters().signed_out;
-    d.wire->send({signed_frame, n});
-  } else if (d.local != nullptr) {
-    d.local->deliver(frame);
+  Worker& w = *workers_[worker];
+  if (!running() || w.thread_id() == std::thread::id{} || w.thread_id() == std::this_thread::get_id()) {
+    f();
+    return;
   }
+  std::promise<void> done;
+  w.loop().post([&] {
+    f();
+    done.set_value();
+  });
+  done.get_future().wait();
 }
 
 routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
-  const routing::LinkId id = routing_.add_link(std::move(policy));
-  if (id >= links_.size()) {
-    links_.resize(id + 1);
-    sequences_.resize(id + 1);
-  }
-  links_[id] = {nullptr, &link};
-  routing_.pin(id, sysid, compid, loop_.now());
+  const routing::LinkId id = routing_.add_link(std::move(policy), 0);
+  workers_[0]->attach_local(id, link);
+  routing_.pin(id, sysid, compid, event_loop().now());
   return id;
 }
 
 void Router::detach_local(routing::LinkId id) {
-  if (id >= links_.size() || links_[id].local == nullptr) return;
+  if (!routing_.active(id)) return;
   routing_.remove_link(id);
-  links_[id] = {};
+  workers_[0]->detach_local(id);
 }
 
-void Router::route_local(routing::LinkId from, const protocol::FrameView& frame) {
-  routing_.route(from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+void Router::route_local(routing::LinkId from, const protocol::FrameView& frame) { workers_[0]->route(from, frame); }
+
+void Router::run_taps(const protocol::FrameView& frame) {
   for (auto& tap : taps_) tap(frame);
 }
 
-void Router::needs_flush(transport::Link& link) {
-  link.flush_pending = true;
-  to_flush_.push_back(&link);
-}
-
-void Router::flush_pending() {
-  // A flush may close a link (write error), which removes it from to_flush_: work on a copy.
-  static thread_local std::vector<transport::Link*> batch;
-  batch.swap(to_flush_);
-  for (transport::Link* l : batch) {
-    l->flush_pending = false;
-    l->flush();
+void Router::restore_signing_clock(uint64_t last) noexcept {
+  uint64_t current = signing_last_.load();
+  while (current < last && !signing_last_.compare_exchange_weak(current, last)) {
   }
-  batch.clear();
 }
 
 uint64_t Router::next_signing_timestamp() noexcept {
-  signing_last_ = std::max(protocol::signing_timestamp_now(), signing_last_ + 1);
-  return signing_last_;
+  const uint64_t now = protocol::signing_timestamp_now();
+  uint64_t current = signing_last_.load(std::memory_order_relaxed);
+  uint64_t next;
+  do {
+    next = std::max(now, current + 1);
+  } while (!signing_last_.compare_exchange_weak(current, next, std::memory_order_relaxed));
+  return next;
 }
 
-const routing::SequenceTracker* Router::sequences(const transport::Link& link) const {
-  return link.id < sequences_.size() ? sequences_[link.id].get() : nullptr;
+std::string Router::endpoint_description(size_t i) const {
+  for (const auto& inst : instances_) {
+    if (inst.spec_index == i) return inst.endpoint->describe();
+  }
+  return fmt::format("{} {}", transport::kind_name(specs_[i].kind), specs_[i].name);
+}
+
+uint64_t Router::endpoint_refused(size_t i) const {
+  uint64_t sum = 0;
+  for (const auto& inst : instances_) {
+    if (inst.spec_index == i) sum += inst.endpoint->refused();
+  }
+  return sum;
+}
+
+void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
+  for (const auto& inst : instances_) {
+    if (inst.spec_index != endpoint_index) continue;
+    const Worker& w = *workers_[inst.worker];
+    run_on_worker(inst.worker, [&] {
+      inst.endpoint->for_each_link([&](const transport::Link& l) { f(l, w.sequences(l.id)); });
+    });
+  }
+}
+
+uint64_t Router::cross_worker_drops() const {
+  uint64_t sum = 0;
+  for (const auto& w : workers_) sum += w->ring_drops();
+  return sum;
 }
 
 }  // namespace mavswitch

@@ -1,4 +1,13 @@
 // mavswitch::Router: a MAVLink routing engine you can embed. Add endpoints, start, run.
+//
+// The router runs N I/O workers (threads), each with its own event loop and its own share of
+// the links. Listening endpoints (UDP and TCP servers) get one socket per worker on the same
+// port (SO_REUSEPORT), so the kernel spreads their peers; other endpoints are dealt out in turn.
+// Every worker routes what its links receive through the one shared Routing (read without
+// locks) and hands each frame straight to its destination link when it owns it, or to the
+// owning worker's FrameRing otherwise: one wake-up per batch. Worker 0 runs on the thread that
+// calls run(); it is "the router's thread" of the API: in-process components, taps, timers
+// and statistics live there.
 #pragma once
 
 #include <algorithm>
@@ -14,9 +23,10 @@
 #include "routing/sequence_tracker.hpp"
 #include "transport/endpoint.hpp"
 #include "transport/event_loop.hpp"
-#include "transport/resolver.hpp"
 
 namespace mavswitch {
+
+class Worker;
 
 struct RouterOptions {
   routing::Millis route_timeout = 10'000;  // 0: routes never age out
@@ -24,9 +34,10 @@ struct RouterOptions {
   uint8_t sniffer_sysid = 0;               // 0: no sniffer
   // The dialect frames are validated and routed with; null: the built-in dialect.
   const protocol::MessageTable* message_table = nullptr;
+  unsigned workers = 1;  // I/O threads; 0: one per core
 };
 
-class Router final : private transport::LinkHost {
+class Router final {
  public:
   explicit Router(RouterOptions options = {});
   ~Router();
@@ -34,15 +45,15 @@ class Router final : private transport::LinkHost {
   Router& operator=(const Router&) = delete;
 
   // Adds an endpoint whose links all follow `policy`. Before start().
-  transport::Endpoint& add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
+  void add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
   int group_index(const std::string& name) { return routing_.group_index(name); }
 
   // Opens every endpoint; throws std::runtime_error for one that can never work (a port in use).
   void start();
-  void run();   // the event loop, until stop()
+  void run();   // every worker, until stop(); worker 0 on this thread
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
-  // Called with every frame received (after routing): telemetry logs, local subscribers.
+  // Called on the router's thread with every frame received (after routing): telemetry logs.
   using Tap = std::function<void(const protocol::FrameView& frame)>;
   void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
 
@@ -52,7 +63,8 @@ class Router final : private transport::LinkHost {
   void detach_local(routing::LinkId id);
   void route_local(routing::LinkId from, const protocol::FrameView& frame);
 
-  // True on the thread inside run(); false elsewhere, and on every thread while run() is not active.
+  // True on the router's thread (worker 0, inside run()); false elsewhere, and on every thread
+  // while run() is not active.
   bool on_loop_thread() const noexcept { return loop_thread_.load() == std::this_thread::get_id(); }
   bool running() const noexcept { return loop_thread_.load() != std::thread::id{}; }
   // Runs f on the router's thread and waits for it; runs it here when on the router thread
@@ -62,51 +74,53 @@ class Router final : private transport::LinkHost {
   void run_on_loop(const std::function<void()>& f);
   void wait_until_running() const { loop_thread_.wait(std::thread::id{}); }
 
-  transport::EventLoop& event_loop() { return loop_; }
+  // The router thread's loop (worker 0): timers and posted work for the API and the daemon.
+  transport::EventLoop& event_loop();
+  size_t worker_count() const noexcept { return workers_.size(); }
+
   // The clock our signatures carry (10 µs units since 2015): never goes backwards, even across
   // restarts when the last value is restored from where the daemon persisted it.
-  uint64_t signing_clock() const noexcept { return signing_last_; }
-  void restore_signing_clock(uint64_t last) noexcept { signing_last_ = std::max(signing_last_, last); }
+  uint64_t signing_clock() const noexcept { return signing_last_.load(std::memory_order_relaxed); }
+  void restore_signing_clock(uint64_t last) noexcept;
+  uint64_t next_signing_timestamp() noexcept;
 
   // The message table frames are validated with.
   const protocol::MessageTable& routing_table() const { return *table_; }
   const routing::Routing& routing() const { return routing_; }
-  const std::vector<std::unique_ptr<transport::Endpoint>>& endpoints() const { return endpoints_; }
-  const routing::LinkPolicy& endpoint_policy(size_t endpoint_index) const { return policies_[endpoint_index]; }
-  const routing::SequenceTracker* sequences(const transport::Link& link) const;
+  routing::Routing& routing() { return routing_; }
+
+  // Endpoints as added (an endpoint served by several workers counts once).
+  size_t endpoint_count() const noexcept { return specs_.size(); }
+  const transport::EndpointSpec& endpoint_spec(size_t i) const { return specs_[i]; }
+  const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
+  std::string endpoint_description(size_t i) const;
+  uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
+  // Calls f for each link of endpoint i, on the thread that owns the link, and waits; give it
+  // the link's sequence tracker too. From the router's thread or a thread outside the router.
+  using LinkVisitor = std::function<void(const transport::Link&, const routing::SequenceTracker*)>;
+  void for_each_link(size_t endpoint_index, const LinkVisitor& f);
+  // Frames one worker could not hand to another because that one's queue was full.
+  uint64_t cross_worker_drops() const;
 
  private:
-  // transport::LinkHost
-  void link_up(transport::Link& link) override;
-  void link_down(transport::Link& link) override;
-  void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
-  void needs_flush(transport::Link& link) override;
-  const protocol::MessageTable& message_table() const override { return *table_; }
-  transport::EventLoop& loop() override { return loop_; }
-  transport::Resolver& resolver() override { return resolver_; }
-
-  void flush_pending();
+  friend class Worker;
+  struct Instance {
+    size_t spec_index;
+    size_t worker;
+    std::unique_ptr<transport::Endpoint> endpoint;
+  };
+  void run_on_worker(size_t worker, const std::function<void()>& f);
+  void run_taps(const protocol::FrameView& frame);
 
   const protocol::MessageTable* table_;
-  transport::EventLoop loop_;
-  transport::Resolver resolver_;
   routing::Routing routing_;
-  std::vector<routing::LinkPolicy> policies_;  // per endpoint
-  // What a link id delivers to: a wire link or a local one (both null: free).
-  struct Destination {
-    transport::Link* wire = nullptr;
-    LocalLink* local = nullptr;
-  };
-  void deliver(routing::LinkId to, const protocol::FrameView& frame);
-
-  std::vector<Destination> links_;  // by link id
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<transport::EndpointSpec> specs_;
+  std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint
   std::atomic<std::thread::id> loop_thread_{};
-  uint64_t signing_last_ = 0;
-  uint64_t next_signing_timestamp() noexcept;
-  std::vector<std::unique_ptr<routing::SequenceTracker>> sequences_;  // by link id
-  std::vector<transport::Link*> to_flush_;
+  std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
-  std::vector<std::unique_ptr<transport::Endpoint>> endpoints_;  // last: destroyed first
+  std::vector<Instance> instances_;  // last: endpoints close before the workers go
 };
 
 }  // namespace mavswitch

@@ -20,31 +20,45 @@ uint64_t hash_bytes(std::span<const uint8_t> bytes) noexcept {
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
-  return h | 1;  // 0 marks an empty slot
+  return h;
 }
 
 constexpr size_t kProbe = 8;
 
+// A slot packs the top 40 bits of the hash with the time in milliseconds modulo 2^24 (4.6 h),
+// far longer than any de-duplication period.
+constexpr uint64_t kTimeBits = 24;
+constexpr uint64_t kTimeMask = (uint64_t{1} << kTimeBits) - 1;
+constexpr Millis kMaxPeriod = Millis{1} << 23;
+
 }  // namespace
 
 Deduplicator::Deduplicator(Millis period, size_t slots)
-    : period_(period), slots_(std::bit_ceil(slots)), mask_(std::bit_ceil(slots) - 1) {}
+    : period_(period < kMaxPeriod ? period : kMaxPeriod),
+      slots_(std::make_unique<std::atomic<uint64_t>[]>(std::bit_ceil(slots))),
+      mask_(std::bit_ceil(slots) - 1) {}
 
 bool Deduplicator::seen_recently(std::span<const uint8_t> bytes, Millis now) noexcept {
-  const uint64_t h = hash_bytes(bytes);
-  Slot* oldest = nullptr;
+  const uint64_t tag = (hash_bytes(bytes) & ~kTimeMask) | (kTimeMask + 1);  // never 0: 0 is an empty slot
+  const uint64_t time = static_cast<uint64_t>(now) & kTimeMask;
+  const auto age = [&](uint64_t slot) { return static_cast<Millis>((time - slot) & kTimeMask); };
+  std::atomic<uint64_t>* stalest = nullptr;
+  Millis stalest_age = -1;
   for (size_t k = 0; k < kProbe; ++k) {
-    Slot& s = slots_[(h + k) & mask_];
-    if (s.hash == h) {
-      const bool recent = now - s.when < period_;
-      s.when = now;
-      return recent;
+    std::atomic<uint64_t>& s = slots_[((tag >> kTimeBits) + k) & mask_];
+    const uint64_t v = s.load(std::memory_order_relaxed);
+    if (v != 0 && (v & ~kTimeMask) == tag) {
+      s.store(tag | time, std::memory_order_relaxed);
+      return age(v) < period_;
     }
-    if (oldest == nullptr || s.when < oldest->when) oldest = &s;
+    const Millis a = v == 0 ? kMaxPeriod * 2 : age(v);
+    if (a > stalest_age) {
+      stalest_age = a;
+      stalest = &s;
+    }
   }
   // Not present: take the stalest slot of the probe window (expired or not: memory is bounded).
-  oldest->hash = h;
-  oldest->when = now;
+  stalest->store(tag | time, std::memory_order_relaxed);
   return false;
 }
 

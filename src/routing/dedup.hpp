@@ -1,10 +1,13 @@
 // Drops a frame seen again (byte for byte) within a period: redundant links deliver the same
 // frame twice. A fixed-size table: no allocation per frame, bounded memory whatever arrives.
+// Shared by every I/O worker without a lock: a slot is one atomic word (hash and time), so a
+// race between two workers can at worst let one duplicate through.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
-#include <vector>
 
 #include "routing/types.hpp"
 
@@ -20,12 +23,8 @@ class Deduplicator {
   Millis period() const noexcept { return period_; }
 
  private:
-  struct Slot {
-    uint64_t hash = 0;
-    Millis when = 0;
-  };
   Millis period_;
-  std::vector<Slot> slots_;
+  std::unique_ptr<std::atomic<uint64_t>[]> slots_;  // hash (high 40 bits) | time (low 24 bits)
   size_t mask_;
 };
 

@@ -1,74 +1,76 @@
 #include "routing/route_table.hpp"
 
-#include <algorithm>
-
 namespace mavswitch::routing {
-namespace {
 
-const std::vector<RouteTable::Entry> kNone;
+RouteTable::~RouteTable() {
+  for (auto& sys : systems_) delete sys.load(std::memory_order_relaxed);
+}
 
-void touch(std::vector<RouteTable::Entry>& entries, LinkId link, Millis now) {
-  for (auto& e : entries) {
-    if (e.link == link) {
-      e.last_heard = now;
+void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
+  const uint64_t key = key_of(compid, link);
+  if (const System* sys = system(sysid)) {
+    if (Entry* e = sys->entries.find(key)) {
+      // Hearing a known source: no lock, and no store at all within the same millisecond, so
+      // workers hearing many sources do not fight over cache lines.
+      if (e->last_heard.load(std::memory_order_relaxed) != now) e->last_heard.store(now, std::memory_order_relaxed);
       return;
     }
   }
-  entries.push_back({link, now});
-}
-
-template <class Pred>
-size_t erase_if(std::vector<RouteTable::Entry>& entries, Pred pred) {
-  const auto before = entries.size();
-  entries.erase(std::remove_if(entries.begin(), entries.end(), pred), entries.end());
-  return before - entries.size();
-}
-
-}  // namespace
-
-void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
-  auto& sys = systems_[sysid];
-  if (!sys) sys = std::make_unique<System>();
-  touch(sys->components[compid], link, now);
-  touch(sys->any, link, now);
-}
-
-const std::vector<RouteTable::Entry>& RouteTable::component_links(uint8_t sysid, uint8_t compid) const noexcept {
-  const auto& sys = systems_[sysid];
-  return sys ? sys->components[compid] : kNone;
-}
-
-const std::vector<RouteTable::Entry>& RouteTable::system_links(uint8_t sysid) const noexcept {
-  const auto& sys = systems_[sysid];
-  return sys ? sys->any : kNone;
+  std::lock_guard lock(write_mutex_);
+  System* sys = systems_[sysid].load(std::memory_order_relaxed);
+  if (sys == nullptr) {
+    sys = new System;
+    systems_[sysid].store(sys, std::memory_order_release);
+  }
+  if (Entry* e = sys->entries.find(key)) {  // another worker learnt it meanwhile
+    e->last_heard.store(now, std::memory_order_relaxed);
+    return;
+  }
+  Entry& e = sys->entries.claim();
+  e.last_heard.store(now, std::memory_order_relaxed);
+  e.key.store(key, std::memory_order_release);
 }
 
 bool RouteTable::heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept {
-  for (const auto& e : component_links(sysid, compid)) {
-    if (e.link == link) return true;
+  const System* sys = system(sysid);
+  return sys != nullptr && sys->entries.find(key_of(compid, link)) != nullptr;
+}
+
+bool RouteTable::knows(uint8_t sysid, uint8_t compid) const noexcept {
+  bool found = false;
+  for_each_component_link(sysid, compid, [&](LinkId) { found = true; });
+  return found;
+}
+
+template <class Pred>
+size_t RouteTable::erase_if(Pred pred) {
+  size_t dropped = 0;
+  for (uint32_t sysid = 0; sysid < systems_.size(); ++sysid) {
+    System* sys = systems_[sysid].load(std::memory_order_relaxed);
+    if (sys == nullptr) continue;
+    sys->entries.for_each([&](Entry& e, uint64_t key) {
+      if (pred(static_cast<uint8_t>(sysid), e, link_of(key))) {
+        e.key.store(0, std::memory_order_release);
+        ++dropped;
+      }
+    });
   }
-  return false;
+  return dropped;
 }
 
 void RouteTable::forget_link(LinkId link) {
-  for (auto& sys : systems_) {
-    if (!sys) continue;
-    for (auto& comp : sys->components) erase_if(comp, [&](const Entry& e) { return e.link == link; });
-    erase_if(sys->any, [&](const Entry& e) { return e.link == link; });
-  }
+  std::lock_guard lock(write_mutex_);
+  erase_if([&](uint8_t, const Entry&, LinkId l) { return l == link; });
 }
 
-void RouteTable::forget_system(uint8_t sysid) { systems_[sysid].reset(); }
+void RouteTable::forget_system(uint8_t sysid) {
+  std::lock_guard lock(write_mutex_);
+  erase_if([&](uint8_t s, const Entry&, LinkId) { return s == sysid; });
+}
 
 size_t RouteTable::expire(Millis cutoff) {
-  size_t dropped = 0;
-  for (auto& sys : systems_) {
-    if (!sys) continue;
-    for (auto& comp : sys->components) dropped += erase_if(comp, [&](const Entry& e) { return e.last_heard < cutoff; });
-    erase_if(sys->any, [&](const Entry& e) { return e.last_heard < cutoff; });
-    if (sys->any.empty()) sys.reset();
-  }
-  return dropped;
+  std::lock_guard lock(write_mutex_);
+  return erase_if([&](uint8_t, const Entry& e, LinkId) { return e.last_heard.load(std::memory_order_relaxed) < cutoff; });
 }
 
 }  // namespace mavswitch::routing

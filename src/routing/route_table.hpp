@@ -1,32 +1,48 @@
-// Which links each (system, component) was heard on, and when. Lookups by system or by
-// (system, component) are direct array indexing; per-system storage exists only for systems
-// actually heard, so an idle router holds almost nothing.
+// Which links each (system, component) was heard on, and when. Shared by every I/O worker:
+// lookups never lock, and hearing a known source again is one relaxed store (skipped when the
+// time has not changed). Only a new (system, component, link), expiry and forgetting take the
+// writers' lock. Per-system storage exists only for systems actually heard, so an idle router
+// holds almost nothing.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <memory>
-#include <vector>
+#include <mutex>
 
+#include "routing/slot_list.hpp"
 #include "routing/types.hpp"
 
 namespace mavswitch::routing {
 
 class RouteTable {
  public:
-  struct Entry {
-    LinkId link;
-    Millis last_heard;
-  };
+  RouteTable() = default;
+  ~RouteTable();
+  RouteTable(const RouteTable&) = delete;
+  RouteTable& operator=(const RouteTable&) = delete;
 
-  // Records that (sysid, compid) was heard on link at now. Allocates only the first time a
-  // system, or a (component, link) pair, is seen.
+  // Records that (sysid, compid) was heard on link at now. Locks only the first time this
+  // component is heard on this link.
   void learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now);
 
-  // Links where this exact component was heard.
-  const std::vector<Entry>& component_links(uint8_t sysid, uint8_t compid) const noexcept;
-  // Links where any component of this system was heard.
-  const std::vector<Entry>& system_links(uint8_t sysid) const noexcept;
+  // Calls f(link) for each link where this exact component was heard.
+  template <class F>
+  void for_each_component_link(uint8_t sysid, uint8_t compid, F&& f) const {
+    if (const System* sys = system(sysid)) {
+      sys->entries.for_each([&](const Entry&, uint64_t key) {
+        if (compid_of(key) == compid) f(link_of(key));
+      });
+    }
+  }
+  // Calls f(link) for each link where any component of this system was heard (a link once per
+  // component heard on it).
+  template <class F>
+  void for_each_system_link(uint8_t sysid, F&& f) const {
+    if (const System* sys = system(sysid)) sys->entries.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
+  }
   bool heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept;
+  bool knows(uint8_t sysid, uint8_t compid) const noexcept;
 
   void forget_link(LinkId link);
   void forget_system(uint8_t sysid);
@@ -34,11 +50,22 @@ class RouteTable {
   size_t expire(Millis cutoff);
 
  private:
-  struct System {
-    std::array<std::vector<Entry>, 256> components;
-    std::vector<Entry> any;  // per link: the latest of its components
+  struct Entry {
+    std::atomic<uint64_t> key{0};  // (link + 1) << 8 | compid; 0: free
+    std::atomic<Millis> last_heard{0};
   };
-  std::array<std::unique_ptr<System>, 256> systems_;
+  struct System {
+    SlotList<Entry> entries;
+  };
+  static uint64_t key_of(uint8_t compid, LinkId link) noexcept { return (uint64_t{link} + 1) << 8 | compid; }
+  static uint8_t compid_of(uint64_t key) noexcept { return static_cast<uint8_t>(key); }
+  static LinkId link_of(uint64_t key) noexcept { return static_cast<LinkId>((key >> 8) - 1); }
+  const System* system(uint8_t sysid) const noexcept { return systems_[sysid].load(std::memory_order_acquire); }
+  template <class Pred>
+  size_t erase_if(Pred pred);
+
+  std::array<std::atomic<System*>, 256> systems_{};
+  std::mutex write_mutex_;
 };
 
 }  // namespace mavswitch::routing

@@ -1,6 +1,8 @@
 #include "routing/routing.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
 
 namespace mavswitch::routing {
 namespace {
@@ -11,32 +13,67 @@ constexpr int kSystemTimeBootMsOffset = 8;  // uint32 time_boot_ms after uint64 
 
 }  // namespace
 
-LinkId Routing::add_link(LinkPolicy policy) {
-  LinkId id = 0;
-  while (id < links_.size() && links_[id].active) ++id;
-  if (id == links_.size()) links_.emplace_back();
-  links_[id] = Link{std::move(policy), true, 0, {}};
-  if (links_[id].policy.group >= 0) groups_[static_cast<size_t>(links_[id].policy.group)].push_back(id);
+Routing::Routing() { contexts_.push_back(std::make_unique<RoutingContext>()); }
+
+Routing::~Routing() {
+  for (auto& chunk : chunks_) delete[] chunk.load(std::memory_order_relaxed);
+}
+
+RoutingContext& Routing::add_context() {
+  contexts_.push_back(std::make_unique<RoutingContext>());
+  return *contexts_.back();
+}
+
+LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner) {
+  std::lock_guard lock(mutex_);
+  if (std::find(policies_.begin(), policies_.end(), policy) == policies_.end()) policies_.push_back(policy);
+  LinkId id;
+  if (!free_ids_.empty()) {
+    std::pop_heap(free_ids_.begin(), free_ids_.end(), std::greater<>{});
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = link_count_.load(std::memory_order_relaxed);
+    if ((id >> kChunkBits) >= kMaxChunks) throw std::length_error("too many links");
+    auto& chunk = chunks_[id >> kChunkBits];
+    if (chunk.load(std::memory_order_relaxed) == nullptr) chunk.store(new LinkSlot[kChunkSize], std::memory_order_release);
+  }
+  LinkSlot& s = slot(id);
+  s.stats = {};
+  s.owner.store(owner, std::memory_order_relaxed);
+  s.policy.store(policy.get(), std::memory_order_release);
+  if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
+  if (policy->group >= 0) {
+    auto& member = groups_[static_cast<size_t>(policy->group)]->claim();
+    member.key.store(uint64_t{id} + 1, std::memory_order_release);
+  }
   return id;
 }
 
 void Routing::remove_link(LinkId link) {
-  if (!active(link)) return;
-  Link& l = links_[link];
-  if (l.policy.group >= 0) {
-    auto& members = groups_[static_cast<size_t>(l.policy.group)];
-    members.erase(std::remove(members.begin(), members.end(), link), members.end());
+  {
+    std::lock_guard lock(mutex_);
+    if (!active(link)) return;
+    LinkSlot& s = slot(link);
+    const int group = s.policy.load(std::memory_order_relaxed)->group;
+    if (group >= 0) {
+      groups_[static_cast<size_t>(group)]->for_each([&](GroupMember& m, uint64_t key) {
+        if (key == uint64_t{link} + 1) m.key.store(0, std::memory_order_release);
+      });
+    }
+    s.policy.store(nullptr, std::memory_order_release);
+    std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
+    free_ids_.push_back(link);
+    std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>{});
   }
-  l.active = false;
   table_.forget_link(link);
-  std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
 }
 
 int Routing::group_index(const std::string& name) {
   auto it = std::find(group_names_.begin(), group_names_.end(), name);
   if (it != group_names_.end()) return static_cast<int>(it - group_names_.begin());
   group_names_.push_back(name);
-  groups_.emplace_back();
+  groups_.push_back(std::make_unique<SlotList<GroupMember>>());
   return static_cast<int>(group_names_.size() - 1);
 }
 
@@ -45,78 +82,84 @@ void Routing::set_dedup_period(Millis period) {
 }
 
 void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
-  const int group = links_[from].policy.group;
+  const int group = policy(from).group;
   if (group < 0) {
     table_.learn(sysid, compid, from, now);
     return;
   }
-  for (LinkId member : groups_[static_cast<size_t>(group)]) table_.learn(sysid, compid, member, now);
+  groups_[static_cast<size_t>(group)]->for_each(
+      [&](const GroupMember&, uint64_t key) { table_.learn(sysid, compid, static_cast<LinkId>(key - 1), now); });
 }
 
 void Routing::check_reboot(const protocol::FrameView& f) {
-  uint32_t boot_ms = 0;
-  for (int k = 0; k < 4; ++k) boot_ms |= static_cast<uint32_t>(f.payload_byte(kSystemTimeBootMsOffset + k)) << (8 * k);
-  const uint8_t sys = f.sysid();
-  if (boot_known_[sys] && boot_ms < boot_ms_[sys]) {
-    table_.forget_system(sys);
-    ++stats_.reboots;
+  uint64_t boot_ms = 0;
+  for (int k = 0; k < 4; ++k) boot_ms |= static_cast<uint64_t>(f.payload_byte(kSystemTimeBootMsOffset + k)) << (8 * k);
+  boot_ms |= uint64_t{1} << 32;  // known
+  const uint64_t before = boot_ms_[f.sysid()].exchange(boot_ms, std::memory_order_relaxed);
+  if (before != 0 && boot_ms < before) {
+    table_.forget_system(f.sysid());
+    reboots_.add_shared();
   }
-  boot_ms_[sys] = boot_ms;
-  boot_known_[sys] = true;
 }
 
 // Hands the frame to `to` unless it is the source link, was already given this frame, or
 // its out-filter or unknown-id policy refuses it.
-bool Routing::offer(LinkId to, LinkId from, const protocol::FrameView& f, DeliverFn& deliver) {
-  Link& l = links_[to];
-  if (to == from || !l.active || l.mark == stamp_) return false;
-  l.mark = stamp_;
-  if (!f.verified() && l.policy.drop_unknown_ids) return false;
-  if (!l.policy.out.pass(f.msgid(), f.sysid(), f.compid())) {
-    ++l.stats.filtered_out;
-    ++stats_.filtered_out;
+bool Routing::offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f, DeliverFn& deliver) {
+  if (to == from || to >= ctx.marks_.size() || ctx.marks_[to] == ctx.stamp_) return false;
+  ctx.marks_[to] = ctx.stamp_;
+  LinkSlot& l = slot(to);
+  const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
+  if (p == nullptr) return false;
+  if (!f.verified() && p->drop_unknown_ids) return false;
+  if (!p->out.pass(f.msgid(), f.sysid(), f.compid())) {
+    l.stats.filtered_out.add_shared();
+    ++ctx.stats_.filtered_out;
     return false;
   }
   deliver(to);
-  ++stats_.deliveries;
+  ++ctx.stats_.deliveries;
   return true;
 }
 
-Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, DeliverFn deliver) {
-  ++stats_.frames;
-  Link& src = links_[from];
+Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameView& f, Millis now, DeliverFn deliver) {
+  auto& stats = ctx.stats_;
+  ++stats.frames;
+  LinkSlot& src = slot(from);
+  const LinkPolicy& src_policy = *src.policy.load(std::memory_order_acquire);
   const uint8_t sys = f.sysid();
   const uint8_t comp = f.compid();
-  if (src.policy.signing && src.policy.signing->policy().verify &&
-      src.policy.signing->check(f, signing_now_) != SignatureGate::Result::kAccept) {
-    ++stats_.signing_rejected;
-    ++src.stats.signing_rejected;
+  if (src_policy.signing && src_policy.signing->policy().verify &&
+      src_policy.signing->check(f, ctx.signing_now_) != SignatureGate::Result::kAccept) {
+    ++stats.signing_rejected;
+    src.stats.signing_rejected.add_shared();
     return Verdict::kSigningRejected;
   }
   if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
-    ++stats_.setup_signing_dropped;
+    ++stats.setup_signing_dropped;
     return Verdict::kSetupSigning;
   }
-  if (!src.policy.in.pass(f.msgid(), sys, comp)) {
-    ++stats_.filtered_in;
-    ++src.stats.filtered_in;
+  if (!src_policy.in.pass(f.msgid(), sys, comp)) {
+    ++stats.filtered_in;
+    src.stats.filtered_in.add_shared();
     return Verdict::kFilteredIn;
   }
-  if (!f.verified() && src.policy.drop_unknown_ids) {
-    ++stats_.unknown_ids_dropped;
+  if (!f.verified() && src_policy.drop_unknown_ids) {
+    ++stats.unknown_ids_dropped;
     return Verdict::kUnknownIdDropped;
   }
   if (dedup_ && dedup_->seen_recently(f.bytes(), now)) {
-    ++stats_.duplicates;
+    ++stats.duplicates;
     return Verdict::kDuplicate;
   }
   if (f.verified() && f.msgid() == kSystemTimeId) check_reboot(f);
   if (sys != 0) learn(from, sys, comp, now);
 
-  ++stamp_;
-  if (stamp_ == 0) {  // wrapped: clear the marks so none matches by accident
-    for (auto& l : links_) l.mark = 0;
-    stamp_ = 1;
+  const LinkId count = link_count();
+  if (ctx.marks_.size() < count) ctx.marks_.resize((count + kChunkSize - 1) & ~(kChunkSize - 1), 0);
+  ++ctx.stamp_;
+  if (ctx.stamp_ == 0) {  // wrapped: clear the marks so none matches by accident
+    std::fill(ctx.marks_.begin(), ctx.marks_.end(), 0);
+    ctx.stamp_ = 1;
   }
 
   const protocol::MessageInfo* info = f.info();
@@ -125,37 +168,63 @@ Verdict Routing::route(LinkId from, const protocol::FrameView& f, Millis now, De
   bool delivered = false;
 
   if (target_sys == 0) {
-    ++stats_.broadcast;
-    if (!f.verified()) ++stats_.unknown_ids_forwarded;
-    for (LinkId to = 0; to < links_.size(); ++to) {
-      if (!links_[to].active || table_.heard_on(sys, comp, to)) continue;  // no loops
-      delivered |= offer(to, from, f, deliver);
-    }
+    ++stats.broadcast;
+    if (!f.verified()) ++stats.unknown_ids_forwarded;
+    // No loops: the links where the source itself lives are marked as given already.
+    table_.for_each_component_link(sys, comp, [&](LinkId l) {
+      if (l < ctx.marks_.size()) ctx.marks_[l] = ctx.stamp_;
+    });
+    for (LinkId to = 0; to < count; ++to) delivered |= offer(ctx, to, from, f, deliver);
   } else {
-    ++stats_.targeted;
-    const auto& exact = target_comp != 0 ? table_.component_links(target_sys, target_comp) : table_.system_links(target_sys);
-    const auto& targets = exact.empty() ? table_.system_links(target_sys) : exact;
-    if (targets.empty()) {
-      ++stats_.unknown_target;
-      ++links_[from].stats.unknown_target;
+    ++stats.targeted;
+    const bool exact = target_comp != 0 && table_.knows(target_sys, target_comp);
+    bool any = false;
+    auto to_link = [&](LinkId l) {
+      any = true;
+      delivered |= offer(ctx, l, from, f, deliver);
+    };
+    if (exact) {
+      table_.for_each_component_link(target_sys, target_comp, to_link);
+    } else {
+      table_.for_each_system_link(target_sys, to_link);
+    }
+    if (!any) {
+      ++stats.unknown_target;
+      src.stats.unknown_target.add_shared();
       if (sniffer_sysid_ == 0) return Verdict::kUnknownTarget;
     }
-    for (const auto& e : targets) delivered |= offer(e.link, from, f, deliver);
   }
   if (sniffer_sysid_ != 0) {
-    for (const auto& e : table_.system_links(sniffer_sysid_)) delivered |= offer(e.link, from, f, deliver);
+    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered |= offer(ctx, l, from, f, deliver); });
   }
   return delivered ? Verdict::kDelivered : Verdict::kNoDestination;
 }
 
 void Routing::expire(Millis now) {
-  if (route_timeout_ > 0) stats_.routes_expired += table_.expire(now - route_timeout_);
+  if (route_timeout_ > 0) routes_expired_.add_shared(table_.expire(now - route_timeout_));
+  std::lock_guard lock(mutex_);
   for (const auto& p : pinned_) table_.learn(p.sysid, p.compid, p.link, now);
 }
 
 void Routing::pin(LinkId link, uint8_t sysid, uint8_t compid, Millis now) {
-  pinned_.push_back({link, sysid, compid});
+  {
+    std::lock_guard lock(mutex_);
+    pinned_.push_back({link, sysid, compid});
+  }
   learn(link, sysid, compid, now);
+}
+
+RoutingStats Routing::stats() const {
+  RoutingStats sum;
+  for (const auto& c : contexts_) sum += c->stats_;
+  sum.reboots += reboots_;
+  sum.routes_expired += routes_expired_;
+  return sum;
+}
+
+LinkRoutingStats Routing::link_stats(LinkId link) const noexcept {
+  const auto& s = slot(link).stats;
+  return {s.filtered_in, s.unknown_target, s.signing_rejected, s.filtered_out};
 }
 
 }  // namespace mavswitch::routing

@@ -8,9 +8,17 @@
 //    learn; sniffer links get everything; duplicates within a period are dropped;
 //  - unknown message ids go out as broadcast unless a link's policy drops them;
 //  - a system whose SYSTEM_TIME.time_boot_ms goes backwards rebooted: its routes are cleared.
+//
+// One Routing is shared by every I/O worker. Decisions read it without locks: the route table
+// and the link slots are atomics, and what changes per frame (delivery marks, counters) lives
+// in the calling worker's RoutingContext. Adding or removing a link, a new route, expiry and
+// the reboot rule take a lock; they are rare.
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,9 +26,11 @@
 
 #include "protocol/frame.hpp"
 #include "protocol/function_ref.hpp"
+#include "routing/counter.hpp"
 #include "routing/dedup.hpp"
 #include "routing/filter.hpp"
 #include "routing/route_table.hpp"
+#include "routing/slot_list.hpp"
 #include "routing/signing_policy.hpp"
 #include "routing/types.hpp"
 
@@ -46,97 +56,166 @@ enum class Verdict : uint8_t {
   kSetupSigning,       // SETUP_SIGNING carries a secret key: never forwarded
 };
 
-struct RoutingStats {
-  uint64_t frames = 0;
-  uint64_t broadcast = 0;
-  uint64_t targeted = 0;
-  uint64_t deliveries = 0;  // frame copies handed to links
-  uint64_t filtered_in = 0;
-  uint64_t filtered_out = 0;
-  uint64_t duplicates = 0;
-  uint64_t unknown_target = 0;
-  uint64_t unknown_ids_forwarded = 0;
-  uint64_t unknown_ids_dropped = 0;
-  uint64_t reboots = 0;
-  uint64_t signing_rejected = 0;
-  uint64_t setup_signing_dropped = 0;
-  uint64_t routes_expired = 0;
+// Counters as a plain snapshot (T = uint64_t) or as they count (T = Counter).
+template <class T>
+struct BasicRoutingStats {
+  T frames{};
+  T broadcast{};
+  T targeted{};
+  T deliveries{};  // frame copies handed to links
+  T filtered_in{};
+  T filtered_out{};
+  T duplicates{};
+  T unknown_target{};
+  T unknown_ids_forwarded{};
+  T unknown_ids_dropped{};
+  T reboots{};
+  T signing_rejected{};
+  T setup_signing_dropped{};
+  T routes_expired{};
+
+  template <class U>
+  BasicRoutingStats& operator+=(const BasicRoutingStats<U>& o) {
+    frames += o.frames, broadcast += o.broadcast, targeted += o.targeted, deliveries += o.deliveries;
+    filtered_in += o.filtered_in, filtered_out += o.filtered_out, duplicates += o.duplicates;
+    unknown_target += o.unknown_target, unknown_ids_forwarded += o.unknown_ids_forwarded;
+    unknown_ids_dropped += o.unknown_ids_dropped, reboots += o.reboots, signing_rejected += o.signing_rejected;
+    setup_signing_dropped += o.setup_signing_dropped, routes_expired += o.routes_expired;
+    return *this;
+  }
 };
+using RoutingStats = BasicRoutingStats<uint64_t>;
 
 // Drops by cause for one link: the first three for frames that came in on it, the last for
 // frames that would have gone out on it.
-struct LinkRoutingStats {
-  uint64_t filtered_in = 0;
-  uint64_t unknown_target = 0;
-  uint64_t signing_rejected = 0;
-  uint64_t filtered_out = 0;
+template <class T>
+struct BasicLinkRoutingStats {
+  T filtered_in{};
+  T unknown_target{};
+  T signing_rejected{};
+  T filtered_out{};
+};
+using LinkRoutingStats = BasicLinkRoutingStats<uint64_t>;
+
+// What one thread that routes frames keeps to itself: which links were given the current
+// frame, its counters, and the signing clock its decisions are checked against.
+class RoutingContext {
+ public:
+  // The signing clock route() checks freshness against (10 µs since 2015); the caller sets
+  // it, so decisions stay a function of their inputs.
+  void set_signing_now(uint64_t now) noexcept { signing_now_ = now; }
+
+ private:
+  friend class Routing;
+  std::vector<uint32_t> marks_;  // by link: == stamp_ when already given the current frame
+  uint32_t stamp_ = 0;
+  uint64_t signing_now_ = 0;
+  BasicRoutingStats<Counter> stats_;
 };
 
 using DeliverFn = FunctionRef<void(LinkId)>;
 
 class Routing {
  public:
-  // Adds a link (its id is the smallest free one) or removes it, with every route through it.
-  LinkId add_link(LinkPolicy policy);
-  void remove_link(LinkId link);
-  bool active(LinkId link) const noexcept { return link < links_.size() && links_[link].active; }
-  const LinkPolicy& policy(LinkId link) const { return links_[link].policy; }
+  Routing();
+  ~Routing();
+  Routing(const Routing&) = delete;
+  Routing& operator=(const Routing&) = delete;
 
-  // Groups are named in the configuration; a name maps to one group index.
+  // Adds a link (its id is the smallest free one) or removes it, with every route through it.
+  // `owner` is the caller's tag for whoever sends on the link (the I/O worker). A policy
+  // passed by shared pointer is kept (once) for the Routing's lifetime, so links sharing an
+  // endpoint's policy cost nothing more; one passed by value is kept too.
+  LinkId add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner = 0);
+  LinkId add_link(LinkPolicy policy, uint32_t owner = 0) {
+    return add_link(std::make_shared<const LinkPolicy>(std::move(policy)), owner);
+  }
+  void remove_link(LinkId link);
+  bool active(LinkId link) const noexcept { return link < link_count() && slot(link).policy.load(std::memory_order_acquire); }
+  // Only for a link that is active, or was when the caller decided to use it.
+  const LinkPolicy& policy(LinkId link) const { return *slot(link).policy.load(std::memory_order_acquire); }
+  // The policy of a link, or null when it is not active (any thread).
+  const LinkPolicy* find_policy(LinkId link) const noexcept {
+    return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
+  }
+  uint32_t owner(LinkId link) const noexcept { return slot(link).owner.load(std::memory_order_relaxed); }
+  // One more than the highest link id ever used.
+  LinkId link_count() const noexcept { return link_count_.load(std::memory_order_acquire); }
+
+  // Groups are named in the configuration; a name maps to one group index. Before routing.
   int group_index(const std::string& name);
 
   void set_sniffer_sysid(uint8_t sysid) noexcept { sniffer_sysid_ = sysid; }
-  void set_dedup_period(Millis period);  // 0 turns de-duplication off
+  void set_dedup_period(Millis period);  // 0 turns de-duplication off. Before routing.
   void set_route_timeout(Millis timeout) noexcept { route_timeout_ = timeout; }  // 0: never
 
-  // Decides where `frame`, which arrived on `from` at `now`, goes; calls deliver once per
-  // destination link. Never allocates except to learn a new route.
-  Verdict route(LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver);
-  // The signing clock route() checks freshness against (10 µs since 2015); the caller sets it,
-  // so decisions stay a function of their inputs.
-  void set_signing_now(uint64_t now) noexcept { signing_now_ = now; }
+  // A context for one more thread that routes frames. Before routing starts; it lives as long
+  // as the Routing. Context 0 exists from the start, for single-threaded use.
+  RoutingContext& add_context();
+  RoutingContext& context(size_t index = 0) { return *contexts_[index]; }
 
-  // Ages out silent routes; call about once a second.
+  // Decides where `frame`, which arrived on `from` at `now`, goes; calls deliver once per
+  // destination link. Never allocates except to learn a new route or a new link's mark.
+  Verdict route(RoutingContext& ctx, LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver);
+  Verdict route(LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver) {
+    return route(*contexts_[0], from, frame, now, deliver);
+  }
+  void set_signing_now(uint64_t now) noexcept { contexts_[0]->set_signing_now(now); }
+
+  // Ages out silent routes; call about once a second (any thread).
   void expire(Millis now);
   // A component that lives on `link` for as long as the link does (an in-process component):
   // learned now and never aged out.
   void pin(LinkId link, uint8_t sysid, uint8_t compid, Millis now);
 
   const RouteTable& routes() const noexcept { return table_; }
-  const RoutingStats& stats() const noexcept { return stats_; }
-  const LinkRoutingStats& link_stats(LinkId link) const noexcept { return links_[link].stats; }
+  // Sums over every context: a snapshot, any thread.
+  RoutingStats stats() const;
+  LinkRoutingStats link_stats(LinkId link) const noexcept;
   // Frames the out-filter kept from this link.
-  uint64_t filtered_out(LinkId link) const noexcept { return links_[link].stats.filtered_out; }
+  uint64_t filtered_out(LinkId link) const noexcept { return slot(link).stats.filtered_out; }
 
  private:
-  struct Link {
-    LinkPolicy policy;
-    bool active = false;
-    uint32_t mark = 0;  // == stamp_ when already delivered the current frame
-    LinkRoutingStats stats;
+  struct LinkSlot {
+    std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
+    std::atomic<uint32_t> owner{0};
+    BasicLinkRoutingStats<Counter> stats;
+  };
+  // Link slots live in chunks that never move, so readers need no lock while links come and go.
+  static constexpr size_t kChunkBits = 8;
+  static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+  static constexpr size_t kMaxChunks = 4096;  // a million links
+  LinkSlot& slot(LinkId link) const noexcept {
+    return chunks_[link >> kChunkBits].load(std::memory_order_acquire)[link & (kChunkSize - 1)];
+  }
+  struct GroupMember {
+    std::atomic<uint64_t> key{0};  // link + 1; 0: free
   };
 
   void learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now);
   void check_reboot(const protocol::FrameView& frame);
-  bool offer(LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
+  bool offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
 
-  std::vector<Link> links_;
-  std::vector<std::vector<LinkId>> groups_;
+  std::array<std::atomic<LinkSlot*>, kMaxChunks> chunks_{};
+  std::atomic<LinkId> link_count_{0};
+  std::vector<LinkId> free_ids_;  // a min-heap, under mutex_
+  std::vector<std::shared_ptr<const LinkPolicy>> policies_;  // every policy ever used, under mutex_
+  std::vector<std::unique_ptr<SlotList<GroupMember>>> groups_;
   std::vector<std::string> group_names_;
+  std::vector<std::unique_ptr<RoutingContext>> contexts_;
   RouteTable table_;
   std::optional<Deduplicator> dedup_;
-  RoutingStats stats_;
+  Counter reboots_;
+  Counter routes_expired_;
   Millis route_timeout_ = 10'000;
-  uint32_t stamp_ = 0;
-  uint64_t signing_now_ = 0;
   uint8_t sniffer_sysid_ = 0;
-  std::array<uint32_t, 256> boot_ms_{};   // last SYSTEM_TIME.time_boot_ms per system
-  std::array<bool, 256> boot_known_{};
+  std::array<std::atomic<uint64_t>, 256> boot_ms_{};  // last SYSTEM_TIME.time_boot_ms | 1 << 32 once known
   struct Pinned {
     LinkId link;
     uint8_t sysid, compid;
   };
-  std::vector<Pinned> pinned_;
+  std::vector<Pinned> pinned_;  // under mutex_
+  std::mutex mutex_;            // serializes changes to links, groups and pins
 };
 
 }  // namespace mavswitch::routing

@@ -6,6 +6,9 @@ namespace mavswitch::routing {
 
 SignatureGate::Result SignatureGate::check(const protocol::FrameView& f, uint64_t now) {
   const bool allowed_unsigned = policy_->unsigned_allowed.contains(f.msgid());
+  // The signature itself is checked outside the lock: it is the expensive part (SHA-256).
+  const bool valid = f.is_v2() && f.is_signed() && protocol::signature_valid(policy_->key, f);
+  std::lock_guard lock(mutex_);
   if (!f.is_v2() && !allowed_unsigned) {
     ++counters_.rejected_mavlink1;
     return Result::kMavlink1;
@@ -18,7 +21,7 @@ SignatureGate::Result SignatureGate::check(const protocol::FrameView& f, uint64_
     ++counters_.rejected_unsigned;
     return Result::kUnsigned;
   }
-  if (!protocol::signature_valid(policy_->key, f)) {
+  if (!valid) {
     ++counters_.rejected_bad_signature;
     return Result::kBadSignature;
   }
@@ -42,7 +45,18 @@ SignatureGate::Result SignatureGate::check(const protocol::FrameView& f, uint64_
   return Result::kAccept;
 }
 
+void SignatureGate::count_out(bool signed_out) {
+  std::lock_guard lock(mutex_);
+  ++(signed_out ? counters_.signed_out : counters_.unsignable_out);
+}
+
+SigningCounters SignatureGate::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
 std::vector<SignatureGate::Stream> SignatureGate::streams() const {
+  std::lock_guard lock(mutex_);
   std::vector<Stream> out;
   for (const auto& [k, ts] : last_) {
     out.push_back({static_cast<uint8_t>(k >> 16), static_cast<uint8_t>(k >> 8), static_cast<uint8_t>(k), ts});
@@ -51,6 +65,7 @@ std::vector<SignatureGate::Stream> SignatureGate::streams() const {
 }
 
 void SignatureGate::restore(const Stream& s) {
+  std::lock_guard lock(mutex_);
   uint64_t& ts = last_[key_of(s.link_id, s.sysid, s.compid)];
   ts = std::max(ts, s.timestamp);
 }

@@ -1,11 +1,14 @@
 // MAVLink 2 signing on a link: what the link requires of incoming frames, whether frames
 // leaving on it are signed, and the replay protection (a newer timestamp per stream, a stream
 // being (signature link id, system, component)). The replay table belongs to the endpoint, so
-// every link of it (every TCP client, every UDP peer) shares it, and it can be persisted.
+// every link of it (every TCP client, every UDP peer) shares it, and it can be persisted. The
+// links of one endpoint may live on different I/O workers: the gate takes a lock (uncontended
+// unless two workers check frames of the same endpoint at the same instant).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -51,14 +54,16 @@ class SignatureGate {
   Result check(const protocol::FrameView& frame, uint64_t now);
 
   const SigningPolicy& policy() const noexcept { return *policy_; }
-  SigningCounters& counters() noexcept { return counters_; }
-  const SigningCounters& counters() const noexcept { return counters_; }
+  // Counts a frame leaving signed, or sent as it is (MAVLink 1 cannot be signed).
+  void count_out(bool signed_out);
+  SigningCounters counters() const;
   std::vector<Stream> streams() const;
   void restore(const Stream& s);
 
  private:
   static uint32_t key_of(uint8_t link, uint8_t sys, uint8_t comp) { return uint32_t{link} << 16 | uint32_t{sys} << 8 | comp; }
   std::shared_ptr<const SigningPolicy> policy_;
+  mutable std::mutex mutex_;
   std::unordered_map<uint32_t, uint64_t> last_;  // stream -> newest timestamp accepted
   SigningCounters counters_;
 };

@@ -4,6 +4,7 @@
 // peers.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,6 +36,8 @@ struct EndpointSpec {
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link
   bool coalesce = true;             // UDP: frames queued together share datagrams
+  // Listening endpoints served by several I/O workers: one socket each, sharing the port.
+  bool reuse_port = false;
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;
@@ -50,13 +53,15 @@ class Endpoint {
   // that cannot be bound); a device or peer that is not there yet is retried in the background.
   virtual void start() = 0;
   virtual void for_each_link(const std::function<void(const Link&)>& f) const = 0;
+  // The port a listening endpoint is bound to (its spec may say 0: any); 0 for the others.
+  virtual uint16_t local_port() const { return 0; }
 
   const EndpointSpec& spec() const noexcept { return spec_; }
   // "udp-server gcs 0.0.0.0:14550" — for logs and statistics.
   std::string describe() const;
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
-  uint64_t refused() const noexcept { return refused_; }
+  uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
   bool listening() const noexcept {
     return spec_.kind == EndpointSpec::Kind::kUdpServer || spec_.kind == EndpointSpec::Kind::kTcpServer;
   }
@@ -64,10 +69,22 @@ class Endpoint {
   // Routing policy index the engine keeps for this endpoint's links.
   size_t policy_index = 0;
 
+  // Listening endpoints served by several workers (one instance each) share one count of
+  // peers, so MaxPeers caps the endpoint as a whole. Before start().
+  void share_peer_count(std::shared_ptr<std::atomic<size_t>> count) { peer_count_ = std::move(count); }
+
  protected:
+  // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
+  // none admits the newcomer anyway: a new ground station is never locked out by silent peers
+  // on other workers, and the endpoint holds at most MaxPeers + workers - 1 peers.
+  bool peer_cap_reached() const noexcept { return peer_count_->load(std::memory_order_relaxed) >= spec_.max_peers; }
+  void peer_added() noexcept { peer_count_->fetch_add(1, std::memory_order_relaxed); }
+  void peer_removed() noexcept { peer_count_->fetch_sub(1, std::memory_order_relaxed); }
+
   EndpointSpec spec_;
   LinkHost& host_;
-  uint64_t refused_ = 0;
+  std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
+  std::shared_ptr<std::atomic<size_t>> peer_count_ = std::make_shared<std::atomic<size_t>>(0);
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

@@ -89,6 +89,10 @@ void EventLoop::post(std::function<void()> work) {
     std::lock_guard lock(posted_mutex_);
     posted_.push_back(std::move(work));
   }
+  wake();
+}
+
+void EventLoop::wake() {
   const uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }

@@ -44,6 +44,9 @@ class EventLoop {
 
   // Thread-safe: runs `work` on the loop's thread soon.
   void post(std::function<void()> work);
+  // Thread-safe: makes the loop run one more iteration soon (another thread queued it work it
+  // drains at iteration end).
+  void wake();
 
   // The time this wake-up began: one clock read per batch of events, not one per frame.
   Millis now() const noexcept { return now_; }

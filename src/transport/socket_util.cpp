@@ -29,16 +29,40 @@ int open_socket(int family, int type) {
   return fd;
 }
 
-void bind_socket(int fd, const SocketAddress& address, const std::string& what) {
+void bind_socket(int fd, const SocketAddress& address, const std::string& what, bool reuse_port) {
   const int one = 1;
   const int zero = 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   if (address.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
   if (::bind(fd, address.get(), address.size()) < 0) {
     const std::string err = errno_text();
     ::close(fd);
     throw std::runtime_error(what + ": cannot bind " + address.to_string() + ": " + err);
   }
+}
+
+void ensure_port_free(const SocketAddress& address, int type, const std::string& what) {
+  if (address.port() == 0) return;
+  const int fd = open_socket(address.family(), type);
+  const int one = 1;
+  const int zero = 0;
+  // TCP: SO_REUSEADDR only lets us past our own TIME_WAIT connections, never a listener. UDP:
+  // SO_REUSEADDR would let us share a port, so the probe binds without it.
+  if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (address.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  const int rc = ::bind(fd, address.get(), address.size());
+  const std::string err = errno_text();
+  ::close(fd);
+  if (rc < 0) throw std::runtime_error(what + ": cannot bind " + address.to_string() + ": " + err);
+}
+
+uint16_t local_port(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) < 0) return 0;
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_port);
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
 }
 
 }  // namespace mavswitch::transport

@@ -9,8 +9,16 @@ namespace mavswitch::transport {
 
 // A non-blocking, close-on-exec socket; throws std::runtime_error on failure.
 int open_socket(int family, int type);
-// Binds with SO_REUSEADDR; an IPv6 wildcard also accepts IPv4. Throws with the address in the message.
-void bind_socket(int fd, const SocketAddress& address, const std::string& what);
+// Binds with SO_REUSEADDR; an IPv6 wildcard also accepts IPv4. Throws with the address in the
+// message. With reuse_port, several sockets (one per I/O worker) share the port and the kernel
+// spreads peers among them; a port someone else holds is still refused (see ensure_port_free).
+void bind_socket(int fd, const SocketAddress& address, const std::string& what, bool reuse_port = false);
+// Throws (naming `what`) unless `address` can be bound by a socket of `type` without sharing:
+// checked before binding shared sockets, so that two routers on one port fail as they would
+// without SO_REUSEPORT instead of silently splitting the traffic.
+void ensure_port_free(const SocketAddress& address, int type, const std::string& what);
+// The local port a bound socket got (for port 0).
+uint16_t local_port(int fd);
 std::string errno_text();
 // Asks for large kernel buffers on a datagram socket, so a burst is not lost between two
 // wake-ups of the loop (the kernel caps the request at net.core.[rw]mem_max).

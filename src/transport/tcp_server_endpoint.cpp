@@ -37,12 +37,12 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (!address) throw std::runtime_error(describe() + ": the listening address must be numeric");
     try {
       fd_ = open_socket(address->family(), SOCK_STREAM);
-      bind_socket(fd_, *address, describe());
+      bind_socket(fd_, *address, describe(), spec_.reuse_port);
     } catch (const std::runtime_error&) {
       if (!spec_.address.empty()) throw;
       address = SocketAddress::numeric("0.0.0.0", spec_.port);  // no IPv6 on this host
       fd_ = open_socket(AF_INET, SOCK_STREAM);
-      bind_socket(fd_, *address, describe());
+      bind_socket(fd_, *address, describe(), spec_.reuse_port);
     }
     if (::listen(fd_, 64) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
     host_.loop().add(fd_, EPOLLIN, this);
@@ -52,6 +52,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void for_each_link(const std::function<void(const Link&)>& f) const override {
     for (const auto& c : clients_) f(*c);
   }
+  uint16_t local_port() const override { return fd_ >= 0 ? transport::local_port(fd_) : 0; }
 
  private:
   void on_io(uint32_t) override {
@@ -72,12 +73,13 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      if (clients_.size() >= spec_.max_peers) evict_oldest_idle();
+      if (peer_cap_reached()) evict_oldest_idle();
       auto link = std::make_unique<StreamLink>(*this, host_, peer.to_string(), fd, spec_.stream_queue_bytes,
                                                [this](StreamLink& l, const std::string& why) { closed(l, why); });
       log::info("{}: client {} connected", describe(), link->peer());
       host_.link_up(*link);
       clients_.push_back(std::move(link));
+      peer_added();
     }
   }
 
@@ -95,6 +97,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     // Destroyed on a later turn of the loop: we may be inside its own callback now.
     host_.loop().post([dead = std::shared_ptr<StreamLink>(std::move(*it))] {});
     clients_.erase(it);
+    peer_removed();
   }
 
   int fd_ = -1;

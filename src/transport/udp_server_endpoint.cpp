@@ -53,7 +53,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (!address) throw std::runtime_error(describe() + ": the listening address must be numeric");
     fd_ = open_socket(address->family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
-    bind_socket(fd_, *address, describe());
+    bind_socket(fd_, *address, describe(), spec_.reuse_port);
     host_.loop().add(fd_, EPOLLIN, this);
     idle_timer_ = host_.loop().every(1000, [this] { forget_idle(); });
     log::info("{}: listening", describe());
@@ -63,6 +63,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     for (const auto& [addr, peer] : peers_) f(*peer);
   }
 
+  uint16_t local_port() const override { return fd_ >= 0 ? transport::local_port(fd_) : 0; }
   int fd() const noexcept { return fd_; }
   void blocked(UdpPeerLink& peer) {
     if (std::find(blocked_.begin(), blocked_.end(), &peer) == blocked_.end()) blocked_.push_back(&peer);
@@ -90,11 +91,12 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     auto it = peers_.find(from);
     if (it == peers_.end()) {
       if (!admits(from) || !holds_mavlink(d)) return;
-      if (peers_.size() >= spec_.max_peers) evict_oldest_idle();
+      if (peer_cap_reached()) evict_oldest_idle();
       auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
       log::info("{}: new peer {}", describe(), peer->peer());
       host_.link_up(*peer);
       it = peers_.emplace(from, std::move(peer)).first;
+      peer_added();
     }
     it->second->datagram(d);
   }
@@ -116,6 +118,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
     host_.loop().post([dead = std::shared_ptr<UdpPeerLink>(std::move(it->second))] {});
     peers_.erase(it);
+    peer_removed();
   }
 
   void evict_oldest_idle() {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -23,6 +24,12 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
     std::vector<char*> argv;
     static std::string path = daemon_path();
     argv.push_back(path.data());
+    // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp).
+    static std::string workers_flag = "--workers", workers = std::getenv("MAVSWITCH_TEST_WORKERS") ? std::getenv("MAVSWITCH_TEST_WORKERS") : "";
+    if (!workers.empty()) {
+      argv.push_back(workers_flag.data());
+      argv.push_back(workers.data());
+    }
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(path.c_str(), argv.data());

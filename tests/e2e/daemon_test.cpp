@@ -48,8 +48,12 @@ TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
   UdpPeer vehicle;
   ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
   TcpPeer client(tcp);  // the TCP server of [General]
-  vehicle.send(attitude(1, 1, 5));
-  ASSERT_TRUE(client.wait_frames(1)) << d.err();
+  // The client is routed to once the daemon has accepted it (on whichever worker): until then,
+  // frames for it have nowhere to go.
+  ASSERT_TRUE(wait_until([&] {
+    vehicle.send(attitude(1, 1, 5));
+    return client.wait_frames(1, 50ms);
+  }, 5000ms)) << d.err();
   EXPECT_TRUE(d.running()) << "a missing serial device and an unreachable TCP target are not fatal";
   EXPECT_NE(d.err().find("MavlinkDialect"), std::string::npos) << "the accepted-but-inert key is said out loud";
   d.signal(SIGTERM);

@@ -1,6 +1,7 @@
 // A Router running on its own thread for a test, with a way to look at it safely.
 #pragma once
 
+#include <cstdlib>
 #include <future>
 #include <thread>
 
@@ -11,7 +12,7 @@ namespace mavswitch::test {
 
 class RouterThread {
  public:
-  explicit RouterThread(RouterOptions options = {}) : router(options) {}
+  explicit RouterThread(RouterOptions options = {}) : router(with_test_workers(options)) {}
   ~RouterThread() { stop(); }
 
   // The common case: one UDP server endpoint on a free port; returns the port.
@@ -36,18 +37,22 @@ class RouterThread {
     return result.get();
   }
   size_t link_count(size_t endpoint_index) {
-    return on_loop([&] {
-      size_t n = 0;
-      router.endpoints()[endpoint_index]->for_each_link([&](const transport::Link&) { ++n; });
-      return n;
-    });
+    size_t n = 0;
+    router.for_each_link(endpoint_index, [&](const transport::Link&, const routing::SequenceTracker*) { ++n; });
+    return n;
   }
   transport::LinkCounters link_counters(size_t endpoint_index) {
-    return on_loop([&] {
-      transport::LinkCounters c;
-      router.endpoints()[endpoint_index]->for_each_link([&](const transport::Link& l) { c = l.counters(); });
-      return c;
-    });
+    transport::LinkCounters c;
+    router.for_each_link(endpoint_index, [&](const transport::Link& l, const routing::SequenceTracker*) { c = l.counters(); });
+    return c;
+  }
+  // Every router test runs with the number of I/O workers in MAVSWITCH_TEST_WORKERS (ctest runs
+  // the suite with 1 and with 3), unless the test asks for a number itself.
+  static RouterOptions with_test_workers(RouterOptions options) {
+    if (options.workers == 1) {
+      if (const char* w = std::getenv("MAVSWITCH_TEST_WORKERS")) options.workers = static_cast<unsigned>(std::atoi(w));
+    }
+    return options;
   }
 
   Router router;

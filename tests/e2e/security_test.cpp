@@ -168,8 +168,8 @@ TEST(Admission, ListenersRefusePeersOutsideAllowFrom) {
   ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1; }));
   TcpPeer refused(closed_tcp);
   ASSERT_TRUE(wait_until([&] { return refused.closed_by_peer(); })) << "the TCP server hangs up on it";
-  EXPECT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.endpoints()[0]->refused(); }) == 5u; }));
+  EXPECT_TRUE(wait_until([&] { return rt.router.endpoint_refused(0) == 5u; }));
   EXPECT_EQ(rt.link_count(0), 0u);
   EXPECT_EQ(rt.link_count(2), 0u);
-  EXPECT_EQ(rt.on_loop([&] { return rt.router.endpoints()[2]->refused(); }), 1u);
+  EXPECT_EQ(rt.router.endpoint_refused(2), 1u);
 }

@@ -54,15 +54,15 @@ TEST(Serial, FramesFlowBothWays) {
   for (uint32_t i = 0; i < 300; ++i) autopilot.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
   ASSERT_TRUE(wait_until([&] { return gcs.received().count_msgid(msg::Attitude::kId) == 300; }))
       << gcs.received().count_msgid(msg::Attitude::kId) << " attitudes; router: "
-      << rt.on_loop([&] {
+      << [&] {
            std::string s;
-           rt.router.endpoints()[0]->for_each_link([&](const transport::Link& l) {
+           rt.router.for_each_link(0, [&](const transport::Link& l, const routing::SequenceTracker*) {
              s += std::to_string(l.counters().frames_in) + " frames in, " + std::to_string(l.counters().bytes_in) +
                   " B, crc " + std::to_string(l.parser_stats().crc_failures) + ", skipped " +
                   std::to_string(l.parser_stats().bytes_skipped);
            });
            return s;
-         });
+         }();
   gcs.send(command_long(255, 190, 1, 1));
   ASSERT_TRUE(wait_until([&] { return autopilot.received().count_msgid(msg::CommandLong::kId) == 1; }));
   fs::remove(dev);

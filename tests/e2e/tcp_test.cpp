@@ -53,6 +53,7 @@ TEST(TcpClient, ComesBackAfterTheServerRestarts) {
   rt.start();
   auto remote = listener->accept();
   ASSERT_NE(remote, nullptr);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; })) << "the router saw its connect complete";
   UdpPeer vehicle;
   vehicle.send_to(udp_port, heartbeat(1, 1));
   ASSERT_TRUE(remote->wait_frames(1));

@@ -17,6 +17,9 @@ TEST(UdpServer, EveryRemoteAddressIsItsOwnPeer) {
   const uint16_t port = rt.start_with_udp_server();
   UdpPeer vehicle, gcs1, gcs2;
   gcs1.send_to(port, heartbeat(255, 190));
+  // With several workers, peers are read by different threads: gcs1 must be known before
+  // gcs2 speaks for gcs2's heartbeat to reach it.
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
   gcs2.send_to(port, heartbeat(254, 190));
   ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 2; }));
   vehicle.send_to(port, heartbeat(1, 1));
@@ -70,8 +73,10 @@ TEST(UdpServer, PeerLimitEvictsTheLongestSilent) {
     peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(10 + i), 1));
     std::this_thread::sleep_for(5ms);
   }
-  ASSERT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().stats().frames; }) == 10; }));
-  EXPECT_EQ(rt.link_count(0), 3u);
+  ASSERT_TRUE(wait_until([&] { return rt.router.routing().stats().frames == 10; }));
+  // Each worker evicts among its own peers; one with none admits a newcomer anyway.
+  EXPECT_GE(rt.link_count(0), 3u);
+  EXPECT_LE(rt.link_count(0), 3u + rt.router.worker_count() - 1);
 }
 
 TEST(UdpClient, SendsToItsTargetAndRoutesReplies) {

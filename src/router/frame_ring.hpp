@@ -1,0 +1,99 @@
+// The bounded single-producer/single-consumer queue that carries frames from one I/O worker to
+// another: records of (destination link, frame) packed in one byte ring, so a batch of small
+// frames costs a copy each and no allocation. The producer makes a batch visible with one
+// publish(); the consumer drains everything published. A full ring refuses the frame (the
+// producer counts it): a slow worker never blocks a fast one.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+
+#include "protocol/frame.hpp"
+#include "routing/types.hpp"
+
+namespace mavswitch {
+
+class FrameRing {
+ public:
+  static constexpr size_t kCapacity = size_t{1} << 18;  // 256 KiB, allocated on first use
+
+  // Producer: queues a frame for link `to`; `bytes` is what goes on the wire (the frame itself,
+  // or its signed copy). Invisible to the consumer until publish().
+  bool push(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
+    const size_t record = (sizeof(Header) + bytes.size() + 7) & ~size_t{7};
+    const size_t offset = write_ & (kCapacity - 1);
+    const size_t pad = kCapacity - offset < record ? kCapacity - offset : 0;  // no record wraps
+    if (kCapacity - (write_ - cached_head_) < pad + record) {
+      cached_head_ = head_.load(std::memory_order_acquire);
+      if (kCapacity - (write_ - cached_head_) < pad + record) return false;
+    }
+    if (!buffer_) buffer_ = std::make_unique<uint8_t[]>(kCapacity);
+    if (pad >= sizeof(Header)) write_header(offset, Header{kSkip, 0, 0, 0, nullptr});
+    write_ += pad;
+    const size_t at = write_ & (kCapacity - 1);
+    write_header(at, Header{to, frame.msgid(), static_cast<uint16_t>(bytes.size()),
+                            static_cast<uint8_t>((frame.is_v2() ? protocol::FrameView::kV2 : 0) |
+                                                 (frame.verified() ? protocol::FrameView::kVerified : 0)),
+                            frame.info()});
+    std::memcpy(buffer_.get() + at + sizeof(Header), bytes.data(), bytes.size());
+    write_ += record;
+    return true;
+  }
+  // Producer: makes what was pushed visible; true when there was anything new. Sequentially
+  // consistent, so that a consumer arming its wake-up and then draining cannot miss it.
+  bool publish() noexcept {
+    if (write_ == published_) return false;
+    published_ = write_;
+    tail_.store(write_, std::memory_order_seq_cst);
+    return true;
+  }
+
+  // Consumer: calls f(to, frame) for every published frame, then frees their space.
+  template <class F>
+  void drain(F&& f) {
+    const size_t tail = tail_.load(std::memory_order_seq_cst);
+    size_t head = head_.load(std::memory_order_relaxed);
+    if (head == tail) return;
+    while (head != tail) {
+      const size_t offset = head & (kCapacity - 1);
+      if (kCapacity - offset < sizeof(Header)) {  // too little room at the end for a record
+        head += kCapacity - offset;
+        continue;
+      }
+      Header h;
+      std::memcpy(&h, buffer_.get() + offset, sizeof h);
+      if (h.to == kSkip) {
+        head += kCapacity - offset;
+        continue;
+      }
+      f(h.to, protocol::FrameView(buffer_.get() + offset + sizeof h, h.size, h.msgid, h.flags, h.info));
+      head += (sizeof h + h.size + 7) & ~size_t{7};
+    }
+    head_.store(head, std::memory_order_release);
+  }
+
+ private:
+  struct Header {
+    routing::LinkId to;
+    uint32_t msgid;
+    uint16_t size;
+    uint8_t flags;
+    const protocol::MessageInfo* info;
+  };
+  static constexpr routing::LinkId kSkip = routing::kNoLink;
+  void write_header(size_t at, const Header& h) noexcept { std::memcpy(buffer_.get() + at, &h, sizeof h); }
+
+  std::unique_ptr<uint8_t[]> buffer_;  // written by the producer only before the tail covering it
+  // Producer's side.
+  size_t write_ = 0;
+  size_t published_ = 0;
+  size_t cached_head_ = 0;
+  alignas(64) std::atomic<size_t> tail_{0};
+  alignas(64) std::atomic<size_t> head_{0};
+};
+
+}  // namespace mavswitch

@@ -1,0 +1,171 @@
+#include "router/worker.hpp"
+
+#include "protocol/signing.hpp"
+#include "router/router.hpp"
+
+namespace mavswitch {
+
+Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
+    : router_(router), index_(index), context_(context), resolver_(loop_) {
+  loop_.on_iteration_end([this] { end_iteration(); });
+}
+
+Worker::~Worker() { stop_and_join(); }
+
+void Worker::connect(const std::vector<Worker*>& all) {
+  peers_ = all;
+  inbound_.resize(all.size());
+  for (size_t w = 0; w < all.size(); ++w) {
+    if (w != index_) inbound_[w] = std::make_unique<FrameRing>();
+  }
+}
+
+void Worker::connect_outbound() {
+  outbound_.assign(peers_.size(), nullptr);
+  for (size_t w = 0; w < peers_.size(); ++w) {
+    if (w != index_) outbound_[w] = peers_[w]->inbound_[index_].get();
+  }
+}
+
+void Worker::run() {
+  thread_id_ = std::this_thread::get_id();
+  loop_.run();
+  thread_id_ = std::thread::id{};
+}
+
+void Worker::start_thread() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Worker::stop_and_join() {
+  if (!thread_.joinable()) return;
+  loop_.stop();
+  thread_.join();
+}
+
+const protocol::MessageTable& Worker::message_table() const { return *router_.table_; }
+
+Worker::Destination& Worker::slot(routing::LinkId id) {
+  if (id >= links_.size()) links_.resize(id + 1);
+  return links_[id];
+}
+
+void Worker::link_up(transport::Link& link) {
+  const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index], static_cast<uint32_t>(index_));
+  link.id = id;
+  slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>()};
+}
+
+void Worker::link_down(transport::Link& link) {
+  if (link.id >= links_.size() || links_[link.id].wire != &link) return;
+  router_.routing_.remove_link(link.id);
+  links_[link.id] = {};
+  std::erase(to_flush_, &link);
+  link.id = routing::kNoLink;
+}
+
+void Worker::attach_local(routing::LinkId id, LocalLink& link) { slot(id) = {nullptr, &link, nullptr}; }
+
+void Worker::detach_local(routing::LinkId id) {
+  if (id < links_.size()) links_[id] = {};
+}
+
+const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
+  return id < links_.size() ? links_[id].sequences.get() : nullptr;
+}
+
+void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
+  if (link.id >= links_.size()) return;
+  links_[link.id].sequences->record(frame.sysid(), frame.compid(), frame.seq());
+  route(link.id, frame);
+}
+
+void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
+  routing::Routing& routing = router_.routing_;
+  if (routing.policy(from).signing) context_.set_signing_now(protocol::signing_timestamp_now());
+  routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  if (!router_.taps_.empty()) tap(frame);
+}
+
+void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
+  const routing::Routing& routing = router_.routing_;
+  std::span<const uint8_t> bytes = frame.bytes();
+  uint8_t signed_frame[protocol::kMaxFrameLen];
+  const routing::LinkPolicy* policy = routing.find_policy(to);
+  if (policy == nullptr) return;  // its owner just closed it
+  if (policy->signing && policy->signing->policy().sign) {
+    const auto& gate = *policy->signing;
+    const size_t n = protocol::sign_frame(frame, gate.policy().key, gate.policy().link_id,
+                                          router_.next_signing_timestamp(), signed_frame);
+    // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
+    policy->signing->count_out(n != 0);
+    if (n != 0) bytes = {signed_frame, n};
+  }
+  const uint32_t owner = routing.owner(to);
+  if (owner == index_) {
+    hand_to_link(to, frame, bytes);
+  } else if (!outbound_[owner]->push(to, frame, bytes)) {
+    ++ring_drops_;
+  }
+}
+
+void Worker::hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
+  if (to >= links_.size()) return;
+  const Destination& d = links_[to];
+  if (d.wire != nullptr) {
+    d.wire->send(bytes);
+  } else if (d.local != nullptr) {
+    d.local->deliver(frame);
+  }
+}
+
+// Taps run on worker 0 only, so a telemetry log needs no lock: the other workers pass it the
+// frames they received.
+void Worker::tap(const protocol::FrameView& frame) {
+  if (index_ == 0) {
+    router_.run_taps(frame);
+  } else if (!outbound_[0]->push(kTapDestination, frame, frame.bytes())) {
+    ++ring_drops_;
+  }
+}
+
+void Worker::end_iteration() {
+  // 1. What this worker routed to others becomes visible; an idle consumer is woken once.
+  for (size_t w = 0; w < outbound_.size(); ++w) {
+    if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) {
+      peers_[w]->loop_.wake();
+    }
+  }
+  // 2. Arm before draining: a batch published after the drain looked will wake us.
+  armed_.store(true);
+  for (auto& ring : inbound_) {
+    if (!ring) continue;
+    ring->drain([&](routing::LinkId to, const protocol::FrameView& frame) {
+      if (to == kTapDestination) {
+        router_.run_taps(frame);
+      } else {
+        hand_to_link(to, frame, frame.bytes());
+      }
+    });
+  }
+  // 3. One write per link that has output.
+  flush_pending();
+}
+
+void Worker::needs_flush(transport::Link& link) {
+  link.flush_pending = true;
+  to_flush_.push_back(&link);
+}
+
+void Worker::flush_pending() {
+  // A flush may close a link (write error), which removes it from to_flush_: work on a copy.
+  static thread_local std::vector<transport::Link*> batch;
+  batch.swap(to_flush_);
+  for (transport::Link* l : batch) {
+    l->flush_pending = false;
+    l->flush();
+  }
+  batch.clear();
+}
+
+}  // namespace mavswitch

@@ -1,0 +1,91 @@
+// One I/O worker of a Router: a thread with its own event loop, the links it owns, and the
+// queues other workers hand it frames through. It receives, routes (through the shared
+// Routing, with its own RoutingContext) and delivers: straight into a link it owns, or into
+// the owning worker's inbound FrameRing. At the end of each loop iteration it makes its
+// outbound batches visible (waking an idle worker once per batch), drains its inbound rings
+// into its links, and flushes every link that has output: one write per link per iteration.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "router/frame_ring.hpp"
+#include "router/local_link.hpp"
+#include "routing/counter.hpp"
+#include "routing/routing.hpp"
+#include "routing/sequence_tracker.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/link.hpp"
+#include "transport/resolver.hpp"
+
+namespace mavswitch {
+
+class Router;
+
+class Worker final : public transport::LinkHost {
+ public:
+  Worker(Router& router, size_t index, routing::RoutingContext& context);
+  ~Worker();
+
+  // Creates this worker's inbound ring from each other worker, then (once every worker has
+  // its rings) finds its outbound ones. Before any worker runs.
+  void connect(const std::vector<Worker*>& all);
+  void connect_outbound();
+
+  size_t index() const noexcept { return index_; }
+  std::thread::id thread_id() const noexcept { return thread_id_.load(); }
+  void run();  // the loop, until stopped; on the calling thread
+  void start_thread();
+  void stop_and_join();
+
+  // Routes a frame that arrived on `from` (a link this worker owns).
+  void route(routing::LinkId from, const protocol::FrameView& frame);
+  void attach_local(routing::LinkId id, LocalLink& link);
+  void detach_local(routing::LinkId id);
+  const routing::SequenceTracker* sequences(routing::LinkId id) const;
+  uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
+
+  // transport::LinkHost
+  void link_up(transport::Link& link) override;
+  void link_down(transport::Link& link) override;
+  void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
+  void needs_flush(transport::Link& link) override;
+  const protocol::MessageTable& message_table() const override;
+  transport::EventLoop& loop() override { return loop_; }
+  transport::Resolver& resolver() override { return resolver_; }
+
+ private:
+  // A destination id for frames handed to worker 0 for the router's taps.
+  static constexpr routing::LinkId kTapDestination = routing::kNoLink - 1;
+  struct Destination {
+    transport::Link* wire = nullptr;
+    LocalLink* local = nullptr;
+    std::unique_ptr<routing::SequenceTracker> sequences;
+  };
+
+  Destination& slot(routing::LinkId id);
+  void deliver(routing::LinkId to, const protocol::FrameView& frame);
+  void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
+  void tap(const protocol::FrameView& frame);
+  void end_iteration();
+  void flush_pending();
+
+  Router& router_;
+  size_t index_;
+  routing::RoutingContext& context_;
+  transport::EventLoop loop_;
+  transport::Resolver resolver_;
+  std::vector<Destination> links_;  // by link id; only links this worker owns are set
+  std::vector<transport::Link*> to_flush_;
+  std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
+  std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)
+  std::vector<Worker*> peers_;
+  std::atomic<bool> armed_{true};  // about to sleep: a producer that publishes wakes it
+  routing::Counter ring_drops_;
+  std::atomic<std::thread::id> thread_id_{};
+  std::thread thread_;
+};
+
+}  // namespace mavswitch

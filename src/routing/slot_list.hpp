@@ -1,0 +1,84 @@
+// A list that one writer at a time changes (under the owner's lock) while any number of threads
+// read it without locks. It is a chain of fixed segments that only ever grows: a removed
+// element leaves a free slot for the next insertion, and segments are freed only with the
+// list, so a reader never touches freed memory. Memory is bounded by the most elements ever
+// held at once.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+namespace mavswitch::routing {
+
+// Slot: a type with `std::atomic<uint64_t> key` (0: free); the rest of it is the owner's.
+template <class Slot, size_t kPerSegment = 8>
+class SlotList {
+ public:
+  SlotList() = default;
+  SlotList(const SlotList&) = delete;
+  SlotList& operator=(const SlotList&) = delete;
+  ~SlotList() {
+    Segment* s = head_.next.load(std::memory_order_relaxed);
+    while (s != nullptr) {
+      Segment* next = s->next.load(std::memory_order_relaxed);
+      delete s;
+      s = next;
+    }
+  }
+
+  // Calls f(slot, key) for every occupied slot. Any thread.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
+      for (const Slot& slot : s->slots) {
+        const uint64_t key = slot.key.load(std::memory_order_acquire);
+        if (key != 0) f(slot, key);
+      }
+    }
+  }
+  template <class F>
+  void for_each(F&& f) {
+    for (Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
+      for (Slot& slot : s->slots) {
+        const uint64_t key = slot.key.load(std::memory_order_acquire);
+        if (key != 0) f(slot, key);
+      }
+    }
+  }
+
+  // The slot holding key, or null. Any thread.
+  Slot* find(uint64_t key) const {
+    for (const Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
+      for (const Slot& slot : s->slots) {
+        if (slot.key.load(std::memory_order_acquire) == key) return const_cast<Slot*>(&slot);
+      }
+    }
+    return nullptr;
+  }
+
+  // A free slot, growing the chain when every slot is taken. The writer fills in the slot's
+  // other fields, then publishes it by storing its key (release). Writer only.
+  Slot& claim() {
+    Segment* s = &head_;
+    for (;;) {
+      for (Slot& slot : s->slots) {
+        if (slot.key.load(std::memory_order_relaxed) == 0) return slot;
+      }
+      Segment* next = s->next.load(std::memory_order_relaxed);
+      if (next == nullptr) {
+        next = new Segment;
+        s->next.store(next, std::memory_order_release);
+      }
+      s = next;
+    }
+  }
+
+ private:
+  struct Segment {
+    Slot slots[kPerSegment];
+    std::atomic<Segment*> next{nullptr};
+  };
+  Segment head_;
+};
+
+}  // namespace mavswitch::routing
