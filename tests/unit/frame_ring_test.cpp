@@ -1,0 +1,67 @@
+// The cross-worker frame ring on one thread: records survive wrapping around the end of the
+// buffer, a full ring refuses a frame whole, and nothing is visible before publish().
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "router/frame_ring.hpp"
+
+namespace mavswitch {
+namespace {
+
+protocol::FrameView view_of(const std::vector<uint8_t>& bytes) {
+  return protocol::FrameView(bytes.data(), static_cast<uint16_t>(bytes.size()), 30, protocol::FrameView::kV2);
+}
+
+std::vector<uint8_t> frame_bytes(size_t size, uint8_t fill) { return std::vector<uint8_t>(size, fill); }
+
+TEST(FrameRing, NothingIsVisibleBeforePublish) {
+  FrameRing ring;
+  const auto f = frame_bytes(40, 1);
+  ASSERT_TRUE(ring.push(7, view_of(f), f));
+  int seen = 0;
+  ring.drain([&](routing::LinkId, const protocol::FrameView&) { ++seen; });
+  EXPECT_EQ(seen, 0);
+  EXPECT_TRUE(ring.publish());
+  EXPECT_FALSE(ring.publish()) << "nothing new";
+  ring.drain([&](routing::LinkId to, const protocol::FrameView& v) {
+    ++seen;
+    EXPECT_EQ(to, 7u);
+    EXPECT_EQ(v.msgid(), 30u);
+    EXPECT_TRUE(v.is_v2());
+    EXPECT_EQ(std::vector<uint8_t>(v.bytes().begin(), v.bytes().end()), f);
+  });
+  EXPECT_EQ(seen, 1);
+}
+
+TEST(FrameRing, RecordsWrapAroundTheEndAndAFullRingRefuses) {
+  FrameRing ring;
+  // Sizes that do not divide the capacity, so records meet the end at every possible offset.
+  uint8_t next_fill = 0, expect_fill = 0;
+  size_t pushed = 0, drained = 0, refused = 0;
+  for (int round = 0; round < 200; ++round) {
+    for (;;) {
+      const auto f = frame_bytes(17 + (next_fill % 200), next_fill);
+      if (!ring.push(next_fill, view_of(f), f)) {
+        ++refused;
+        break;
+      }
+      ++next_fill;
+      ++pushed;
+    }
+    ring.publish();
+    ring.drain([&](routing::LinkId to, const protocol::FrameView& v) {
+      ASSERT_EQ(to, expect_fill);
+      ASSERT_EQ(v.size(), 17 + (expect_fill % 200));
+      for (uint8_t b : v.bytes()) ASSERT_EQ(b, expect_fill);
+      ++expect_fill;
+      ++drained;
+    });
+  }
+  EXPECT_EQ(pushed, drained);
+  EXPECT_EQ(refused, 200u) << "each round filled the ring";
+  EXPECT_GT(pushed, 200u * 1000) << "a ring holds thousands of frames";
+}
+
+}  // namespace
+}  // namespace mavswitch
