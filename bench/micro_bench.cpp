@@ -17,11 +17,11 @@ using namespace mavswitch;
 
 namespace {
 
-// Frames of the telemetry mix from four vehicles, plus a GCS command to one of them.
-std::vector<std::vector<uint8_t>> mix_frames() {
+// Frames of the telemetry mix from four vehicles (systems first_sys..first_sys+3).
+std::vector<std::vector<uint8_t>> mix_frames(uint8_t first_sys = 1) {
   constexpr uint32_t kMix[16] = {30, 33, 30, 74, 30, 33, 30, 1, 30, 33, 30, 74, 30, 33, 30, 0};
   std::vector<std::vector<uint8_t>> frames;
-  for (uint8_t v = 1; v <= 4; ++v) {
+  for (uint8_t v = first_sys; v < first_sys + 4; ++v) {
     for (uint32_t id : kMix) {
       const auto* info = dialect::builtin::message_table().find(id);
       uint8_t payload[64];
@@ -40,20 +40,49 @@ std::vector<protocol::FrameView> views(const std::vector<std::vector<uint8_t>>& 
   return out;
 }
 
-// The route decision per frame: learn, target lookup, destinations (4 vehicle links, 5 GCS).
+// The route decision per frame: learn, target lookup, destinations. Arguments: vehicle links
+// and GCS links (1, 1: S1; 4, 5: S3, where a vehicle's frame goes to 5 GCS and 3 vehicles).
 void BM_RouteDecision(benchmark::State& state) {
   const auto frames = mix_frames();
   const auto v = views(frames);
+  const auto vehicle_links = static_cast<uint32_t>(state.range(0));
   routing::Routing r;
-  std::vector<routing::LinkId> links;
-  for (int i = 0; i < 9; ++i) links.push_back(r.add_link(routing::LinkPolicy{}));
+  for (int64_t i = 0; i < state.range(0) + state.range(1); ++i) r.add_link(routing::LinkPolicy{});
   uint64_t delivered = 0;
   size_t i = 0;
   for (auto _ : state) {
     const auto& f = v[i++ % v.size()];
-    r.route(links[f.sysid() - 1u], f, 1000, [&](routing::LinkId) { ++delivered; });
+    r.route((f.sysid() - 1u) % vehicle_links, f, 1000, [&](routing::LinkId) { ++delivered; });
   }
   benchmark::DoNotOptimize(delivered);
+  state.counters["deliveries/frame"] = static_cast<double>(delivered) / static_cast<double>(state.iterations());
+}
+
+// The same decisions made by several threads at once on one shared Routing, each with its own
+// context and its own vehicles' links, as the I/O workers do (S3 topology, 4 vehicles of its
+// own per thread, 5 shared GCS links). Time advances, so routes are refreshed as in real
+// traffic. Items per second is the total over the threads: the shared core should scale.
+void BM_RouteDecisionShared(benchmark::State& state) {
+  static routing::Routing* shared = [] {
+    auto* r = new routing::Routing;
+    for (int i = 0; i < 5 + 4 * 8; ++i) r->add_link(routing::LinkPolicy{});
+    for (int t = 1; t < 8; ++t) r->add_context();
+    return r;
+  }();
+  routing::RoutingContext& ctx = shared->context(static_cast<size_t>(state.thread_index()));
+  const auto first_sys = static_cast<uint8_t>(1 + 10 * state.thread_index());
+  const auto frames = mix_frames(first_sys);
+  const auto v = views(frames);
+  const uint32_t first_link = 5 + 4 * static_cast<uint32_t>(state.thread_index());
+  uint64_t delivered = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& f = v[i % v.size()];
+    shared->route(ctx, first_link + (f.sysid() - first_sys), f, static_cast<routing::Millis>(i / 4096), [&](routing::LinkId) { ++delivered; });
+    ++i;
+  }
+  benchmark::DoNotOptimize(delivered);
+  state.SetItemsProcessed(state.iterations());
   state.counters["deliveries/frame"] = static_cast<double>(delivered) / static_cast<double>(state.iterations());
 }
 
@@ -70,7 +99,7 @@ void BM_RouteDecisionMax(benchmark::State& state) {
   for (auto _ : state) {
     const auto& f = v[i++ % v.size()];
     const auto t0 = std::chrono::steady_clock::now();
-    r.route(f.sysid() - 1u, f, 1000, [&](routing::LinkId) { ++delivered; });
+    r.route((f.sysid() - 1u) % 4, f, 1000, [&](routing::LinkId) { ++delivered; });
     const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     if (i > 1000) worst = std::max(worst, ns);  // after warm-up (routes learned)
   }
@@ -142,7 +171,8 @@ void BM_MpscQueue(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_RouteDecision);
+BENCHMARK(BM_RouteDecision)->Args({1, 1})->Args({4, 5});
+BENCHMARK(BM_RouteDecisionShared)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RouteDecisionMax)->Iterations(2'000'000);
 BENCHMARK(BM_SubscriberMatch)->Arg(1)->Arg(100)->Arg(1000);
 BENCHMARK(BM_SpscQueue);

@@ -42,6 +42,10 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
   s.stats = {};
   s.owner.store(owner, std::memory_order_relaxed);
   s.policy.store(policy.get(), std::memory_order_release);
+  s.traits.store(static_cast<uint8_t>(kActive | (policy->out.empty() ? 0 : kFiltersOut) |
+                                      (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
+                                      (policy->in.empty() ? 0 : kFiltersIn)),
+                 std::memory_order_release);
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {
     auto& member = groups_[static_cast<size_t>(policy->group)]->claim();
@@ -61,6 +65,7 @@ void Routing::remove_link(LinkId link) {
         if (key == uint64_t{link} + 1) m.key.store(0, std::memory_order_release);
       });
     }
+    s.traits.store(0, std::memory_order_release);
     s.policy.store(nullptr, std::memory_order_release);
     std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
     free_ids_.push_back(link);
@@ -108,16 +113,18 @@ bool Routing::offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol:
   if (to == from || to >= ctx.marks_.size() || ctx.marks_[to] == ctx.stamp_) return false;
   ctx.marks_[to] = ctx.stamp_;
   LinkSlot& l = slot(to);
-  const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
-  if (p == nullptr) return false;
-  if (!f.verified() && p->drop_unknown_ids) return false;
-  if (!p->out.pass(f.msgid(), f.sysid(), f.compid())) {
-    l.stats.filtered_out.add_shared();
-    ++ctx.stats_.filtered_out;
-    return false;
+  const uint8_t traits = l.traits.load(std::memory_order_acquire);
+  if (traits == 0) return false;  // not active
+  if ((traits & kDropsUnknownIds) && !f.verified()) return false;
+  if (traits & kFiltersOut) {
+    const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
+    if (p != nullptr && !p->out.pass(f.msgid(), f.sysid(), f.compid())) {
+      l.stats.filtered_out.add_shared();
+      ++ctx.stats_.filtered_out;
+      return false;
+    }
   }
   deliver(to);
-  ++ctx.stats_.deliveries;
   return true;
 }
 
@@ -138,7 +145,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     ++stats.setup_signing_dropped;
     return Verdict::kSetupSigning;
   }
-  if (!src_policy.in.pass(f.msgid(), sys, comp)) {
+  if ((src.traits.load(std::memory_order_relaxed) & kFiltersIn) && !src_policy.in.pass(f.msgid(), sys, comp)) {
     ++stats.filtered_in;
     src.stats.filtered_in.add_shared();
     return Verdict::kFilteredIn;
@@ -165,7 +172,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   const protocol::MessageInfo* info = f.info();
   const uint8_t target_sys = info ? f.payload_byte(info->target_system_offset) : 0;
   const uint8_t target_comp = info ? f.payload_byte(info->target_component_offset) : 0;
-  bool delivered = false;
+  uint32_t delivered = 0;
 
   if (target_sys == 0) {
     ++stats.broadcast;
@@ -174,14 +181,14 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     table_.for_each_component_link(sys, comp, [&](LinkId l) {
       if (l < ctx.marks_.size()) ctx.marks_[l] = ctx.stamp_;
     });
-    for (LinkId to = 0; to < count; ++to) delivered |= offer(ctx, to, from, f, deliver);
+    for (LinkId to = 0; to < count; ++to) delivered += offer(ctx, to, from, f, deliver);
   } else {
     ++stats.targeted;
     const bool exact = target_comp != 0 && table_.knows(target_sys, target_comp);
     bool any = false;
     auto to_link = [&](LinkId l) {
       any = true;
-      delivered |= offer(ctx, l, from, f, deliver);
+      delivered += offer(ctx, l, from, f, deliver);
     };
     if (exact) {
       table_.for_each_component_link(target_sys, target_comp, to_link);
@@ -195,9 +202,10 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     }
   }
   if (sniffer_sysid_ != 0) {
-    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered |= offer(ctx, l, from, f, deliver); });
+    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered += offer(ctx, l, from, f, deliver); });
   }
-  return delivered ? Verdict::kDelivered : Verdict::kNoDestination;
+  stats.deliveries += delivered;
+  return delivered != 0 ? Verdict::kDelivered : Verdict::kNoDestination;
 }
 
 void Routing::expire(Millis now) {

@@ -176,8 +176,11 @@ class Routing {
   uint64_t filtered_out(LinkId link) const noexcept { return slot(link).stats.filtered_out; }
 
  private:
+  // What a decision needs of a destination, in one byte read per destination.
+  enum Traits : uint8_t { kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8 };
   struct LinkSlot {
     std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
+    std::atomic<uint8_t> traits{0};                  // 0: free
     std::atomic<uint32_t> owner{0};
     BasicLinkRoutingStats<Counter> stats;
   };
