@@ -6,7 +6,11 @@
 // delivered message (from /proc/PID/stat).
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
-//           [--vehicle-to-vehicle] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//           [--vehicle-to-vehicle] [--slow-gcs K] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//
+// --slow-gcs K: the first K ground stations connect, introduce themselves and then never read
+// (a GCS that hung): loss, latency and balance are reported for the others, which must not
+// suffer for it.
 //
 // {udp}: the router's UDP port vehicles (and, over UDP, nothing else) send to; {tcp}: its TCP
 // server port (vehicles and GCS connect as clients); {gcs_endpoints}: "-e 127.0.0.1:P" per GCS.
@@ -31,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_support.hpp"
 #include "dialect/builtin.hpp"
 #include "protocol/encoder.hpp"
 #include "protocol/parser.hpp"
@@ -46,28 +51,14 @@ struct Options {
   double rate = 20000;  // total offered msg/s; 0: flood
   double seconds = 3;
   bool vehicle_to_vehicle = false;
+  int slow_gcs = 0;
   std::vector<std::string> command;
 };
 
 uint64_t now_ns() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
 
-sockaddr_in loopback(uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
-
-uint16_t free_port(int type) {
-  const int fd = socket(AF_INET, type, 0);
-  sockaddr_in a = loopback(0);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using bench::free_port;
+using bench::loopback;
 
 void big_buffers(int fd) {
   const int size = 8 << 20;
@@ -134,18 +125,7 @@ pid_t start_router(std::vector<std::string> cmd, uint16_t udp, uint16_t tcp, con
     }
     argv.push_back(a);
   }
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    execvp(c[0], c.data());
-    _exit(127);
-  }
-  return pid;
+  return bench::start_quietly(argv);
 }
 
 int tcp_connect(uint16_t port) {
@@ -179,6 +159,7 @@ int main(int argc, char** argv) {
     else if (a == "--rate") o.rate = v == "flood" ? 0 : std::stod(v), ++i;
     else if (a == "--seconds") o.seconds = std::stod(v), ++i;
     else if (a == "--vehicle-to-vehicle") o.vehicle_to_vehicle = true;
+    else if (a == "--slow-gcs") o.slow_gcs = std::stoi(v), ++i;
     else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
@@ -219,15 +200,19 @@ int main(int argc, char** argv) {
     if (fd < 0) return std::fprintf(stderr, "loadgen: cannot reach the router\n"), 1;
   }
 
-  // TCP ground stations introduce themselves (routers learn peers from traffic); UDP ones are the
-  // router's client endpoints and need no introduction.
+  // Everyone introduces themselves with a HEARTBEAT before the measurement (a router learns peers
+  // from traffic): TCP ground stations, and vehicles, so that with --vehicle-to-vehicle each
+  // vehicle is known before the others' first frames. UDP ground stations are the router's
+  // client endpoints and need no introduction.
   uint8_t hello[protocol::kMaxFrameLen];
-  for (int g = 0; o.tcp && g < o.gcs; ++g) {
+  auto introduce = [&](int fd, uint8_t sysid, uint8_t compid) {
     const uint8_t payload[9] = {0, 0, 0, 0, 6, 8, 0, 0, 3};
-    const size_t n = protocol::encode_v2({.sysid = static_cast<uint8_t>(200 + g), .compid = 190}, payload, 50, hello);
-    [[maybe_unused]] auto w = write(gcs_fd[static_cast<size_t>(g)], hello, n);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const size_t n = protocol::encode_v2({.sysid = sysid, .compid = compid}, payload, 50, hello);
+    [[maybe_unused]] auto w = write(fd, hello, n);
+  };
+  for (int g = 0; o.tcp && g < o.gcs; ++g) introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
+  for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], static_cast<uint8_t>(v + 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
   const double total_rate = o.rate;
   // Index space per vehicle, with headroom over the nominal count (pacing rounds per tick).
@@ -237,7 +222,7 @@ int main(int argc, char** argv) {
 
   // Receivers: GCS sockets, and vehicles when they should hear each other.
   std::vector<Receiver> receivers;
-  for (int g = 0; g < o.gcs; ++g) receivers.push_back({gcs_fd[static_cast<size_t>(g)], g});
+  for (int g = o.slow_gcs; g < o.gcs; ++g) receivers.push_back({gcs_fd[static_cast<size_t>(g)], g});
   if (o.vehicle_to_vehicle) {
     for (int v = 0; v < o.vehicles; ++v) receivers.push_back({vehicle_fd[static_cast<size_t>(v)], -1 - v});
   }
@@ -368,7 +353,8 @@ int main(int argc, char** argv) {
   waitpid(router, nullptr, 0);
 
   uint64_t delivered = 0, dups = 0, reorders = 0, min_flow = UINT64_MAX, max_flow = 0;
-  const size_t expected_receivers_per_vehicle = static_cast<size_t>(o.gcs) + (o.vehicle_to_vehicle ? static_cast<size_t>(o.vehicles - 1) : 0);
+  const size_t expected_receivers_per_vehicle =
+      static_cast<size_t>(o.gcs - o.slow_gcs) + (o.vehicle_to_vehicle ? static_cast<size_t>(o.vehicles - 1) : 0);
   for (size_t r = 0; r < receivers.size(); ++r) {
     for (int v = 0; v < o.vehicles; ++v) {
       if (receivers[r].gcs < 0 && -1 - receivers[r].gcs == v) continue;

@@ -155,13 +155,13 @@ void FrameParser::feed(std::span<const uint8_t> chunk, FrameSink sink) {
   if (carry_len_ > 0) {
     const size_t old_len = carry_len_;
     const size_t borrowed = std::min(chunk.size(), kMaxDecisionLen);
-    std::memcpy(carry_ + old_len, chunk.data(), borrowed);
+    std::memcpy(carry_.get() + old_len, chunk.data(), borrowed);
     carry_len_ += borrowed;
-    const size_t settled = scan(carry_, carry_len_, Mode::kStreaming, sink);
+    const size_t settled = scan(carry_.get(), carry_len_, Mode::kStreaming, sink);
     if (settled < old_len) {
       // Still undecided on a candidate that began in the old carry: then the whole chunk was
       // borrowed (kMaxDecisionLen bytes would have decided it).
-      std::memmove(carry_, carry_ + settled, carry_len_ - settled);
+      std::memmove(carry_.get(), carry_.get() + settled, carry_len_ - settled);
       carry_len_ -= settled;
       return;
     }
@@ -170,17 +170,21 @@ void FrameParser::feed(std::span<const uint8_t> chunk, FrameSink sink) {
   }
   offset += scan(chunk.data() + offset, chunk.size() - offset, Mode::kStreaming, sink);
   carry_len_ = chunk.size() - offset;  // < kMaxDecisionLen: an undecided candidate
-  std::memcpy(carry_, chunk.data() + offset, carry_len_);
+  if (carry_len_ == 0) return;
+  if (!carry_) carry_ = std::make_unique<uint8_t[]>(kCarryCapacity);
+  std::memcpy(carry_.get(), chunk.data() + offset, carry_len_);
 }
 
 void FrameParser::flush(FrameSink sink) {
-  const size_t settled = scan(carry_, carry_len_, Mode::kFlush, sink);
-  std::memmove(carry_, carry_ + settled, carry_len_ - settled);
+  if (carry_len_ == 0) return;
+  const size_t settled = scan(carry_.get(), carry_len_, Mode::kFlush, sink);
+  std::memmove(carry_.get(), carry_.get() + settled, carry_len_ - settled);
   carry_len_ -= settled;
 }
 
 void FrameParser::finish(FrameSink sink) {
-  scan(carry_, carry_len_, Mode::kEndOfStream, sink);
+  if (carry_len_ == 0) return;
+  scan(carry_.get(), carry_len_, Mode::kEndOfStream, sink);
   carry_len_ = 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "protocol/frame.hpp"
@@ -74,8 +75,10 @@ class FrameParser {
   // id, plus a frame that may start at its last byte.
   static constexpr size_t kMaxDecisionLen = 2 * kMaxFrameLen;
   // An undecided tail (< kMaxDecisionLen) plus up to kMaxDecisionLen bytes borrowed from the
-  // next chunk: always enough to decide on the carried candidate.
-  uint8_t carry_[2 * kMaxDecisionLen];
+  // next chunk: always enough to decide on the carried candidate. Allocated the first time a
+  // tail must be carried, so a silent link (a thousand idle TCP clients) costs no 1 KiB each.
+  static constexpr size_t kCarryCapacity = 2 * kMaxDecisionLen;
+  std::unique_ptr<uint8_t[]> carry_;
 };
 
 }  // namespace mavswitch::protocol

@@ -11,19 +11,35 @@ namespace mavswitch::transport {
 
 bool StreamQueue::push(std::span<const uint8_t> frame) {
   if (capacity_ - size_ < frame.size()) return false;
-  if (!ring_) ring_ = std::make_unique<uint8_t[]>(capacity_);
-  const size_t tail = (head_ + size_) % capacity_;
-  const size_t first = std::min(frame.size(), capacity_ - tail);
+  if (allocated_ - size_ < frame.size()) grow(size_ + frame.size());
+  const size_t tail = (head_ + size_) % allocated_;
+  const size_t first = std::min(frame.size(), allocated_ - tail);
   std::memcpy(ring_.get() + tail, frame.data(), first);
   std::memcpy(ring_.get(), frame.data() + first, frame.size() - first);
   size_ += frame.size();
   return true;
 }
 
+// The ring starts small and doubles up to the capacity as a slow peer needs it: most links
+// never queue more than a few frames, and a thousand of them should not cost 256 KiB each.
+void StreamQueue::grow(size_t needed) {
+  size_t size = std::max<size_t>(allocated_ == 0 ? kInitialBytes : allocated_ * 2, needed);
+  size = std::min(size, capacity_);
+  auto bigger = std::make_unique<uint8_t[]>(size);
+  const size_t first = std::min(size_, allocated_ - head_);
+  if (size_ > 0) {
+    std::memcpy(bigger.get(), ring_.get() + head_, first);
+    std::memcpy(bigger.get() + first, ring_.get(), size_ - first);
+  }
+  ring_ = std::move(bigger);
+  allocated_ = size;
+  head_ = 0;
+}
+
 WriteResult StreamQueue::write_to(int fd) {
   while (size_ > 0) {
     iovec iov[2];
-    const size_t first = std::min(size_, capacity_ - head_);
+    const size_t first = std::min(size_, allocated_ - head_);
     iov[0] = {ring_.get() + head_, first};
     iov[1] = {ring_.get(), size_ - first};
     const ssize_t n = ::writev(fd, iov, size_ > first ? 2 : 1);
@@ -31,7 +47,7 @@ WriteResult StreamQueue::write_to(int fd) {
       if (errno == EINTR) continue;
       return (errno == EAGAIN || errno == EWOULDBLOCK) ? WriteResult::kBlocked : WriteResult::kError;
     }
-    head_ = (head_ + static_cast<size_t>(n)) % capacity_;
+    head_ = (head_ + static_cast<size_t>(n)) % allocated_;
     size_ -= static_cast<size_t>(n);
   }
   head_ = 0;
@@ -40,12 +56,26 @@ WriteResult StreamQueue::write_to(int fd) {
 
 bool DatagramQueue::push(std::span<const uint8_t> frame) {
   if (count_ == capacity_ || frame.size() > protocol::kMaxFrameLen) return false;
-  if (!slots_) slots_ = std::make_unique<Slot[]>(capacity_);
-  Slot& s = slots_[(head_ + count_) % capacity_];
+  if (count_ == allocated_) grow();
+  Slot& s = slots_[(head_ + count_) % allocated_];
   s.len = static_cast<uint16_t>(frame.size());
   std::memcpy(s.bytes, frame.data(), frame.size());
   ++count_;
   return true;
+}
+
+// As StreamQueue::grow: from a few slots up to the capacity, doubling.
+void DatagramQueue::grow() {
+  const size_t size = std::min(capacity_, allocated_ == 0 ? kInitialSlots : allocated_ * 2);
+  auto bigger = std::make_unique<Slot[]>(size);
+  for (size_t k = 0; k < count_; ++k) {
+    const Slot& from = slots_[(head_ + k) % allocated_];
+    bigger[k].len = from.len;
+    std::memcpy(bigger[k].bytes, from.bytes, from.len);
+  }
+  slots_ = std::move(bigger);
+  allocated_ = size;
+  head_ = 0;
 }
 
 WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent) {
@@ -64,13 +94,13 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
       size_t bytes = 0;
       size_t k = 0;
       do {  // one frame at least; more while they fit
-        const Slot& s = slots_[(head_ + used) % capacity_];
+        const Slot& s = slots_[(head_ + used) % allocated_];
         iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
         bytes += s.len;
         ++used;
         ++k;
       } while (coalesce_ && used < count_ && k < kFramesPerDatagram &&
-               bytes + slots_[(head_ + used) % capacity_].len <= kCoalescedDatagram);
+               bytes + slots_[(head_ + used) % allocated_].len <= kCoalescedDatagram);
       msgs[n].msg_hdr.msg_iovlen = k;
       if (to != nullptr) {
         msgs[n].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
@@ -83,14 +113,14 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return WriteResult::kBlocked;
       // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
-      head_ = (head_ + frames_in[0]) % capacity_;
+      head_ = (head_ + frames_in[0]) % allocated_;
       count_ -= frames_in[0];
       return WriteResult::kError;
     }
     for (int i = 0; i < sent; ++i) {
-      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[(head_ + k) % capacity_].len;
+      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[(head_ + k) % allocated_].len;
       *frames_sent += frames_in[i];
-      head_ = (head_ + frames_in[i]) % capacity_;
+      head_ = (head_ + frames_in[i]) % allocated_;
       count_ -= frames_in[i];
     }
   }

@@ -1,6 +1,7 @@
 // Bounded per-link output queues. A frame is queued whole or dropped whole (counted by the
 // caller); a peer that stops reading fills only its own queue. Storage is allocated on first
-// use, so an idle link costs a few words.
+// use and grows (doubling) only as far as a peer falls behind, up to the capacity: an idle
+// link costs a few words, a link that keeps up a few KiB.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +29,10 @@ class StreamQueue {
   void clear() noexcept { head_ = size_ = 0; }
 
  private:
+  static constexpr size_t kInitialBytes = 4096;
+  void grow(size_t needed);
   size_t capacity_;
+  size_t allocated_ = 0;
   std::unique_ptr<uint8_t[]> ring_;
   size_t head_ = 0;
   size_t size_ = 0;
@@ -55,7 +59,10 @@ class DatagramQueue {
     uint16_t len;
     uint8_t bytes[protocol::kMaxFrameLen];
   };
+  static constexpr size_t kInitialSlots = 16;
+  void grow();
   size_t capacity_;
+  size_t allocated_ = 0;
   bool coalesce_;
   std::unique_ptr<Slot[]> slots_;
   size_t head_ = 0;

@@ -44,7 +44,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       fd_ = open_socket(AF_INET, SOCK_STREAM);
       bind_socket(fd_, *address, describe(), spec_.reuse_port);
     }
-    if (::listen(fd_, 64) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
+    if (::listen(fd_, SOMAXCONN) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
     host_.loop().add(fd_, EPOLLIN, this);
     log::info("{}: listening", describe());
   }

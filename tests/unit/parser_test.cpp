@@ -269,5 +269,17 @@ TEST(Parser, AllocatesNothingWhileParsing) {
   for (size_t pos = 0; pos < data.size(); pos += 97) parser.feed({data.data() + pos, std::min<size_t>(97, data.size() - pos)}, sink);
   parser.finish(sink);
   EXPECT_EQ(frames, 3412u);
+  EXPECT_EQ(allocations.count(), 1u) << "only the carry buffer, the first time a frame spans two chunks";
+}
+
+TEST(Parser, AWholeFramesStreamNeedsNoCarryBuffer) {
+  const auto data = capture();
+  protocol::FrameParser parser(dialect::builtin::message_table());
+  uint64_t frames = 0;
+  auto sink = [&](const FrameView&) { ++frames; };
+  test::AllocationCounter allocations;
+  parser.feed(data, sink);  // one chunk holding whole frames: nothing to carry
+  parser.finish(sink);
+  EXPECT_EQ(frames, 3412u);
   EXPECT_EQ(allocations.count(), 0u);
 }
