@@ -69,7 +69,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   std::vector<std::string> positional, udp_clients, tcp_clients;
   std::optional<uint16_t> tcp_port;
   std::string conf_file, conf_dir, log_dir, log_level, dialect;
-  bool report = false, telemetry = false, verbose = false, version = false, no_coalesce = false;
+  bool report = false, telemetry = false, verbose = false, version = false, no_coalesce = false, no_gso = false;
   std::optional<unsigned> sniffer;
   std::optional<size_t> max_peers;
   std::optional<unsigned> workers;
@@ -91,6 +91,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   app.add_option("-j,--workers", workers, "I/O threads (Workers; default: one per core)")->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
+  app.add_flag("--no-gso", no_gso, "UDP without coalescing: no segmentation offload (for measuring what it buys)");
   app.add_flag("-V,--version", version, "Print the version");
 
   try {
@@ -149,6 +150,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (workers) c.general.workers = *workers;
     for (auto& e : c.endpoints) {
       if (no_coalesce) e.spec.coalesce = false;
+      if (no_gso) e.spec.gso = false;
       if (max_peers) e.spec.max_peers = *max_peers;
     }
     if (max_peers) c.general.tcp_server_max_clients = *max_peers;

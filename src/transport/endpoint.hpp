@@ -36,6 +36,7 @@ struct EndpointSpec {
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link
   bool coalesce = true;             // UDP: frames queued together share datagrams
+  bool gso = true;                  // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
 };

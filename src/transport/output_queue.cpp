@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,6 +87,7 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
     mmsghdr msgs[kBatch];
     iovec iov[kBatch * kFramesPerDatagram];
     size_t frames_in[kBatch];
+    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(uint16_t))];
     size_t n = 0;  // datagrams
     size_t used = 0;  // frames taken from the ring, in order
     size_t next_iov = 0;
@@ -93,15 +96,28 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
       msgs[n].msg_hdr.msg_iov = &iov[next_iov];
       size_t bytes = 0;
       size_t k = 0;
+      const uint16_t first_len = slots_[(head_ + used) % allocated_].len;
+      auto joins = [&](uint16_t len) {  // may the next frame join this send?
+        if (coalesce_) return bytes + len <= kCoalescedDatagram;
+        return segment_ && len == first_len;  // a GSO run: one datagram per frame on the wire
+      };
       do {  // one frame at least; more while they fit
         const Slot& s = slots_[(head_ + used) % allocated_];
         iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
         bytes += s.len;
         ++used;
         ++k;
-      } while (coalesce_ && used < count_ && k < kFramesPerDatagram &&
-               bytes + slots_[(head_ + used) % allocated_].len <= kCoalescedDatagram);
+      } while (used < count_ && k < kFramesPerDatagram && joins(slots_[(head_ + used) % allocated_].len));
       msgs[n].msg_hdr.msg_iovlen = k;
+      if (segment_ && k > 1) {
+        msgs[n].msg_hdr.msg_control = control[n];
+        msgs[n].msg_hdr.msg_controllen = sizeof control[n];
+        cmsghdr* c = CMSG_FIRSTHDR(&msgs[n].msg_hdr);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        std::memcpy(CMSG_DATA(c), &first_len, sizeof first_len);
+      }
       if (to != nullptr) {
         msgs[n].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
         msgs[n].msg_hdr.msg_namelen = to->size();
@@ -111,6 +127,10 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
     const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(n), MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
+      if (segment_ && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+        segment_ = false;  // no segmentation offload here: one frame per send from now on
+        continue;
+      }
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return WriteResult::kBlocked;
       // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
       head_ = (head_ + frames_in[0]) % allocated_;

@@ -41,12 +41,15 @@ class StreamQueue {
 // For datagrams (UDP): a ring of whole frames, sent with sendmmsg batches. With coalescing,
 // frames already queued when the write happens share datagrams (up to kCoalescedDatagram
 // bytes, never splitting a frame): fewer datagrams, no added delay. Without it, one frame per
-// datagram, for receivers that need that.
+// datagram, for receivers that need that; then, with segmentation offload (UDP GSO), a run of
+// queued frames of equal size goes to the kernel as one send that it cuts into one datagram
+// per frame: what the receiver sees is unchanged, the stack is walked once per run.
 class DatagramQueue {
  public:
   static constexpr size_t kCoalescedDatagram = 1400;  // under a 1500-byte MTU with headers
 
-  explicit DatagramQueue(size_t capacity_frames, bool coalesce = true) : capacity_(capacity_frames), coalesce_(coalesce) {}
+  explicit DatagramQueue(size_t capacity_frames, bool coalesce = true, bool segment = true)
+      : capacity_(capacity_frames), coalesce_(coalesce), segment_(!coalesce && segment) {}
 
   bool push(std::span<const uint8_t> frame);
   // Sends to `to`, or on a connected socket when to is null.
@@ -64,6 +67,7 @@ class DatagramQueue {
   size_t capacity_;
   size_t allocated_ = 0;
   bool coalesce_;
+  bool segment_;  // UDP GSO for runs of equal frames; turned off if the kernel refuses it
   std::unique_ptr<Slot[]> slots_;
   size_t head_ = 0;
   size_t count_ = 0;

@@ -18,7 +18,7 @@ namespace {
 class UdpClientLink final : public Link, private EventLoop::Handler {
  public:
   UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target, size_t queue_frames)
-      : Link(endpoint, host, target.to_string()), target_(target), queue_(queue_frames, endpoint.spec().coalesce) {
+      : Link(endpoint, host, target.to_string()), target_(target), queue_(queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
     if (target.is_broadcast()) {

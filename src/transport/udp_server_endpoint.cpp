@@ -147,7 +147,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 
 UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames)
     : Link(server, host, address.to_string()), server_(server), address_(address),
-      queue_(queue_frames, server.spec().coalesce) {}
+      queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 void UdpPeerLink::flush() {
   const WriteResult r = queue_.send_to(server_.fd(), &address_, &counters_.frames_out, &counters_.bytes_out);

@@ -147,14 +147,17 @@ TEST(UdpServer, SpeaksIpv6) {
 
 // Frames queued for one peer at the moment of a write share datagrams (no delay added); with
 // Coalesce off, one frame per datagram.
+// Coalescing on: one datagram. Off: one frame per datagram, whether the frames of equal size
+// leave in one segmentation-offload send (GSO, the default) or one send each.
 TEST(UdpClient, CoalescesWhatIsQueuedTogetherUnlessTurnedOff) {
-  for (const bool coalesce : {true, false}) {
+  for (const auto& [coalesce, gso] : {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
     RouterThread rt;
     UdpPeer gcs;
     const uint16_t server_port = free_udp_port();
     rt.router.add_endpoint(udp_server(server_port));
     auto client = udp_client(gcs.port());
     client.coalesce = coalesce;
+    client.gso = gso;
     rt.router.add_endpoint(client);
     rt.start();
     ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1; }));
@@ -173,10 +176,13 @@ TEST(UdpClient, CoalescesWhatIsQueuedTogetherUnlessTurnedOff) {
       while ((n = ::recv(gcs.fd(), buf, sizeof buf, 0)) > 0) {
         ++datagrams;
         bytes += static_cast<size_t>(n);
+        if (!coalesce) {
+          EXPECT_EQ(static_cast<size_t>(n), burst.size() / 10) << "one whole frame per datagram";
+        }
       }
       return bytes == burst.size();
     });
     EXPECT_EQ(bytes, burst.size());
-    EXPECT_EQ(datagrams, coalesce ? 1 : 10) << (coalesce ? "coalesced" : "one frame per datagram");
+    EXPECT_EQ(datagrams, coalesce ? 1 : 10) << (coalesce ? "coalesced" : gso ? "GSO: one frame per datagram" : "one frame per datagram");
   }
 }
