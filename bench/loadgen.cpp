@@ -374,7 +374,7 @@ int main(int argc, char** argv) {
               "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
               "cpu_us_per_delivered=%.3f\n",
               static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
-              expected > 0 ? 100.0 * (1.0 - static_cast<double>(delivered) / expected) : 0.0, dups, reorders, pct(0.5),
+              expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders, pct(0.5),
               pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
               delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0);
   return 0;
