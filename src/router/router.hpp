@@ -87,7 +87,6 @@ class Router final {
   // The message table frames are validated with.
   const protocol::MessageTable& routing_table() const { return *table_; }
   const routing::Routing& routing() const { return routing_; }
-  routing::Routing& routing() { return routing_; }
 
   // Endpoints as added (an endpoint served by several workers counts once).
   size_t endpoint_count() const noexcept { return specs_.size(); }

@@ -2,8 +2,12 @@
 // frames cross between workers in every direction, and still every vehicle reaches every
 // ground station exactly once, in order, and commands reach only their target.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -94,6 +98,35 @@ TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
   std::this_thread::sleep_for(50ms);
   for (auto& g : gcs) EXPECT_EQ(g->received().count_msgid(msg::CommandLong::kId), 0u);
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
+}
+
+// Several workers share a listening port among themselves (SO_REUSEPORT), never with somebody
+// else: a port another socket holds is refused at start, whether or not that socket would share.
+TEST(Workers, APortSomeoneElseHoldsIsRefused) {
+  for (const int type : {SOCK_DGRAM, SOCK_STREAM}) {
+    for (const bool holder_shares : {false, true}) {
+      const int holder = ::socket(AF_INET, type, 0);
+      const int one = 1;
+      if (holder_shares) ::setsockopt(holder, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+      if (type == SOCK_STREAM) ::listen(holder, 1);
+      socklen_t len = sizeof a;
+      ::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len);
+      const uint16_t port = ntohs(a.sin_port);
+      for (const unsigned workers : {1u, 3u}) {
+        RouterOptions options;
+        options.workers = workers;
+        Router router(options);
+        router.add_endpoint(type == SOCK_DGRAM ? udp_server(port) : tcp_server(port));
+        EXPECT_THROW(router.start(), std::runtime_error)
+            << (type == SOCK_DGRAM ? "UDP" : "TCP") << ", holder shares: " << holder_shares << ", workers: " << workers;
+      }
+      ::close(holder);
+    }
+  }
 }
 
 }  // namespace
