@@ -16,7 +16,14 @@ class SequenceTracker {
   };
 
   void record(uint8_t sysid, uint8_t compid, uint8_t seq) {
-    Source& s = sources_[static_cast<uint16_t>(sysid << 8 | compid)];
+    // Most links carry one source, or a few in turn: remember the last one (map nodes never
+    // move), so the common frame costs a compare instead of a hash lookup.
+    const auto key = static_cast<uint16_t>(sysid << 8 | compid);
+    if (last_ == nullptr || key != last_key_) {
+      last_ = &sources_[key];
+      last_key_ = key;
+    }
+    Source& s = *last_;
     if (s.received > 0) {
       const uint8_t gap = static_cast<uint8_t>(seq - s.last_seq - 1);
       // A large "gap" is a reordering or a restart of the sender, not a loss of ~250 frames.
@@ -30,6 +37,8 @@ class SequenceTracker {
 
  private:
   std::unordered_map<uint16_t, Source> sources_;
+  Source* last_ = nullptr;
+  uint16_t last_key_ = 0;
 };
 
 }  // namespace mavswitch::routing

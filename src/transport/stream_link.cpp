@@ -56,6 +56,9 @@ void StreamLink::read_all() {
     if (n > 0) {
       received({t_read_buffer, static_cast<size_t>(n)}, false);
       if (fd_ < 0) return;
+      // A short read took everything the kernel had: asking again would only return EAGAIN
+      // (one system call per wake-up for nothing). Level-triggered epoll reports what comes next.
+      if (static_cast<size_t>(n) < sizeof t_read_buffer) break;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
