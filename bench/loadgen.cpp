@@ -3,7 +3,7 @@
 // SYS_STATUS 1, HEARTBEAT 1; MAVLink 2), paced in bursts of up to 32 frames per millisecond
 // or flooded; ground stations receive. Reports offered and delivered msg/s, loss, duplicates,
 // reordering, one-way latency, per vehicle->GCS balance, and the router's CPU time per
-// delivered message (from /proc/PID/stat).
+// delivered message (from the scheduler's per-thread run time, /proc/PID/task/*/schedstat).
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
 //           [--vehicle-to-vehicle] [--slow-gcs K] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
@@ -29,8 +29,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,18 +96,17 @@ struct Flow {
   std::vector<uint8_t> seen;  // bitmap by index
 };
 
-uint64_t cpu_ticks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = s.rfind(')');
-  std::istringstream fields(s.substr(close + 2));
-  std::string f;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) stime = std::stoull(f);
+// The router's CPU time in nanoseconds: the sum over its threads of the scheduler's run time
+// (/proc/PID/task/TID/schedstat), exact where /proc/PID/stat counts 10 ms ticks.
+uint64_t cpu_ns(pid_t pid) {
+  uint64_t total = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream in(task.path() / "schedstat");
+    uint64_t run_ns = 0;
+    if (in >> run_ns) total += run_ns;
   }
-  return utime + stime;
+  return total;
 }
 
 pid_t start_router(std::vector<std::string> cmd, uint16_t udp, uint16_t tcp, const std::vector<uint16_t>& gcs_ports) {
@@ -234,7 +233,7 @@ int main(int argc, char** argv) {
   std::atomic<bool> sending{true};
   std::atomic<uint64_t> offered{0};
 
-  const uint64_t cpu_before = cpu_ticks(router);
+  const uint64_t cpu_before = cpu_ns(router);
   const auto t0 = Clock::now();
   std::thread sender([&] {
     uint8_t frames[32][protocol::kMaxFrameLen];
@@ -348,7 +347,7 @@ int main(int argc, char** argv) {
   }
   sender.join();
   const double elapsed = o.seconds;  // rates over the sending window (the drain adds no traffic)
-  const uint64_t cpu_after = cpu_ticks(router);
+  const uint64_t cpu_after = cpu_ns(router);
   kill(router, SIGTERM);
   waitpid(router, nullptr, 0);
 
@@ -369,7 +368,7 @@ int main(int argc, char** argv) {
   const double expected = static_cast<double>(offered.load()) / o.vehicles * o.vehicles * static_cast<double>(expected_receivers_per_vehicle);
   std::sort(latencies.begin(), latencies.end());
   auto pct = [&](double p) { return latencies.empty() ? 0.0 : static_cast<double>(latencies[static_cast<size_t>(p * static_cast<double>(latencies.size() - 1))]) / 1000.0; };
-  const double cpu_s = static_cast<double>(cpu_after - cpu_before) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double cpu_s = static_cast<double>(cpu_after - cpu_before) / 1e9;
   std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
               "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
               "cpu_us_per_delivered=%.3f\n",

@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
     log::error("{}", e.what());
     return 1;
   }
+  log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
   router.run();
   if (tlog) tlog->close();
   if (any_signing) save_state();

@@ -81,6 +81,8 @@ void Router::start() {
 
 void Router::run() {
   for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->start_thread();
+  // running() promises every worker is in its loop: run_on_worker() relies on it.
+  for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->wait_until_running();
   loop_thread_ = std::this_thread::get_id();
   loop_thread_.notify_all();
   workers_[0]->run();

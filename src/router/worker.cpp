@@ -29,6 +29,7 @@ void Worker::connect_outbound() {
 
 void Worker::run() {
   thread_id_ = std::this_thread::get_id();
+  thread_id_.notify_all();
   loop_.run();
   thread_id_ = std::thread::id{};
 }

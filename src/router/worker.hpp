@@ -38,6 +38,7 @@ class Worker final : public transport::LinkHost {
   std::thread::id thread_id() const noexcept { return thread_id_.load(); }
   void run();  // the loop, until stopped; on the calling thread
   void start_thread();
+  void wait_until_running() const { thread_id_.wait(std::thread::id{}); }
   void stop_and_join();
 
   // Routes a frame that arrived on `from` (a link this worker owns).

@@ -87,6 +87,7 @@ TEST_F(ConfigTest, KeysAndSectionsAreCaseInsensitiveAndListsParse) {
   load_config_file(write("m.conf", R"([general]
 deduplicationperiod = 100
 SNIFFERSYSID=253
+workers = 3
 [uartendpoint fc]
 device=/dev/ttyACM0
 BAUD = 57600, 115200 ,921600
@@ -106,6 +107,7 @@ Coalesce = false
   finish_config(c);
   EXPECT_EQ(c.general.dedup_period_ms, 100);
   EXPECT_EQ(c.general.sniffer_sysid, 253);
+  EXPECT_EQ(c.general.workers, 3u);
   const auto& fc = c.endpoints[0];
   EXPECT_EQ(fc.spec.bauds, (std::vector<uint32_t>{57600, 115200, 921600}));
   EXPECT_TRUE(fc.spec.flow_control);
@@ -142,6 +144,7 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
   EXPECT_EQ(error_of("[UdpEndpoint]\n"), file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
   EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"), file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
+  EXPECT_EQ(error_of("[General]\nWorkers = many\n"), file + ":2: Workers: 'many' is not a whole number from 0 to 1024");
   EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"), std::string::npos);
   EXPECT_NE(error_of("[UartEndpoint fc]\nBaud=57600\n").find("Device is required"), std::string::npos);
 }
