@@ -55,23 +55,22 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
 }
 
 void Routing::remove_link(LinkId link) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!active(link)) return;
-    LinkSlot& s = slot(link);
-    const int group = s.policy.load(std::memory_order_relaxed)->group;
-    if (group >= 0) {
-      groups_[static_cast<size_t>(group)]->for_each([&](GroupMember& m, uint64_t key) {
-        if (key == uint64_t{link} + 1) m.key.store(0, std::memory_order_release);
-      });
-    }
-    s.traits.store(0, std::memory_order_release);
-    s.policy.store(nullptr, std::memory_order_release);
-    std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
-    free_ids_.push_back(link);
-    std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>{});
+  std::lock_guard lock(mutex_);  // then the table's writers' lock: always in this order
+  if (!active(link)) return;
+  LinkSlot& s = slot(link);
+  const int group = s.policy.load(std::memory_order_relaxed)->group;
+  if (group >= 0) {
+    groups_[static_cast<size_t>(group)]->for_each([&](GroupMember& m, uint64_t key) {
+      if (key == uint64_t{link} + 1) m.key.store(0, std::memory_order_release);
+    });
   }
+  s.traits.store(0, std::memory_order_release);
+  s.policy.store(nullptr, std::memory_order_release);
+  std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
+  // Its routes go before its id can be handed out again, or a new link could inherit them.
   table_.forget_link(link);
+  free_ids_.push_back(link);
+  std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>{});
 }
 
 int Routing::group_index(const std::string& name) {
