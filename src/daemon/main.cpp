@@ -20,8 +20,7 @@ namespace {
 
 // A listener anyone can reach, with nothing checking who speaks, lets anyone command the vehicle.
 void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy& policy) {
-  const bool listening = spec.kind == transport::EndpointSpec::Kind::kUdpServer ||
-                         spec.kind == transport::EndpointSpec::Kind::kTcpServer;
+  const bool listening = transport::listens(spec);
   const bool loopback = spec.address.rfind("127.", 0) == 0 || spec.address == "::1" || spec.address == "localhost";
   bool everyone = spec.allow_from.empty();
   for (const auto& r : spec.allow_from) everyone |= r.is_everything();

@@ -12,14 +12,6 @@
 #include "transport/socket_util.hpp"
 
 namespace mavswitch {
-namespace {
-
-bool is_listening(const transport::EndpointSpec& spec) {
-  return spec.kind == transport::EndpointSpec::Kind::kUdpServer || spec.kind == transport::EndpointSpec::Kind::kTcpServer;
-}
-
-}  // namespace
-
 Router::Router(RouterOptions options)
     : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()) {
   routing_.set_route_timeout(options.route_timeout);
@@ -55,7 +47,7 @@ void Router::start() {
   size_t next_worker = 0;
   for (size_t i = 0; i < specs_.size(); ++i) {
     transport::EndpointSpec spec = specs_[i];
-    const bool shared = n > 1 && is_listening(spec);
+    const bool shared = n > 1 && transport::listens(spec);
     const size_t first = instances_.size();
     const auto peer_count = std::make_shared<std::atomic<size_t>>(0);
     auto add = [&](size_t worker) {

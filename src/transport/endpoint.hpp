@@ -42,6 +42,10 @@ struct EndpointSpec {
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;
+// Servers (UDP and TCP): they accept peers rather than reach out to one.
+inline bool listens(const EndpointSpec& spec) noexcept {
+  return spec.kind == EndpointSpec::Kind::kUdpServer || spec.kind == EndpointSpec::Kind::kTcpServer;
+}
 
 class Endpoint {
  public:
@@ -63,9 +67,7 @@ class Endpoint {
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
-  bool listening() const noexcept {
-    return spec_.kind == EndpointSpec::Kind::kUdpServer || spec_.kind == EndpointSpec::Kind::kTcpServer;
-  }
+  bool listening() const noexcept { return listens(spec_); }
 
   // Routing policy index the engine keeps for this endpoint's links.
   size_t policy_index = 0;
