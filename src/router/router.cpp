@@ -6,6 +6,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "base/log.hpp"
 #include "dialect/builtin.hpp"
 #include "protocol/signing.hpp"
 #include "router/worker.hpp"
@@ -68,6 +69,7 @@ void Router::start() {
     add(0);
     if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
     for (size_t w = 1; w < n; ++w) add(w);
+    log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
   }
 }
 

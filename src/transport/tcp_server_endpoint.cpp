@@ -46,7 +46,8 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     }
     if (::listen(fd_, SOMAXCONN) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
     host_.loop().add(fd_, EPOLLIN, this);
-    log::info("{}: listening", describe());
+    // One of several workers' sockets on this port: the router says "listening" once for all.
+    if (!spec_.reuse_port) log::info("{}: listening", describe());
   }
 
   void for_each_link(const std::function<void(const Link&)>& f) const override {

@@ -56,7 +56,8 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     bind_socket(fd_, *address, describe(), spec_.reuse_port);
     host_.loop().add(fd_, EPOLLIN, this);
     idle_timer_ = host_.loop().every(1000, [this] { forget_idle(); });
-    log::info("{}: listening", describe());
+    // One of several workers' sockets on this port: the router says "listening" once for all.
+    if (!spec_.reuse_port) log::info("{}: listening", describe());
   }
 
   void for_each_link(const std::function<void(const Link&)>& f) const override {
