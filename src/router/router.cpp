@@ -13,6 +13,20 @@
 #include "transport/socket_util.hpp"
 
 namespace mavswitch {
+namespace {
+
+// Runs f on the loop's thread and waits until it has run.
+void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f) {
+  std::promise<void> done;
+  loop.post([&] {
+    f();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+}  // namespace
+
 Router::Router(RouterOptions options)
     : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()) {
   routing_.set_route_timeout(options.route_timeout);
@@ -92,12 +106,7 @@ void Router::run_on_loop(const std::function<void()>& f) {
     f();
     return;
   }
-  std::promise<void> done;
-  event_loop().post([&] {
-    f();
-    done.set_value();
-  });
-  done.get_future().wait();
+  post_and_wait(event_loop(), f);
 }
 
 // Only worker 0 and threads outside the router wait for a worker, so no two workers ever wait
@@ -112,12 +121,7 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
     f();
     return;
   }
-  std::promise<void> done;
-  w.loop().post([&] {
-    f();
-    done.set_value();
-  });
-  done.get_future().wait();
+  post_and_wait(w.loop(), f);
 }
 
 routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {

@@ -82,7 +82,6 @@ class Router final {
   // restarts when the last value is restored from where the daemon persisted it.
   uint64_t signing_clock() const noexcept { return signing_last_.load(std::memory_order_relaxed); }
   void restore_signing_clock(uint64_t last) noexcept;
-  uint64_t next_signing_timestamp() noexcept;
 
   // The message table frames are validated with.
   const protocol::MessageTable& routing_table() const { return *table_; }
@@ -109,6 +108,7 @@ class Router final {
     std::unique_ptr<transport::Endpoint> endpoint;
   };
   void run_on_worker(size_t worker, const std::function<void()>& f);
+  uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
 
   const protocol::MessageTable* table_;

@@ -131,6 +131,11 @@ void Worker::tap(const protocol::FrameView& frame) {
 }
 
 void Worker::end_iteration() {
+  if (peers_.size() > 1) exchange_batches();  // one worker: no rings, no handshake
+  flush_pending();  // then one write per link that has output
+}
+
+void Worker::exchange_batches() {
   // 1. What this worker routed to others becomes visible; an idle consumer is woken once.
   for (size_t w = 0; w < outbound_.size(); ++w) {
     if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) {
@@ -149,8 +154,6 @@ void Worker::end_iteration() {
       }
     });
   }
-  // 3. One write per link that has output.
-  flush_pending();
 }
 
 void Worker::needs_flush(transport::Link& link) {

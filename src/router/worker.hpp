@@ -71,6 +71,7 @@ class Worker final : public transport::LinkHost {
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void tap(const protocol::FrameView& frame);
   void end_iteration();
+  void exchange_batches();  // publish outbound rings, wake idle consumers, drain inbound ones
   void flush_pending();
 
   Router& router_;

@@ -47,7 +47,7 @@ class RouterThread {
     return c;
   }
   // Every router test runs with the number of I/O workers in MAVSWITCH_TEST_WORKERS (ctest runs
-  // the suite with 1 and with 3), unless the test asks for a number itself.
+  // the suite with 1 and with 3), unless the test asks for a number other than the default 1.
   static RouterOptions with_test_workers(RouterOptions options) {
     if (options.workers == 1) {
       if (const char* w = std::getenv("MAVSWITCH_TEST_WORKERS")) options.workers = static_cast<unsigned>(std::atoi(w));
