@@ -48,11 +48,16 @@ void BM_RouteDecision(benchmark::State& state) {
   const auto vehicle_links = static_cast<uint32_t>(state.range(0));
   routing::Routing r;
   for (int64_t i = 0; i < state.range(0) + state.range(1); ++i) r.add_link(routing::LinkPolicy{});
+  // Which link each frame comes in on, worked out before timing: the loop times the decision,
+  // not the harness (a division per iteration would cost several ns).
+  std::vector<routing::LinkId> from(v.size());
+  for (size_t k = 0; k < v.size(); ++k) from[k] = (v[k].sysid() - 1u) % vehicle_links;
+  const size_t mask = v.size() - 1;  // 64 frames: a power of two
   uint64_t delivered = 0;
   size_t i = 0;
   for (auto _ : state) {
-    const auto& f = v[i++ % v.size()];
-    r.route((f.sysid() - 1u) % vehicle_links, f, 1000, [&](routing::LinkId) { ++delivered; });
+    const size_t k = i++ & mask;
+    r.route(from[k], v[k], 1000, [&](routing::LinkId) { ++delivered; });
   }
   benchmark::DoNotOptimize(delivered);
   state.counters["deliveries/frame"] = static_cast<double>(delivered) / static_cast<double>(state.iterations());
@@ -128,6 +133,35 @@ void BM_SubscriberMatch(benchmark::State& state) {
   }
 }
 
+// The whole decision for a frame that an in-process component subscribes to: the route
+// decision (S1 topology: a vehicle link and a component's link) and, for the delivery to the
+// component, the match against its N subscribers (one wants ATTITUDE, the rest other ids).
+void BM_RouteAndMatch(benchmark::State& state) {
+  const auto frames = mix_frames();
+  const auto v = views(frames);
+  routing::Routing r;
+  r.add_link(routing::LinkPolicy{});  // the vehicle
+  r.add_link(routing::LinkPolicy{});  // the component
+  api_detail::SubscriberIndex index;
+  for (int64_t s = 0; s < state.range(0); ++s) {
+    auto sub = std::make_shared<api_detail::Subscriber>();
+    sub->id = static_cast<uint64_t>(s + 1);
+    sub->filter.message_id = s == 0 ? 30u : static_cast<uint32_t>(1000 + s);
+    index = index.with(sub);
+  }
+  const size_t mask = v.size() - 1;
+  uint64_t matched = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& f = v[i++ & mask];
+    r.route(0, f, 1000, [&](routing::LinkId) {
+      index.for_each_candidate(f.sysid(), f.msgid(), [&](api_detail::Subscriber&) { ++matched; });
+    });
+  }
+  benchmark::DoNotOptimize(matched);
+  state.counters["matches/frame"] = static_cast<double>(matched) / static_cast<double>(state.iterations());
+}
+
 // Frames between threads: one producer, one consumer.
 void BM_SpscQueue(benchmark::State& state) {
   SpscFrameQueue q(4096);
@@ -176,6 +210,7 @@ BENCHMARK(BM_RouteDecision)->Args({1, 1})->Args({4, 5});
 BENCHMARK(BM_RouteDecisionShared)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RouteDecisionMax)->Iterations(2'000'000);
 BENCHMARK(BM_SubscriberMatch)->Arg(1)->Arg(100)->Arg(1000);
+BENCHMARK(BM_RouteAndMatch)->Arg(1)->Arg(100);
 BENCHMARK(BM_SpscQueue);
 BENCHMARK(BM_MpscQueue);
 BENCHMARK_MAIN();

@@ -9,10 +9,8 @@ RouteTable::~RouteTable() {
 void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
   const uint64_t key = key_of(compid, link);
   if (const System* sys = system(sysid)) {
-    if (Entry* e = sys->entries.find(key)) {
-      // Hearing a known source: no lock, and no store at all within the same millisecond, so
-      // workers hearing many sources do not fight over cache lines.
-      if (e->last_heard.load(std::memory_order_relaxed) != now) e->last_heard.store(now, std::memory_order_relaxed);
+    if (const Entry* e = sys->entries.find(key)) {
+      touch(*e, now);
       return;
     }
   }

@@ -25,6 +25,24 @@ class RouteTable {
   // Records that (sysid, compid) was heard on link at now. Locks only the first time this
   // component is heard on this link.
   void learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now);
+  // The same, and calls elsewhere(l) for each other link where this component was heard: one
+  // walk for what a broadcast needs (not back to where its source lives) and for learning.
+  template <class F>
+  void learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now, F&& elsewhere) {
+    bool known = false;
+    if (const System* sys = system(sysid)) {
+      sys->entries.for_each([&](const Entry& e, uint64_t key) {
+        if (compid_of(key) != compid) return;
+        if (link_of(key) != link) {
+          elsewhere(link_of(key));
+        } else {
+          known = true;
+          touch(e, now);
+        }
+      });
+    }
+    if (!known) learn(sysid, compid, link, now);
+  }
 
   // Calls f(link) for each link where this exact component was heard.
   template <class F>
@@ -52,8 +70,13 @@ class RouteTable {
  private:
   struct Entry {
     std::atomic<uint64_t> key{0};  // (link + 1) << 8 | compid; 0: free
-    std::atomic<Millis> last_heard{0};
+    mutable std::atomic<Millis> last_heard{0};  // readers refresh it; the key is the writer's
   };
+  // Hearing a known source: no lock, and no store at all within the same millisecond, so
+  // workers hearing many sources do not fight over cache lines.
+  static void touch(const Entry& e, Millis now) noexcept {
+    if (e.last_heard.load(std::memory_order_relaxed) != now) e.last_heard.store(now, std::memory_order_relaxed);
+  }
   struct System {
     SlotList<Entry> entries;
   };

@@ -44,7 +44,8 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
   s.policy.store(policy.get(), std::memory_order_release);
   s.traits.store(static_cast<uint8_t>(kActive | (policy->out.empty() ? 0 : kFiltersOut) |
                                       (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
-                                      (policy->in.empty() ? 0 : kFiltersIn)),
+                                      (policy->in.empty() ? 0 : kFiltersIn) | (policy->group >= 0 ? kGrouped : 0) |
+                                      (policy->signing && policy->signing->policy().verify ? kVerifiesSigning : 0)),
                  std::memory_order_release);
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {
@@ -86,11 +87,11 @@ void Routing::set_dedup_period(Millis period) {
 }
 
 void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
-  const int group = policy(from).group;
-  if (group < 0) {
+  if (!(slot(from).traits.load(std::memory_order_relaxed) & kGrouped)) {
     table_.learn(sysid, compid, from, now);
     return;
   }
+  const int group = policy(from).group;
   groups_[static_cast<size_t>(group)]->for_each(
       [&](const GroupMember&, uint64_t key) { table_.learn(sysid, compid, static_cast<LinkId>(key - 1), now); });
 }
@@ -106,12 +107,13 @@ void Routing::check_reboot(const protocol::FrameView& f) {
   }
 }
 
-// Hands the frame to `to` unless it is the source link, was already given this frame, or
-// its out-filter or unknown-id policy refuses it.
-bool Routing::offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f, DeliverFn& deliver) {
-  if (to == from || to >= ctx.marks_.size() || ctx.marks_[to] == ctx.stamp_) return false;
+// Hands the frame to `to` (whose slot is `l`) unless it is the source link, was already given
+// this frame, or its out-filter or unknown-id policy refuses it. Inlined into each loop of
+// route(): it runs once per candidate destination.
+[[gnu::always_inline]] inline bool Routing::offer(RoutingContext& ctx, LinkSlot& l, LinkId to, LinkId from,
+                                                  const protocol::FrameView& f, DeliverFn& deliver) {
+  if (to == from || ctx.marks_[to] == ctx.stamp_) return false;
   ctx.marks_[to] = ctx.stamp_;
-  LinkSlot& l = slot(to);
   const uint8_t traits = l.traits.load(std::memory_order_acquire);
   if (traits == 0) return false;  // not active
   if ((traits & kDropsUnknownIds) && !f.verified()) return false;
@@ -127,29 +129,38 @@ bool Routing::offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol:
   return true;
 }
 
+// A link id found in the route table may be newer than the marks (added since route() sized
+// them): such a link was not active when the decision started, so it is skipped.
+bool Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f, DeliverFn& deliver) {
+  return to < ctx.marks_.size() && offer(ctx, slot(to), to, from, f, deliver);
+}
+
 Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameView& f, Millis now, DeliverFn deliver) {
   auto& stats = ctx.stats_;
   ++stats.frames;
   LinkSlot& src = slot(from);
-  const LinkPolicy& src_policy = *src.policy.load(std::memory_order_acquire);
+  // The source link's traits say which of its policy's checks apply: most links have none, and
+  // then the policy is not read at all.
+  const uint8_t src_traits = src.traits.load(std::memory_order_acquire);
   const uint8_t sys = f.sysid();
   const uint8_t comp = f.compid();
-  if (src_policy.signing && src_policy.signing->policy().verify &&
-      src_policy.signing->check(f, ctx.signing_now_) != SignatureGate::Result::kAccept) {
-    ++stats.signing_rejected;
-    src.stats.signing_rejected.add_shared();
-    return Verdict::kSigningRejected;
+  if (src_traits & kVerifiesSigning) {
+    if (src.policy.load(std::memory_order_acquire)->signing->check(f, ctx.signing_now_) != SignatureGate::Result::kAccept) {
+      ++stats.signing_rejected;
+      src.stats.signing_rejected.add_shared();
+      return Verdict::kSigningRejected;
+    }
   }
   if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
     ++stats.setup_signing_dropped;
     return Verdict::kSetupSigning;
   }
-  if ((src.traits.load(std::memory_order_relaxed) & kFiltersIn) && !src_policy.in.pass(f.msgid(), sys, comp)) {
+  if ((src_traits & kFiltersIn) && !src.policy.load(std::memory_order_acquire)->in.pass(f.msgid(), sys, comp)) {
     ++stats.filtered_in;
     src.stats.filtered_in.add_shared();
     return Verdict::kFilteredIn;
   }
-  if (!f.verified() && src_policy.drop_unknown_ids) {
+  if (!f.verified() && (src_traits & kDropsUnknownIds)) {
     ++stats.unknown_ids_dropped;
     return Verdict::kUnknownIdDropped;
   }
@@ -158,7 +169,6 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     return Verdict::kDuplicate;
   }
   if (f.verified() && f.msgid() == kSystemTimeId) check_reboot(f);
-  if (sys != 0) learn(from, sys, comp, now);
 
   const LinkId count = link_count();
   if (ctx.marks_.size() < count) ctx.marks_.resize((count + kChunkSize - 1) & ~(kChunkSize - 1), 0);
@@ -176,18 +186,30 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   if (target_sys == 0) {
     ++stats.broadcast;
     if (!f.verified()) ++stats.unknown_ids_forwarded;
-    // No loops: the links where the source itself lives are marked as given already.
-    table_.for_each_component_link(sys, comp, [&](LinkId l) {
+    // No loops: the links where the source itself lives are marked as given already. Found
+    // in the same walk that learns the source, unless the link's group learns it elsewhere too.
+    auto mark = [&](LinkId l) {
       if (l < ctx.marks_.size()) ctx.marks_[l] = ctx.stamp_;
-    });
-    for (LinkId to = 0; to < count; ++to) delivered += offer(ctx, to, from, f, deliver);
+    };
+    if (sys != 0 && !(src_traits & kGrouped)) {
+      table_.learn(sys, comp, from, now, mark);
+    } else {
+      if (sys != 0) learn(from, sys, comp, now);
+      table_.for_each_component_link(sys, comp, mark);
+    }
+    for (LinkId base = 0; base < count; base += kChunkSize) {  // one chunk pointer per 256 links
+      LinkSlot* chunk = chunks_[base >> kChunkBits].load(std::memory_order_acquire);
+      const LinkId n = std::min<LinkId>(count - base, kChunkSize);
+      for (LinkId k = 0; k < n; ++k) delivered += offer(ctx, chunk[k], base + k, from, f, deliver);
+    }
   } else {
     ++stats.targeted;
+    if (sys != 0) learn(from, sys, comp, now);
     const bool exact = target_comp != 0 && table_.knows(target_sys, target_comp);
     bool any = false;
     auto to_link = [&](LinkId l) {
       any = true;
-      delivered += offer(ctx, l, from, f, deliver);
+      delivered += offer_known(ctx, l, from, f, deliver);
     };
     if (exact) {
       table_.for_each_component_link(target_sys, target_comp, to_link);
@@ -201,7 +223,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     }
   }
   if (sniffer_sysid_ != 0) {
-    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered += offer(ctx, l, from, f, deliver); });
+    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered += offer_known(ctx, l, from, f, deliver); });
   }
   stats.deliveries += delivered;
   return delivered != 0 ? Verdict::kDelivered : Verdict::kNoDestination;

@@ -176,8 +176,11 @@ class Routing {
   uint64_t filtered_out(LinkId link) const noexcept { return slot(link).stats.filtered_out; }
 
  private:
-  // What a decision needs of a destination, in one byte read per destination.
-  enum Traits : uint8_t { kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8 };
+  // What a decision needs of a link's policy, in one byte read per link: most links have no
+  // filters, groups or signing, and then their policy is never read on the hot path.
+  enum Traits : uint8_t {
+    kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8, kGrouped = 16, kVerifiesSigning = 32
+  };
   struct LinkSlot {
     std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
     std::atomic<uint8_t> traits{0};                  // 0: free
@@ -197,7 +200,9 @@ class Routing {
 
   void learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now);
   void check_reboot(const protocol::FrameView& frame);
-  bool offer(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
+  bool offer(RoutingContext& ctx, LinkSlot& slot, LinkId to, LinkId from, const protocol::FrameView& frame,
+             DeliverFn& deliver);
+  bool offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
 
   std::array<std::atomic<LinkSlot*>, kMaxChunks> chunks_{};
   std::atomic<LinkId> link_count_{0};

@@ -2,6 +2,8 @@
 // (source system | any) × (message id | all) key matches it.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "api/subscriber_index.hpp"
 
 using mavswitch::api_detail::Subscriber;
@@ -43,4 +45,40 @@ TEST(SubscriberIndex, CopyOnWriteLeavesTheOldSnapshotIntact) {
   EXPECT_EQ(visits(after, 1, 1), 1u);
   EXPECT_NE(before.find(1), nullptr);
   EXPECT_EQ(after.find(1), nullptr);
+}
+
+TEST(SubscriberIndex, ExactKeysFirstThenWiderOnesEachInSubscriptionOrder) {
+  SubscriberIndex index;
+  index = index.with(sub(1, {}));
+  index = index.with(sub(2, {.message_id = 30}));
+  index = index.with(sub(3, {.source_system = 1, .message_id = 30}));
+  index = index.with(sub(4, {.source_system = 1}));
+  index = index.with(sub(5, {.source_system = 1, .message_id = 30}));
+  index = index.with(sub(6, {}));
+  std::vector<uint64_t> order;
+  index.for_each_candidate(1, 30, [&](Subscriber& s) { order.push_back(s.id); });
+  EXPECT_EQ(order, (std::vector<uint64_t>{3, 5, 2, 4, 1, 6}));
+}
+
+TEST(SubscriberIndex, EveryOneOfManyKeysIsFoundAndOnlyIt) {
+  // Thousands of distinct keys in one table: every probe sequence must end at its own key.
+  SubscriberIndex index;
+  for (uint32_t sys = 1; sys <= 50; ++sys) {
+    for (uint32_t msg = 0; msg < 40; ++msg) {
+      index = index.with(sub(sys * 1000 + msg, {.source_system = static_cast<uint8_t>(sys), .message_id = msg * 7}));
+    }
+  }
+  for (uint32_t sys = 1; sys <= 50; ++sys) {
+    for (uint32_t msg = 0; msg < 40; ++msg) {
+      std::vector<uint64_t> ids;
+      index.for_each_candidate(static_cast<uint8_t>(sys), msg * 7, [&](Subscriber& s) { ids.push_back(s.id); });
+      ASSERT_EQ(ids, std::vector<uint64_t>{sys * 1000 + msg});
+    }
+  }
+  EXPECT_EQ(visits(index, 51, 0), 0u);
+  EXPECT_EQ(visits(index, 1, 1), 0u);
+  index = index.without(1000);
+  EXPECT_EQ(visits(index, 1, 0), 0u);
+  EXPECT_EQ(visits(index, 1, 7), 1u);
+  EXPECT_EQ(index.size(), 1999u);
 }
