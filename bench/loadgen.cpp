@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,7 +56,28 @@ struct Options {
   std::vector<std::string> command;
 };
 
-uint64_t now_ns() { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
+// Send and arrival times: CLOCK_REALTIME, because that is the clock of the kernel's receive
+// timestamps (SO_TIMESTAMPNS), which time a frame's arrival at the ground station's socket
+// rather than the moment this program got round to reading it: the latency figures are the
+// router's, not this generator's own scheduling on a shared machine.
+uint64_t wall_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The kernel's arrival time of what recvmsg returned (for TCP, of the newest segment in it), or
+// now when the kernel gave none.
+uint64_t arrival_ns(const msghdr& m) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&m), c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+    }
+  }
+  return wall_ns();
+}
 
 using bench::free_port;
 using bench::loopback;
@@ -247,7 +269,7 @@ int main(int argc, char** argv) {
         auto& nv = next[v];
         for (; k < std::min<size_t>(count, 32) && nv <= per_vehicle_frames; ++k, ++nv) {
           lens[k] = make_frame(static_cast<int>(v), nv, frames[k]);
-          sent_at[v][nv] = now_ns();
+          sent_at[v][nv] = wall_ns();
         }
         if (k == 0) return;  // this vehicle's index space is used up
         count -= k;
@@ -309,39 +331,59 @@ int main(int argc, char** argv) {
     epoll_ctl(ep, EPOLL_CTL_ADD, receivers[r].fd, &ev);
   }
   auto quiet_since = Clock::now();
-  static uint8_t buf[1 << 16];
+  // recvmmsg: up to kBatch datagrams (or one TCP read) per call, each with its arrival time.
+  constexpr size_t kBatch = 64, kSlot = 2048;
+  static uint8_t bufs[kBatch][kSlot];
+  static uint8_t stream_buf[1 << 16];
+  alignas(cmsghdr) static uint8_t controls[kBatch][CMSG_SPACE(sizeof(timespec))];
+  iovec iovs[kBatch];
+  mmsghdr msgs[kBatch];
+  const int on = 1;
+  for (const Receiver& r : receivers) setsockopt(r.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   while (sending || Clock::now() - quiet_since < std::chrono::milliseconds(300)) {
     epoll_event events[64];
     const int n = epoll_wait(ep, events, 64, 50);
     for (int e = 0; e < n; ++e) {
       Receiver& r = receivers[events[e].data.u64];
       for (;;) {
-        const ssize_t got = read(r.fd, buf, sizeof buf);
-        if (got <= 0) break;
+        const size_t batch = o.tcp ? 1 : kBatch;
+        for (size_t k = 0; k < batch; ++k) {
+          iovs[k] = o.tcp ? iovec{stream_buf, sizeof stream_buf} : iovec{bufs[k], kSlot};
+          msgs[k] = {};
+          msgs[k].msg_hdr.msg_iov = &iovs[k];
+          msgs[k].msg_hdr.msg_iovlen = 1;
+          msgs[k].msg_hdr.msg_control = controls[k];
+          msgs[k].msg_hdr.msg_controllen = sizeof controls[k];
+        }
+        const int got = recvmmsg(r.fd, msgs, static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
+        if (got <= 0 || (o.tcp && msgs[0].msg_len == 0)) break;
         quiet_since = Clock::now();
-        const uint64_t now = now_ns();
-        auto sink = [&](const protocol::FrameView& f) {
-          const int v = f.sysid() - 1;
-          if (v < 0 || v >= o.vehicles || f.payload_len() < 4) return;
-          if (r.gcs < 0 && -1 - r.gcs == v) return;  // its own frame back: would be a bug, not counted
-          uint32_t index;
-          std::memcpy(&index, f.payload().data(), 4);
-          if (index == 0 || index > per_vehicle_frames) return;
-          Flow& fl = flows[events[e].data.u64 * flows_per + static_cast<size_t>(v)];
-          uint8_t& bits = fl.seen[index / 8];
-          if (bits & (1u << (index % 8))) {
-            ++fl.duplicates;
-            return;
-          }
-          bits = static_cast<uint8_t>(bits | (1u << (index % 8)));
-          ++fl.received;
-          if (fl.any && index < fl.highest) ++fl.reordered;
-          fl.highest = std::max(fl.highest, index);
-          fl.any = true;
-          if (latencies.size() < latencies.capacity()) latencies.push_back(now - sent_at[static_cast<size_t>(v)][index]);
-        };
-        r.parser.feed({buf, static_cast<size_t>(got)}, sink);
-        r.parser.flush(sink);
+        for (int k = 0; k < got; ++k) {
+          const uint64_t now = arrival_ns(msgs[k].msg_hdr);
+          auto sink = [&](const protocol::FrameView& f) {
+            const int v = f.sysid() - 1;
+            if (v < 0 || v >= o.vehicles || f.payload_len() < 4) return;
+            if (r.gcs < 0 && -1 - r.gcs == v) return;  // its own frame back: would be a bug, not counted
+            uint32_t index;
+            std::memcpy(&index, f.payload().data(), 4);
+            if (index == 0 || index > per_vehicle_frames) return;
+            Flow& fl = flows[events[e].data.u64 * flows_per + static_cast<size_t>(v)];
+            uint8_t& bits = fl.seen[index / 8];
+            if (bits & (1u << (index % 8))) {
+              ++fl.duplicates;
+              return;
+            }
+            bits = static_cast<uint8_t>(bits | (1u << (index % 8)));
+            ++fl.received;
+            if (fl.any && index < fl.highest) ++fl.reordered;
+            fl.highest = std::max(fl.highest, index);
+            fl.any = true;
+            const uint64_t sent = sent_at[static_cast<size_t>(v)][index];
+            if (latencies.size() < latencies.capacity()) latencies.push_back(now > sent ? now - sent : 0);
+          };
+          r.parser.feed({static_cast<const uint8_t*>(iovs[k].iov_base), msgs[k].msg_len}, sink);
+          r.parser.flush(sink);
+        }
       }
     }
   }

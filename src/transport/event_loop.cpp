@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@ namespace {
 [[noreturn]] void fail(const char* what) { throw std::runtime_error(std::string(what) + ": " + std::strerror(errno)); }
 
 constexpr uint64_t kWakeRegistration = 0;
+constexpr uint64_t kTimerRegistration = ~uint64_t{0};
 
 }  // namespace
 
@@ -27,9 +29,14 @@ EventLoop::EventLoop() {
   ev.events = EPOLLIN;
   ev.data.u64 = kWakeRegistration;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) < 0) fail("epoll_ctl");
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (timer_fd_ < 0) fail("timerfd_create");
+  ev.data.u64 = kTimerRegistration;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, timer_fd_, &ev) < 0) fail("epoll_ctl");
 }
 
 EventLoop::~EventLoop() {
+  ::close(timer_fd_);
   ::close(wake_fd_);
   ::close(epoll_fd_);
 }
@@ -113,15 +120,14 @@ void EventLoop::run_posted() {
 }
 
 void EventLoop::run_timers() {
-  const Millis now = now_ms();
-  while (!timer_queue_.empty() && timer_queue_.begin()->first.first <= now) {
+  while (!timer_queue_.empty() && timer_queue_.begin()->first.first <= now_) {
     const TimerId id = timer_queue_.begin()->second;
     timer_queue_.erase(timer_queue_.begin());
     auto it = timers_.find(id);
     if (it == timers_.end()) continue;
     Timer timer = it->second.second;  // the callback may cancel or add timers
     if (timer.period > 0) {
-      const Millis due = now + timer.period;
+      const Millis due = now_ + timer.period;
       it->second.first = due;
       timer_queue_[{due, id}] = id;
     } else {
@@ -131,18 +137,30 @@ void EventLoop::run_timers() {
   }
 }
 
+// The timerfd is set to the earliest due timer only when that changes (about once per period
+// of the busiest timer), so sleeping in epoll_wait sets up no kernel timer of its own per
+// wake-up. A cancelled head leaves the fd set early: it then wakes the loop once for nothing.
+void EventLoop::arm_timer() {
+  const Millis head = timer_queue_.empty() ? kNever : timer_queue_.begin()->first.first;
+  if (head == armed_due_) return;
+  armed_due_ = head;
+  itimerspec when{};  // all zero: disarm
+  if (head != kNever) {
+    when.it_value.tv_sec = static_cast<time_t>(head / 1000);
+    when.it_value.tv_nsec = static_cast<long>(head % 1000) * 1'000'000;
+    if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0) when.it_value.tv_nsec = 1;  // zero would disarm
+  }
+  if (timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &when, nullptr) < 0) fail("timerfd_settime");
+}
+
 void EventLoop::run() {
   running_ = true;
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
   while (!stop_requested_) {
-    int timeout = -1;
-    if (!timer_queue_.empty()) {
-      const Millis wait = timer_queue_.begin()->first.first - now_ms();
-      timeout = wait < 0 ? 0 : static_cast<int>(wait);
-    }
-    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
+    arm_timer();
+    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, -1);
     if (n < 0 && errno != EINTR) fail("epoll_wait");
     now_ = now_ms();
     for (int i = 0; i < n; ++i) {
@@ -150,6 +168,12 @@ void EventLoop::run() {
       if (reg == kWakeRegistration) {
         run_posted();
         continue;
+      }
+      if (reg == kTimerRegistration) {
+        uint64_t expirations;
+        [[maybe_unused]] auto got = ::read(timer_fd_, &expirations, sizeof expirations);
+        armed_due_ = kNever;  // fired: set it again for whatever is due next
+        continue;             // the timers run below, with every other wake-up's
       }
       auto it = handlers_.find(reg);  // gone if removed by an earlier event of this batch
       if (it != handlers_.end()) it->second.second->on_io(events[i].events);

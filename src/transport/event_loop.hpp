@@ -61,9 +61,13 @@ class EventLoop {
   };
   void run_timers();
   void run_posted();
+  void arm_timer();
+  static constexpr Millis kNever = INT64_MAX;
 
   int epoll_fd_ = -1;
   int wake_fd_ = -1;  // eventfd for post() and stop()
+  int timer_fd_ = -1;  // due when the earliest timer is
+  Millis armed_due_ = kNever;  // what timer_fd_ is set to
   bool running_ = false;
   uint64_t next_registration_ = 1;
   std::unordered_map<int, uint64_t> fd_registration_;
