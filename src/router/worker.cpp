@@ -83,7 +83,7 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 
 void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
   routing::Routing& routing = router_.routing_;
-  if (routing.policy(from).signing) context_.set_signing_now(protocol::signing_timestamp_now());
+  if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
   routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
   if (!router_.taps_.empty()) tap(frame);
 }
@@ -92,9 +92,9 @@ void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   const routing::Routing& routing = router_.routing_;
   std::span<const uint8_t> bytes = frame.bytes();
   uint8_t signed_frame[protocol::kMaxFrameLen];
-  const routing::LinkPolicy* policy = routing.find_policy(to);
-  if (policy == nullptr) return;  // its owner just closed it
-  if (policy->signing && policy->signing->policy().sign) {
+  if (routing.signs_out(to)) {
+    const routing::LinkPolicy* policy = routing.find_policy(to);
+    if (policy == nullptr) return;  // its owner just closed it
     const auto& gate = *policy->signing;
     const size_t n = protocol::sign_frame(frame, gate.policy().key, gate.policy().link_id,
                                           router_.next_signing_timestamp(), signed_frame);

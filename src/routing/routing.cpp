@@ -45,7 +45,8 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
   s.traits.store(static_cast<uint8_t>(kActive | (policy->out.empty() ? 0 : kFiltersOut) |
                                       (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
                                       (policy->in.empty() ? 0 : kFiltersIn) | (policy->group >= 0 ? kGrouped : 0) |
-                                      (policy->signing && policy->signing->policy().verify ? kVerifiesSigning : 0)),
+                                      (policy->signing && policy->signing->policy().verify ? kVerifiesSigning : 0) |
+                                      (policy->signing && policy->signing->policy().sign ? kSignsOut : 0)),
                  std::memory_order_release);
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {

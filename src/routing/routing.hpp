@@ -139,6 +139,9 @@ class Routing {
     return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
   }
   uint32_t owner(LinkId link) const noexcept { return slot(link).owner.load(std::memory_order_relaxed); }
+  // What the data path asks of a link per frame, from one byte (its policy is not read).
+  bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
+  bool signs_out(LinkId link) const noexcept { return has_trait(link, kSignsOut); }
   // One more than the highest link id ever used.
   LinkId link_count() const noexcept { return link_count_.load(std::memory_order_acquire); }
 
@@ -179,8 +182,12 @@ class Routing {
   // What a decision needs of a link's policy, in one byte read per link: most links have no
   // filters, groups or signing, and then their policy is never read on the hot path.
   enum Traits : uint8_t {
-    kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8, kGrouped = 16, kVerifiesSigning = 32
+    kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8, kGrouped = 16, kVerifiesSigning = 32,
+    kSignsOut = 64
   };
+  bool has_trait(LinkId link, uint8_t trait) const noexcept {
+    return link < link_count() && (slot(link).traits.load(std::memory_order_acquire) & trait);
+  }
   struct LinkSlot {
     std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
     std::atomic<uint8_t> traits{0};                  // 0: free
