@@ -2,6 +2,7 @@
 //   build/bench/micro_bench [--benchmark_repetitions=5 --benchmark_report_aggregates_only=true]
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "dialect/builtin.hpp"
 #include "protocol/encoder.hpp"
 #include "protocol/parser.hpp"
+#include "router/frame_ring.hpp"
 #include "routing/routing.hpp"
 
 using namespace mavswitch;
@@ -162,6 +164,38 @@ void BM_RouteAndMatch(benchmark::State& state) {
   state.counters["matches/frame"] = static_cast<double>(matched) / static_cast<double>(state.iterations());
 }
 
+// The cross-worker queue: a worker pushes the frames it routed to another worker's links and
+// publishes once per batch (here 32, a loop iteration's worth); the other drains what is
+// published. Items per second: frames carried from one thread to the other.
+void BM_FrameRing(benchmark::State& state) {
+  const auto frames = mix_frames();
+  const auto v = views(frames);
+  FrameRing ring;
+  std::atomic<bool> run{true};
+  std::atomic<uint64_t> drained{0};
+  std::thread consumer([&] {
+    uint64_t n = 0, bytes = 0;
+    while (run.load(std::memory_order_relaxed)) {
+      ring.drain([&](routing::LinkId, const protocol::FrameView& f) { ++n, bytes += f.size(); });
+    }
+    ring.drain([&](routing::LinkId, const protocol::FrameView&) { ++n; });
+    benchmark::DoNotOptimize(bytes);
+    drained = n;
+  });
+  uint64_t pushed = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& f = v[i++ & (v.size() - 1)];
+    while (!ring.push(1, f, f.bytes())) ring.publish();  // full: let the consumer catch up
+    if ((++pushed & 31) == 0) ring.publish();
+  }
+  ring.publish();
+  run = false;
+  consumer.join();
+  if (drained != pushed) state.SkipWithError("frames lost in the ring");
+  state.SetItemsProcessed(static_cast<int64_t>(pushed));
+}
+
 // Frames between threads: one producer, one consumer.
 void BM_SpscQueue(benchmark::State& state) {
   SpscFrameQueue q(4096);
@@ -211,6 +245,7 @@ BENCHMARK(BM_RouteDecisionShared)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RouteDecisionMax)->Iterations(2'000'000);
 BENCHMARK(BM_SubscriberMatch)->Arg(1)->Arg(100)->Arg(1000);
 BENCHMARK(BM_RouteAndMatch)->Arg(1)->Arg(100);
+BENCHMARK(BM_FrameRing)->UseRealTime();
 BENCHMARK(BM_SpscQueue);
 BENCHMARK(BM_MpscQueue);
 BENCHMARK_MAIN();
