@@ -17,7 +17,7 @@ constexpr uint16_t crc16_accumulate(uint8_t byte, uint16_t crc) noexcept {
   return static_cast<uint16_t>((crc >> 8) ^ (tmp << 8) ^ (tmp << 3) ^ (tmp >> 4));
 }
 
-// Many bytes at once (slicing-by-8: eight table lookups per eight bytes instead of a serial
+// Many bytes at once (slicing-by-16: sixteen table lookups per sixteen bytes instead of a serial
 // dependency per byte). Same result as folding crc16_accumulate over the bytes.
 uint16_t crc16(const uint8_t* data, size_t len, uint16_t crc = kCrcInit) noexcept;
 
