@@ -190,4 +190,10 @@ uint64_t Router::cross_worker_drops() const {
   return sum;
 }
 
+uint64_t Router::cross_worker_served() const {
+  uint64_t sum = 0;
+  for (const auto& w : workers_) sum += w->served_asleep();
+  return sum;
+}
+
 }  // namespace mavswitch

@@ -99,6 +99,8 @@ class Router final {
   void for_each_link(size_t endpoint_index, const LinkVisitor& f);
   // Frames one worker could not hand to another because that one's queue was full.
   uint64_t cross_worker_drops() const;
+  // Batches of frames a worker drained and wrote for another that slept, instead of waking it.
+  uint64_t cross_worker_served() const;
 
  private:
   friend class Worker;

@@ -8,6 +8,12 @@ namespace mavswitch {
 Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
     : router_(router), index_(index), context_(context), resolver_(loop_) {
   loop_.on_iteration_end([this] { end_iteration(); });
+  loop_.on_sleep([this] { active_.unlock(); },
+                 [this] {
+                   active_.lock();
+                   // Awake: a producer need not serve or wake us; we drain at iteration end.
+                   armed_.store(false, std::memory_order_relaxed);
+                 });
 }
 
 Worker::~Worker() { stop_and_join(); }
@@ -30,7 +36,18 @@ void Worker::connect_outbound() {
 void Worker::run() {
   thread_id_ = std::this_thread::get_id();
   thread_id_.notify_all();
-  loop_.run();
+  {
+    std::lock_guard awake(active_);  // released only while the loop sleeps
+    stopped_ = false;
+    // As before every sleep: arm, then look, so that a batch published before we ran is not
+    // left waiting for a wake-up.
+    armed_.store(true);
+    drain_inbound();
+    flush_pending();
+    loop_.run();
+    stopped_ = true;  // nobody serves this worker from now on
+    armed_.store(false);
+  }
   thread_id_ = std::thread::id{};
 }
 
@@ -65,10 +82,16 @@ void Worker::link_down(transport::Link& link) {
   link.id = routing::kNoLink;
 }
 
-void Worker::attach_local(routing::LinkId id, LocalLink& link) { slot(id) = {nullptr, &link, nullptr}; }
+void Worker::attach_local(routing::LinkId id, LocalLink& link) {
+  slot(id) = {nullptr, &link, nullptr};
+  ++local_links_;
+}
 
 void Worker::detach_local(routing::LinkId id) {
-  if (id < links_.size()) links_[id] = {};
+  if (id < links_.size() && links_[id].local != nullptr) {
+    links_[id] = {};
+    --local_links_;
+  }
 }
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
@@ -136,14 +159,40 @@ void Worker::end_iteration() {
 }
 
 void Worker::exchange_batches() {
-  // 1. What this worker routed to others becomes visible; an idle consumer is woken once.
+  // 1. What this worker routed to others becomes visible; an idle consumer is served or woken.
   for (size_t w = 0; w < outbound_.size(); ++w) {
-    if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) {
-      peers_[w]->loop_.wake();
-    }
+    if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) hand_over(*peers_[w]);
   }
-  // 2. Arm before draining: a batch published after the drain looked will wake us.
+  // 2. Arm before draining: a batch published after the drain looked will serve or wake us.
   armed_.store(true);
+  drain_inbound();
+}
+
+void Worker::hand_over(Worker& peer) {
+  if (peer.active_.try_lock()) {
+    // It sleeps and cannot wake up into its state until we are done: do what its iteration end
+    // would have done, then arm it again and look once more (a producer that found it disarmed
+    // while we worked relied on this), exactly as it does itself before sleeping.
+    if (peer.stopped_) {  // not running (any more): its frames wait for it, or for nothing
+      peer.active_.unlock();
+      return;
+    }
+    const bool reaches_user_code = peer.local_links_ != 0 || (peer.index_ == 0 && !router_.taps_.empty());
+    if (!reaches_user_code) {
+      peer.drain_inbound();
+      peer.armed_.store(true);
+      peer.drain_inbound();
+      peer.flush_pending();
+      peer.served_asleep_.add_shared();
+      peer.active_.unlock();
+      return;
+    }
+    peer.active_.unlock();
+  }
+  peer.loop_.wake();
+}
+
+void Worker::drain_inbound() {
   for (auto& ring : inbound_) {
     if (!ring) continue;
     ring->drain([&](routing::LinkId to, const protocol::FrameView& frame) {

@@ -2,12 +2,20 @@
 // queues other workers hand it frames through. It receives, routes (through the shared
 // Routing, with its own RoutingContext) and delivers: straight into a link it owns, or into
 // the owning worker's inbound FrameRing. At the end of each loop iteration it makes its
-// outbound batches visible (waking an idle worker once per batch), drains its inbound rings
-// into its links, and flushes every link that has output: one write per link per iteration.
+// outbound batches visible, drains its inbound rings into its links, and flushes every link
+// that has output: one write per link per iteration.
+//
+// A worker's state (its links, loop, rings' consuming side) is guarded by its `active_` lock,
+// which its thread holds whenever it is awake. A worker that publishes a batch for a peer that
+// sleeps does not wake it (a cross-thread wake-up costs more than the writes): it takes the
+// peer's lock and drains and flushes for it, on its own thread. Worker 0 is served so only when
+// nothing of it can reach user code (no in-process components, no taps); otherwise, and when the
+// peer is awake or busy, the peer is woken once per batch as before.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -47,6 +55,8 @@ class Worker final : public transport::LinkHost {
   void detach_local(routing::LinkId id);
   const routing::SequenceTracker* sequences(routing::LinkId id) const;
   uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
+  // Batches another worker drained and wrote for this one while it slept.
+  uint64_t served_asleep() const noexcept { return served_asleep_.get(); }
 
   // transport::LinkHost
   void link_up(transport::Link& link) override;
@@ -71,7 +81,9 @@ class Worker final : public transport::LinkHost {
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void tap(const protocol::FrameView& frame);
   void end_iteration();
-  void exchange_batches();  // publish outbound rings, wake idle consumers, drain inbound ones
+  void exchange_batches();  // publish outbound rings, serve or wake idle consumers, drain inbound
+  void hand_over(Worker& peer);  // `peer` was armed (asleep, or about to sleep): serve or wake it
+  void drain_inbound();
   void flush_pending();
 
   Router& router_;
@@ -84,8 +96,13 @@ class Worker final : public transport::LinkHost {
   std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
   std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)
   std::vector<Worker*> peers_;
-  std::atomic<bool> armed_{true};  // about to sleep: a producer that publishes wakes it
+  // About to sleep: a producer that publishes serves or wakes it. Set first by run().
+  std::atomic<bool> armed_{false};
+  std::mutex active_;     // held by whoever runs this worker's code (see above)
+  bool stopped_ = true;   // under active_: its loop is not running
+  size_t local_links_ = 0;  // under active_: in-process components attached here (worker 0)
   routing::Counter ring_drops_;
+  routing::Counter served_asleep_;
   std::atomic<std::thread::id> thread_id_{};
   std::thread thread_;
 };

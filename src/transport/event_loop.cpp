@@ -73,6 +73,7 @@ EventLoop::TimerId EventLoop::after(Millis delay, std::function<void()> callback
   const Millis due = now_ms() + delay;
   timers_[id] = {due, Timer{0, std::move(callback)}};
   timer_queue_[{due, id}] = id;
+  if (due < armed_due_) arm_timer();
   return id;
 }
 
@@ -81,6 +82,7 @@ EventLoop::TimerId EventLoop::every(Millis period, std::function<void()> callbac
   const Millis due = now_ms() + period;
   timers_[id] = {due, Timer{period, std::move(callback)}};
   timer_queue_[{due, id}] = id;
+  if (due < armed_due_) arm_timer();
   return id;
 }
 
@@ -160,7 +162,9 @@ void EventLoop::run() {
   epoll_event events[kMaxEvents];
   while (!stop_requested_) {
     arm_timer();
+    if (before_sleep_) before_sleep_();
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, -1);
+    if (after_wake_) after_wake_();
     if (n < 0 && errno != EINTR) fail("epoll_wait");
     now_ = now_ms();
     for (int i = 0; i < n; ++i) {

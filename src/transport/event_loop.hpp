@@ -35,12 +35,20 @@ class EventLoop {
   void modify(int fd, uint32_t events);
   void remove(int fd);
 
+  // Timers, on the loop's thread (or by whoever holds the loop's owner's lock while it sleeps:
+  // an earlier timer than the one the loop sleeps for takes effect at once).
   TimerId after(Millis delay, std::function<void()> callback);
   TimerId every(Millis period, std::function<void()> callback);
   void cancel(TimerId id);
 
   // Runs `callback` after each batch of I/O events (once per wake-up).
   void on_iteration_end(std::function<void()> callback) { iteration_end_ = std::move(callback); }
+  // Runs `before` just before the loop sleeps in epoll_wait and `after` as soon as it wakes:
+  // everything else the loop does happens between an `after` and the next `before`.
+  void on_sleep(std::function<void()> before, std::function<void()> after) {
+    before_sleep_ = std::move(before);
+    after_wake_ = std::move(after);
+  }
 
   // Thread-safe: runs `work` on the loop's thread soon.
   void post(std::function<void()> work);
@@ -76,6 +84,7 @@ class EventLoop {
   std::unordered_map<TimerId, std::pair<Millis, Timer>> timers_;
   TimerId next_timer_ = 1;
   std::function<void()> iteration_end_;
+  std::function<void()> before_sleep_, after_wake_;
   std::mutex posted_mutex_;
   std::vector<std::function<void()>> posted_;
   bool stop_requested_ = false;

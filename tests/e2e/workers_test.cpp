@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <stdexcept>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "e2e/router_fixture.hpp"
+#include "api/component.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 
@@ -98,6 +100,65 @@ TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
   std::this_thread::sleep_for(50ms);
   for (auto& g : gcs) EXPECT_EQ(g->received().count_msgid(msg::CommandLong::kId), 0u);
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
+}
+
+// Two links on two workers (client endpoints are dealt out in turn), traffic slow enough that
+// the receiving worker sleeps between frames: the worker that routed a frame writes it for the
+// sleeping one, under that one's lock, instead of waking it. Everything arrives, in order.
+TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options);
+  TcpListener vehicle_side, gcs_side;
+  rt.router.add_endpoint(tcp_client(vehicle_side.port()));  // worker 0
+  rt.router.add_endpoint(tcp_client(gcs_side.port()));      // worker 1
+  rt.start();
+  auto vehicle = vehicle_side.accept();
+  auto gcs = gcs_side.accept();
+  ASSERT_TRUE(vehicle && gcs);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));  // both links up
+  gcs->send(heartbeat(255, 190));
+  ASSERT_TRUE(vehicle->wait_frames(1));
+  constexpr int kFrames = 40;
+  for (int i = 0; i < kFrames; ++i) {
+    vehicle->send(attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
+    std::this_thread::sleep_for(2ms);  // the other worker goes back to sleep in between
+  }
+  ASSERT_TRUE(gcs->wait_frames(kFrames, 10'000ms));
+  const auto seqs = attitude_seqs(*gcs);
+  ASSERT_EQ(seqs.at(1).size(), size_t{kFrames});
+  for (int k = 0; k < kFrames; ++k) ASSERT_EQ(seqs.at(1)[static_cast<size_t>(k)], k);
+  EXPECT_GT(rt.router.cross_worker_served(), 0u) << "frames reached the sleeping worker's link without waking it";
+}
+
+// Frames for an in-process component (worker 0) can reach user callbacks, which run on the
+// router's thread: a worker that routed them wakes worker 0 rather than delivering itself.
+TEST(Workers, FramesForAComponentAreDeliveredOnTheRoutersThread) {
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options);
+  TcpListener first, vehicle_side;
+  rt.router.add_endpoint(tcp_client(first.port()));         // worker 0
+  rt.router.add_endpoint(tcp_client(vehicle_side.port()));  // worker 1
+  rt.start();
+  auto unused = first.accept();
+  auto vehicle = vehicle_side.accept();
+  ASSERT_TRUE(unused && vehicle);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));
+  Component me(rt.router, 255, 190);
+  std::atomic<int> got{0}, elsewhere{0};
+  const std::thread::id router_thread = rt.on_loop([] { return std::this_thread::get_id(); });
+  auto sub = me.subscribe<msg::Attitude>([&](const msg::Attitude&, const protocol::FrameView&) {
+    if (std::this_thread::get_id() != router_thread) ++elsewhere;
+    ++got;
+  });
+  constexpr int kFrames = 20;
+  for (int i = 0; i < kFrames; ++i) {
+    vehicle->send(attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
+    std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_TRUE(wait_until([&] { return got.load() == kFrames; }));
+  EXPECT_EQ(elsewhere.load(), 0);
 }
 
 // Several workers share a listening port among themselves (SO_REUSEPORT), never with somebody
