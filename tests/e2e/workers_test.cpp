@@ -105,18 +105,33 @@ TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
 // Two links on two workers (client endpoints are dealt out in turn), traffic slow enough that
 // the receiving worker sleeps between frames: the worker that routed a frame writes it for the
 // sleeping one, under that one's lock, instead of waking it. Everything arrives, in order.
+// A router with two workers and one TCP link on each: client endpoints are dealt out in turn,
+// so the first is on worker 0 and the second on worker 1. Connected and up on return.
+struct OneLinkPerWorker {
+  OneLinkPerWorker() : rt(two_workers()) {
+    rt.router.add_endpoint(tcp_client(listeners[0].port()));
+    rt.router.add_endpoint(tcp_client(listeners[1].port()));
+    rt.start();
+    for (auto& l : listeners) peers.push_back(l.accept());
+    up = peers[0] && peers[1] && wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; });
+  }
+  static RouterOptions two_workers() {
+    RouterOptions options;
+    options.workers = 2;
+    return options;
+  }
+  RouterThread rt;
+  TcpListener listeners[2];
+  std::vector<std::unique_ptr<TcpPeer>> peers;  // by worker
+  bool up = false;
+};
+
 TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
-  RouterOptions options;
-  options.workers = 2;
-  RouterThread rt(options);
-  TcpListener vehicle_side, gcs_side;
-  rt.router.add_endpoint(tcp_client(vehicle_side.port()));  // worker 0
-  rt.router.add_endpoint(tcp_client(gcs_side.port()));      // worker 1
-  rt.start();
-  auto vehicle = vehicle_side.accept();
-  auto gcs = gcs_side.accept();
-  ASSERT_TRUE(vehicle && gcs);
-  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));  // both links up
+  OneLinkPerWorker setup;
+  ASSERT_TRUE(setup.up);
+  RouterThread& rt = setup.rt;
+  TcpPeer* vehicle = setup.peers[0].get();
+  TcpPeer* gcs = setup.peers[1].get();
   gcs->send(heartbeat(255, 190));
   ASSERT_TRUE(vehicle->wait_frames(1));
   constexpr int kFrames = 40;
@@ -134,17 +149,10 @@ TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
 // Frames for an in-process component (worker 0) can reach user callbacks, which run on the
 // router's thread: a worker that routed them wakes worker 0 rather than delivering itself.
 TEST(Workers, FramesForAComponentAreDeliveredOnTheRoutersThread) {
-  RouterOptions options;
-  options.workers = 2;
-  RouterThread rt(options);
-  TcpListener first, vehicle_side;
-  rt.router.add_endpoint(tcp_client(first.port()));         // worker 0
-  rt.router.add_endpoint(tcp_client(vehicle_side.port()));  // worker 1
-  rt.start();
-  auto unused = first.accept();
-  auto vehicle = vehicle_side.accept();
-  ASSERT_TRUE(unused && vehicle);
-  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));
+  OneLinkPerWorker setup;
+  ASSERT_TRUE(setup.up);
+  RouterThread& rt = setup.rt;
+  TcpPeer* vehicle = setup.peers[1].get();  // on worker 1; the component lives on worker 0
   Component me(rt.router, 255, 190);
   std::atomic<int> got{0}, elsewhere{0};
   const std::thread::id router_thread = rt.on_loop([] { return std::this_thread::get_id(); });
