@@ -18,8 +18,10 @@ std::string format_stats(Router& router) {
                  r.duplicates, r.unknown_ids_dropped, r.signing_rejected, r.setup_signing_dropped,
                  r.unknown_ids_forwarded, r.reboots, r.routes_expired);
   if (router.worker_count() > 1) {
-    fmt::format_to(it, "  {} workers; frames dropped between workers (queue full): {}\n", router.worker_count(),
-                   router.cross_worker_drops());
+    fmt::format_to(it,
+                   "  {} workers; batches written for a sleeping worker: {}; frames dropped between workers "
+                   "(queue full): {}\n",
+                   router.worker_count(), router.cross_worker_served(), router.cross_worker_drops());
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const uint64_t refused = router.endpoint_refused(i);
