@@ -52,6 +52,9 @@ class FrameRing {
     return true;
   }
 
+  // Producer: bytes published and not yet drained (records and padding), as last seen.
+  size_t pending_bytes() const noexcept { return published_ - head_.load(std::memory_order_acquire); }
+
   // Consumer: calls f(to, frame) for every published frame, then frees their space.
   template <class F>
   void drain(F&& f) {

@@ -161,15 +161,21 @@ void Worker::end_iteration() {
 void Worker::exchange_batches() {
   // 1. What this worker routed to others becomes visible; an idle consumer is served or woken.
   for (size_t w = 0; w < outbound_.size(); ++w) {
-    if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) hand_over(*peers_[w]);
+    if (outbound_[w] != nullptr && outbound_[w]->publish() && peers_[w]->armed_.exchange(false)) {
+      hand_over(*peers_[w], outbound_[w]->pending_bytes());
+    }
   }
   // 2. Arm before draining: a batch published after the drain looked will serve or wake us.
   armed_.store(true);
   drain_inbound();
 }
 
-void Worker::hand_over(Worker& peer) {
-  if (peer.active_.try_lock()) {
+// A small batch is cheaper to write than a wake-up of its worker; a large one is worth a
+// wake-up, so that its writes run in parallel with this worker's next reads.
+constexpr size_t kServeAtMostBytes = 4096;
+
+void Worker::hand_over(Worker& peer, size_t batch_bytes) {
+  if (batch_bytes <= kServeAtMostBytes && peer.active_.try_lock()) {
     // It sleeps and cannot wake up into its state until we are done: do what its iteration end
     // would have done, then arm it again and look once more (a producer that found it disarmed
     // while we worked relied on this), exactly as it does itself before sleeping.

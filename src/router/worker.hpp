@@ -6,9 +6,10 @@
 // that has output: one write per link per iteration.
 //
 // A worker's state (its links, loop, rings' consuming side) is guarded by its `active_` lock,
-// which its thread holds whenever it is awake. A worker that publishes a batch for a peer that
-// sleeps does not wake it (a cross-thread wake-up costs more than the writes): it takes the
-// peer's lock and drains and flushes for it, on its own thread. Worker 0 is served so only when
+// which its thread holds whenever it is awake. A worker that publishes a small batch for a peer
+// that sleeps does not wake it (a cross-thread wake-up costs more than the writes): it takes the
+// peer's lock and drains and flushes for it, on its own thread. A large batch wakes the peer,
+// so its writes run in parallel. Worker 0 is served so only when
 // nothing of it can reach user code (no in-process components, no taps); otherwise, and when the
 // peer is awake or busy, the peer is woken once per batch as before.
 #pragma once
@@ -82,7 +83,9 @@ class Worker final : public transport::LinkHost {
   void tap(const protocol::FrameView& frame);
   void end_iteration();
   void exchange_batches();  // publish outbound rings, serve or wake idle consumers, drain inbound
-  void hand_over(Worker& peer);  // `peer` was armed (asleep, or about to sleep): serve or wake it
+  // `peer` was armed (asleep, or about to sleep) when we published `batch_bytes` for it:
+  // serve it or wake it.
+  void hand_over(Worker& peer, size_t batch_bytes);
   void drain_inbound();
   void flush_pending();
 
