@@ -8,18 +8,20 @@ namespace mavswitch {
 Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
     : router_(router), index_(index), context_(context), resolver_(loop_) {
   loop_.on_iteration_end([this] { end_iteration(); });
-  loop_.on_sleep([this] { active_.unlock(); },
-                 [this] {
-                   active_.lock();
-                   // Awake: a producer need not serve or wake us; we drain at iteration end.
-                   armed_.store(false, std::memory_order_relaxed);
-                 });
 }
 
 Worker::~Worker() { stop_and_join(); }
 
 void Worker::connect(const std::vector<Worker*>& all) {
   peers_ = all;
+  if (all.size() > 1) {  // alone, nobody else ever takes the lock: it is simply held throughout
+    loop_.on_sleep([this] { active_.unlock(); },
+                   [this] {
+                     active_.lock();
+                     // Awake: a producer need not serve or wake us; we drain at iteration end.
+                     armed_.store(false, std::memory_order_relaxed);
+                   });
+  }
   inbound_.resize(all.size());
   for (size_t w = 0; w < all.size(); ++w) {
     if (w != index_) inbound_[w] = std::make_unique<FrameRing>();
