@@ -1,6 +1,7 @@
 // Subscribers indexed by (source system | any) × (message id | all): matching a frame costs at
-// most four hash lookups (one per kind of key in use) whatever the number of subscribers. Immutable once built; a change builds
-// a new index (copy on write), so a dispatch in progress keeps using the one it started with.
+// most four hash lookups (one per kind of key in use) whatever the number of subscribers.
+// Immutable once built; a change builds a new index (copy on write), so a dispatch in progress
+// keeps using the one it started with.
 #pragma once
 
 #include <cstdint>

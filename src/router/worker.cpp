@@ -178,24 +178,21 @@ constexpr size_t kServeAtMostBytes = 4096;
 
 void Worker::hand_over(Worker& peer, size_t batch_bytes) {
   if (batch_bytes <= kServeAtMostBytes && peer.active_.try_lock()) {
-    // It sleeps and cannot wake up into its state until we are done: do what its iteration end
-    // would have done, then arm it again and look once more (a producer that found it disarmed
-    // while we worked relied on this), exactly as it does itself before sleeping.
-    if (peer.stopped_) {  // not running (any more): its frames wait for it, or for nothing
-      peer.active_.unlock();
-      return;
-    }
-    const bool reaches_user_code = peer.local_links_ != 0 || (peer.index_ == 0 && !router_.taps_.empty());
-    if (!reaches_user_code) {
+    // The peer sleeps and cannot wake into its state until we unlock. A stopped peer has
+    // nothing to serve; one whose frames may reach user code must do that on its own thread.
+    const bool stopped = peer.stopped_;
+    const bool servable = !stopped && peer.local_links_ == 0 && (peer.index_ != 0 || router_.taps_.empty());
+    if (servable) {
+      // What its iteration end would have done, ending as it does before sleeping: arm, then
+      // look once more (a producer that found it disarmed while we drained relies on this).
       peer.drain_inbound();
       peer.armed_.store(true);
       peer.drain_inbound();
       peer.flush_pending();
       peer.served_asleep_.add_shared();
-      peer.active_.unlock();
-      return;
     }
     peer.active_.unlock();
+    if (servable || stopped) return;
   }
   peer.loop_.wake();
 }

@@ -8,10 +8,9 @@
 // A worker's state (its links, loop, rings' consuming side) is guarded by its `active_` lock,
 // which its thread holds whenever it is awake. A worker that publishes a small batch for a peer
 // that sleeps does not wake it (a cross-thread wake-up costs more than the writes): it takes the
-// peer's lock and drains and flushes for it, on its own thread. A large batch wakes the peer,
-// so its writes run in parallel. Worker 0 is served so only when
-// nothing of it can reach user code (no in-process components, no taps); otherwise, and when the
-// peer is awake or busy, the peer is woken once per batch as before.
+// peer's lock and drains and flushes for it, on its own thread. The peer is woken instead when
+// the batch is large (its writes then run in parallel), when it is awake, and when its frames
+// could reach user code (worker 0 with in-process components or taps).
 #pragma once
 
 #include <atomic>
