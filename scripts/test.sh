@@ -12,12 +12,13 @@ ctest --test-dir build --output-on-failure --timeout 300 -j2
 [ "${MAVSWITCH_QUICK:-0}" = 1 ] && exit 0
 
 # ThreadSanitizer: the router, daemon and API end-to-end tests again (they exercise every
-# thread crossing), in a build of their own.
+# thread crossing), and the unit tests (the lock-free structures), in a build of their own.
 {
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_SANITIZE=thread \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build build-tsan --target mavswitch_e2e_tests mavswitchd mavswitch_cli
+  cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_unit_tests mavswitchd mavswitch_cli
   TSAN_OPTIONS="halt_on_error=1" ctest --test-dir build-tsan -L e2e --output-on-failure --timeout 300
+  TSAN_OPTIONS="halt_on_error=1" build-tsan/tests/mavswitch_unit_tests --gtest_brief=1
 }
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: every test.

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 
 namespace mavswitch::routing {
 
@@ -27,30 +29,29 @@ class SlotList {
   }
 
   // Calls f(slot, key) for every occupied slot. Any thread.
+  // Only the slots a segment has ever used are read: a system with one component costs one
+  // slot, not a segment's worth.
   template <class F>
   void for_each(F&& f) const {
     for (const Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
-      for (const Slot& slot : s->slots) {
-        const uint64_t key = slot.key.load(std::memory_order_acquire);
-        if (key != 0) f(slot, key);
+      const uint32_t used = s->used.load(std::memory_order_acquire);
+      for (uint32_t i = 0; i < used; ++i) {
+        const uint64_t key = s->slots[i].key.load(std::memory_order_acquire);
+        if (key != 0) f(s->slots[i], key);
       }
     }
   }
   template <class F>
   void for_each(F&& f) {
-    for (Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
-      for (Slot& slot : s->slots) {
-        const uint64_t key = slot.key.load(std::memory_order_acquire);
-        if (key != 0) f(slot, key);
-      }
-    }
+    std::as_const(*this).for_each([&](const Slot& slot, uint64_t key) { f(const_cast<Slot&>(slot), key); });
   }
 
   // The slot holding key, or null. Any thread.
   Slot* find(uint64_t key) const {
     for (const Segment* s = &head_; s != nullptr; s = s->next.load(std::memory_order_acquire)) {
-      for (const Slot& slot : s->slots) {
-        if (slot.key.load(std::memory_order_acquire) == key) return const_cast<Slot*>(&slot);
+      const uint32_t used = s->used.load(std::memory_order_acquire);
+      for (uint32_t i = 0; i < used; ++i) {
+        if (s->slots[i].key.load(std::memory_order_acquire) == key) return const_cast<Slot*>(&s->slots[i]);
       }
     }
     return nullptr;
@@ -58,11 +59,15 @@ class SlotList {
 
   // A free slot, growing the chain when every slot is taken. The writer fills in the slot's
   // other fields, then publishes it by storing its key (release). Writer only.
+  // A reader that read `used` before it grew misses the new slot, as if it had walked a
+  // moment before the insertion.
   Slot& claim() {
     Segment* s = &head_;
     for (;;) {
-      for (Slot& slot : s->slots) {
-        if (slot.key.load(std::memory_order_relaxed) == 0) return slot;
+      for (uint32_t i = 0; i < kPerSegment; ++i) {
+        if (s->slots[i].key.load(std::memory_order_relaxed) != 0) continue;
+        if (i >= s->used.load(std::memory_order_relaxed)) s->used.store(i + 1, std::memory_order_release);
+        return s->slots[i];
       }
       Segment* next = s->next.load(std::memory_order_relaxed);
       if (next == nullptr) {
@@ -76,6 +81,7 @@ class SlotList {
  private:
   struct Segment {
     Slot slots[kPerSegment];
+    std::atomic<uint32_t> used{0};  // slots [0, used) have been claimed at some time
     std::atomic<Segment*> next{nullptr};
   };
   Segment head_;
