@@ -114,20 +114,28 @@ void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
 }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
-  const routing::Routing& routing = router_.routing_;
-  std::span<const uint8_t> bytes = frame.bytes();
-  uint8_t signed_frame[protocol::kMaxFrameLen];
-  if (routing.signs_out(to)) {
-    const routing::LinkPolicy* policy = routing.find_policy(to);
-    if (policy == nullptr) return;  // its owner just closed it
-    const auto& gate = *policy->signing;
-    const size_t n = protocol::sign_frame(frame, gate.policy().key, gate.policy().link_id,
-                                          router_.next_signing_timestamp(), signed_frame);
-    // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
-    policy->signing->count_out(n != 0);
-    if (n != 0) bytes = {signed_frame, n};
+  const routing::Routing::SendInfo dest = router_.routing_.send_info(to);
+  if (dest.signs) [[unlikely]] {
+    deliver_signed(to, dest.owner, frame);
+    return;
   }
-  const uint32_t owner = routing.owner(to);
+  send(dest.owner, to, frame, frame.bytes());
+}
+
+// Out of line: its frame-sized buffer and the signing stay off the common path.
+void Worker::deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame) {
+  const routing::LinkPolicy* policy = router_.routing_.find_policy(to);
+  if (policy == nullptr) return;  // its owner just closed it
+  const auto& gate = *policy->signing;
+  uint8_t signed_frame[protocol::kMaxFrameLen];
+  const size_t n = protocol::sign_frame(frame, gate.policy().key, gate.policy().link_id,
+                                        router_.next_signing_timestamp(), signed_frame);
+  // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
+  policy->signing->count_out(n != 0);
+  send(owner, to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
+}
+
+void Worker::send(uint32_t owner, routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
   if (owner == index_) {
     hand_to_link(to, frame, bytes);
   } else if (!outbound_[owner]->push(to, frame, bytes)) {

@@ -78,6 +78,9 @@ class Worker final : public transport::LinkHost {
 
   Destination& slot(routing::LinkId id);
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
+  [[gnu::noinline]] void deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame);
+  // To the link itself when this worker owns it, else into the owner's ring.
+  void send(uint32_t owner, routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void tap(const protocol::FrameView& frame);
   void end_iteration();

@@ -139,6 +139,16 @@ class Routing {
     return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
   }
   uint32_t owner(LinkId link) const noexcept { return slot(link).owner.load(std::memory_order_relaxed); }
+  // What a sender needs of a link route() delivered to, from one read of its slot: who sends
+  // on it, and whether frames to it are signed.
+  struct SendInfo {
+    uint32_t owner;
+    bool signs;
+  };
+  SendInfo send_info(LinkId link) const noexcept {
+    const LinkSlot& l = slot(link);
+    return {l.owner.load(std::memory_order_relaxed), (l.traits.load(std::memory_order_acquire) & kSignsOut) != 0};
+  }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
   bool signs_out(LinkId link) const noexcept { return has_trait(link, kSignsOut); }
