@@ -100,18 +100,21 @@ const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
   return id < links_.size() ? links_[id].sequences.get() : nullptr;
 }
 
-void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
-  if (link.id >= links_.size()) return;
-  links_[link.id].sequences->record(frame.sysid(), frame.compid(), frame.seq());
-  route(link.id, frame);
-}
-
-void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
+// Inlined into frame_in(), the per-frame path, and into route() for the router's own frames.
+[[gnu::always_inline]] inline void Worker::route_here(routing::LinkId from, const protocol::FrameView& frame) {
   routing::Routing& routing = router_.routing_;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
   routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
   if (!router_.taps_.empty()) tap(frame);
 }
+
+void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
+  if (link.id >= links_.size()) return;
+  links_[link.id].sequences->record(frame.sysid(), frame.compid(), frame.seq());
+  route_here(link.id, frame);
+}
+
+void Worker::route(routing::LinkId from, const protocol::FrameView& frame) { route_here(from, frame); }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   const routing::Routing::SendInfo dest = router_.routing_.send_info(to);

@@ -77,6 +77,7 @@ class Worker final : public transport::LinkHost {
   };
 
   Destination& slot(routing::LinkId id);
+  void route_here(routing::LinkId from, const protocol::FrameView& frame);
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
   [[gnu::noinline]] void deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame);
   // To the link itself when this worker owns it, else into the owner's ring.
