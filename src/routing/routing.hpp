@@ -138,7 +138,6 @@ class Routing {
   const LinkPolicy* find_policy(LinkId link) const noexcept {
     return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
   }
-  uint32_t owner(LinkId link) const noexcept { return slot(link).owner.load(std::memory_order_relaxed); }
   // What a sender needs of a link route() delivered to, from one read of its slot: who sends
   // on it, and whether frames to it are signed.
   struct SendInfo {
@@ -151,7 +150,6 @@ class Routing {
   }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
-  bool signs_out(LinkId link) const noexcept { return has_trait(link, kSignsOut); }
   // One more than the highest link id ever used.
   LinkId link_count() const noexcept { return link_count_.load(std::memory_order_acquire); }
 
