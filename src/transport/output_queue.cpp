@@ -10,11 +10,18 @@
 #include <cstring>
 
 namespace mavswitch::transport {
+namespace {
+
+// Index i (< 2 x size) folded into a ring of `size` entries: a compare, where % would divide
+// (tens of cycles per frame on the hot path).
+size_t wrap(size_t i, size_t size) noexcept { return i >= size ? i - size : i; }
+
+}  // namespace
 
 bool StreamQueue::push(std::span<const uint8_t> frame) {
   if (capacity_ - size_ < frame.size()) return false;
   if (allocated_ - size_ < frame.size()) grow(size_ + frame.size());
-  const size_t tail = wrap(head_ + size_);
+  const size_t tail = wrap(head_ + size_, allocated_);
   const size_t room = allocated_ - tail;
   if (frame.size() <= room) {  // the common case: one copy, no wrap
     std::memcpy(ring_.get() + tail, frame.data(), frame.size());
@@ -53,7 +60,7 @@ WriteResult StreamQueue::write_to(int fd) {
       if (errno == EINTR) continue;
       return (errno == EAGAIN || errno == EWOULDBLOCK) ? WriteResult::kBlocked : WriteResult::kError;
     }
-    head_ = wrap(head_ + static_cast<size_t>(n));
+    head_ = wrap(head_ + static_cast<size_t>(n), allocated_);
     size_ -= static_cast<size_t>(n);
   }
   head_ = 0;
@@ -63,7 +70,7 @@ WriteResult StreamQueue::write_to(int fd) {
 bool DatagramQueue::push(std::span<const uint8_t> frame) {
   if (count_ == capacity_ || frame.size() > protocol::kMaxFrameLen) return false;
   if (count_ == allocated_) grow();
-  Slot& s = slots_[wrap(head_ + count_)];
+  Slot& s = slots_[wrap(head_ + count_, allocated_)];
   s.len = static_cast<uint16_t>(frame.size());
   std::memcpy(s.bytes, frame.data(), frame.size());
   ++count_;
@@ -75,7 +82,7 @@ void DatagramQueue::grow() {
   const size_t size = std::min(capacity_, allocated_ == 0 ? kInitialSlots : allocated_ * 2);
   auto bigger = std::make_unique<Slot[]>(size);
   for (size_t k = 0; k < count_; ++k) {
-    const Slot& from = slots_[wrap(head_ + k)];
+    const Slot& from = slots_[wrap(head_ + k, allocated_)];
     bigger[k].len = from.len;
     std::memcpy(bigger[k].bytes, from.bytes, from.len);
   }
@@ -100,18 +107,18 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
       msgs[n].msg_hdr.msg_iov = &iov[next_iov];
       size_t bytes = 0;
       size_t k = 0;
-      const uint16_t first_len = slots_[wrap(head_ + used)].len;
+      const uint16_t first_len = slots_[wrap(head_ + used, allocated_)].len;
       auto joins = [&](uint16_t len) {  // may the next frame join this send?
         if (coalesce_) return bytes + len <= kCoalescedDatagram;
         return segment_ && len == first_len;  // a GSO run: one datagram per frame on the wire
       };
       do {  // one frame at least; more while they fit
-        const Slot& s = slots_[wrap(head_ + used)];
+        const Slot& s = slots_[wrap(head_ + used, allocated_)];
         iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
         bytes += s.len;
         ++used;
         ++k;
-      } while (used < count_ && k < kFramesPerDatagram && joins(slots_[wrap(head_ + used)].len));
+      } while (used < count_ && k < kFramesPerDatagram && joins(slots_[wrap(head_ + used, allocated_)].len));
       msgs[n].msg_hdr.msg_iovlen = k;
       if (segment_ && k > 1) {
         msgs[n].msg_hdr.msg_control = control[n];
@@ -137,14 +144,14 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
       }
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return WriteResult::kBlocked;
       // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
-      head_ = wrap(head_ + frames_in[0]);
+      head_ = wrap(head_ + frames_in[0], allocated_);
       count_ -= frames_in[0];
       return WriteResult::kError;
     }
     for (int i = 0; i < sent; ++i) {
-      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[wrap(head_ + k)].len;
+      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[wrap(head_ + k, allocated_)].len;
       *frames_sent += frames_in[i];
-      head_ = wrap(head_ + frames_in[i]);
+      head_ = wrap(head_ + frames_in[i], allocated_);
       count_ -= frames_in[i];
     }
   }

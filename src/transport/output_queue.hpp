@@ -30,9 +30,6 @@ class StreamQueue {
 
  private:
   static constexpr size_t kInitialBytes = 4096;
-  // Index i (< 2 x allocated_) folded into the ring: a compare, where % would divide (tens of
-  // cycles per frame on the hot path).
-  size_t wrap(size_t i) const noexcept { return i >= allocated_ ? i - allocated_ : i; }
   void grow(size_t needed);
   size_t capacity_;
   size_t allocated_ = 0;
@@ -66,9 +63,6 @@ class DatagramQueue {
     uint8_t bytes[protocol::kMaxFrameLen];
   };
   static constexpr size_t kInitialSlots = 16;
-  // Index i (< 2 x allocated_) folded into the ring: a compare, where % would divide (tens of
-  // cycles per frame on the hot path).
-  size_t wrap(size_t i) const noexcept { return i >= allocated_ ? i - allocated_ : i; }
   void grow();
   size_t capacity_;
   size_t allocated_ = 0;
