@@ -65,6 +65,9 @@ class Link {
 
  protected:
   virtual bool enqueue(std::span<const uint8_t> frame) = 0;
+  // Subclasses report each write: a link whose last write the kernel refused for want of
+  // room is not written again for a full queue until its socket says it is writable.
+  void note_write_blocked(bool blocked) noexcept { write_blocked_ = blocked; }
   // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
   void received(std::span<const uint8_t> bytes, bool end_of_burst);
   void received_datagram(std::span<const uint8_t> datagram);
@@ -77,6 +80,7 @@ class Link {
   std::string peer_;
   protocol::FrameParser parser_;
   Millis last_rx_ = 0;
+  bool write_blocked_ = false;
 };
 
 }  // namespace mavswitch::transport

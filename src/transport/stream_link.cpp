@@ -44,6 +44,7 @@ void StreamLink::flush() {
     return;
   }
   const bool blocked = r == WriteResult::kBlocked;
+  note_write_blocked(blocked);
   if (blocked != want_write_) {
     want_write_ = blocked;
     host_.loop().modify(fd_, EPOLLIN | EPOLLRDHUP | (blocked ? EPOLLOUT : 0u));

@@ -38,6 +38,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   void flush() override {
     const WriteResult r = queue_.send_to(fd_, &target_, &counters_.frames_out, &counters_.bytes_out);
     const bool blocked = r == WriteResult::kBlocked;
+    note_write_blocked(blocked);
     if (blocked != want_write_) {
       want_write_ = blocked;
       host_.loop().modify(fd_, EPOLLIN | (blocked ? EPOLLOUT : 0u));

@@ -152,6 +152,7 @@ UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const Socket
 
 void UdpPeerLink::flush() {
   const WriteResult r = queue_.send_to(server_.fd(), &address_, &counters_.frames_out, &counters_.bytes_out);
+  note_write_blocked(r == WriteResult::kBlocked);
   if (r == WriteResult::kBlocked) server_.blocked(*this);
 }
 

@@ -5,6 +5,7 @@
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/file_transfer_protocol.hpp"
+#include "mavswitch/msg/attitude.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
@@ -42,4 +43,34 @@ TEST(Backpressure, ASlowReceiverLosesOnlyItsOwnFrames) {
   const auto slow_counters = rt.link_counters(0);
   EXPECT_GT(slow_counters.dropped_queue_full, 0u) << "the slow receiver's overflow is counted";
   EXPECT_LT(slow_counters.bytes_out, uint64_t{kFrames} * large_frame(1, 1).size());
+}
+
+// One read can hold more frames for a link than its queue: a full queue is written out before
+// any frame is dropped, so a receiver that keeps up loses nothing however small the queue.
+TEST(Backpressure, AFullQueueIsWrittenBeforeAFrameIsDropped) {
+  RouterThread rt;
+  const uint16_t tcp_port = free_tcp_port();
+  UdpPeer gcs;
+  const int big = 4 << 20;
+  if (setsockopt(gcs.fd(), SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0) {
+    setsockopt(gcs.fd(), SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  }
+  rt.router.add_endpoint(tcp_server(tcp_port));
+  auto to_gcs = udp_client(gcs.port());
+  to_gcs.datagram_queue_frames = 8;
+  rt.router.add_endpoint(to_gcs);
+  rt.start();
+
+  TcpPeer vehicle(tcp_port);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  constexpr uint32_t kFrames = 200;  // one write: 25 times what the GCS's queue holds
+  Bytes burst;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    const Bytes f = attitude(1, 1, i, static_cast<uint8_t>(i));
+    burst.insert(burst.end(), f.begin(), f.end());
+  }
+  vehicle.send(burst);
+  EXPECT_TRUE(gcs.wait_frames(kFrames, 5000ms)) << "the GCS got " << gcs.received().frames.size() << " of " << kFrames;
+  EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), kFrames);
+  EXPECT_EQ(rt.link_counters(1).dropped_queue_full, 0u);
 }
