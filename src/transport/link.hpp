@@ -68,6 +68,7 @@ class Link {
   // Subclasses report each write: a link whose last write the kernel refused for want of
   // room is not written again for a full queue until its socket says it is writable.
   void note_write_blocked(bool blocked) noexcept { write_blocked_ = blocked; }
+  bool write_blocked() const noexcept { return write_blocked_; }
   // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
   void received(std::span<const uint8_t> bytes, bool end_of_burst);
   void received_datagram(std::span<const uint8_t> datagram);

@@ -44,9 +44,8 @@ void StreamLink::flush() {
     return;
   }
   const bool blocked = r == WriteResult::kBlocked;
-  note_write_blocked(blocked);
-  if (blocked != want_write_) {
-    want_write_ = blocked;
+  if (blocked != write_blocked()) {  // wait for writable only while blocked
+    note_write_blocked(blocked);
     host_.loop().modify(fd_, EPOLLIN | EPOLLRDHUP | (blocked ? EPOLLOUT : 0u));
   }
 }

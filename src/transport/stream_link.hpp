@@ -34,7 +34,6 @@ class StreamLink final : public Link, private EventLoop::Handler {
   int fd_;
   StreamQueue queue_;
   ClosedFn on_closed_;
-  bool want_write_ = false;
 };
 
 }  // namespace mavswitch::transport

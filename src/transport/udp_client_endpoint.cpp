@@ -38,9 +38,8 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   void flush() override {
     const WriteResult r = queue_.send_to(fd_, &target_, &counters_.frames_out, &counters_.bytes_out);
     const bool blocked = r == WriteResult::kBlocked;
-    note_write_blocked(blocked);
-    if (blocked != want_write_) {
-      want_write_ = blocked;
+    if (blocked != write_blocked()) {  // wait for writable only while blocked
+      note_write_blocked(blocked);
       host_.loop().modify(fd_, EPOLLIN | (blocked ? EPOLLOUT : 0u));
     }
   }
@@ -58,7 +57,6 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   SocketAddress target_;
   DatagramQueue queue_;
   int fd_ = -1;
-  bool want_write_ = false;
 };
 
 class UdpClientEndpoint final : public Endpoint {
