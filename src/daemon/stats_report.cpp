@@ -52,6 +52,10 @@ std::string format_stats(Router& router) {
           fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%)\n", key >> 8, key & 0xFF, s.received,
                          s.lost, pct);
         }
+        if (seq->untracked_frames() != 0) {
+          fmt::format_to(it, "      {} frames from sources past the first {} (not tracked one by one)\n",
+                         seq->untracked_frames(), routing::SequenceTracker::kMaxSources);
+        }
       }
     });
   }

@@ -1,7 +1,10 @@
 // Counts frames lost between a source and us from gaps in its 8-bit sequence numbers, per
-// (system, component) heard on one link.
+// (system, component) heard on one link. At most kMaxSources sources per link are tracked one
+// by one: a peer that sends from every one of the 65,536 (system, component) pairs costs a few
+// tens of KiB here, not megabytes, and a statistics report of a few hundred lines, not 65,536.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 
@@ -9,6 +12,8 @@ namespace mavswitch::routing {
 
 class SequenceTracker {
  public:
+  static constexpr size_t kMaxSources = 1024;
+
   struct Source {
     uint64_t received = 0;
     uint64_t lost = 0;
@@ -20,7 +25,15 @@ class SequenceTracker {
     // move), so the common frame costs a compare instead of a hash lookup.
     const auto key = static_cast<uint16_t>(sysid << 8 | compid);
     if (last_ == nullptr || key != last_key_) {
-      last_ = &sources_[key];
+      auto it = sources_.find(key);
+      if (it == sources_.end()) {
+        if (sources_.size() >= kMaxSources) {
+          ++untracked_frames_;
+          return;
+        }
+        it = sources_.emplace(key, Source{}).first;
+      }
+      last_ = &it->second;
       last_key_ = key;
     }
     Source& s = *last_;
@@ -34,9 +47,12 @@ class SequenceTracker {
   }
   // Keyed by sysid << 8 | compid.
   const std::unordered_map<uint16_t, Source>& sources() const noexcept { return sources_; }
+  // Frames from sources past the first kMaxSources (counted, their losses not).
+  uint64_t untracked_frames() const noexcept { return untracked_frames_; }
 
  private:
   std::unordered_map<uint16_t, Source> sources_;
+  uint64_t untracked_frames_ = 0;
   Source* last_ = nullptr;
   uint16_t last_key_ = 0;
 };
