@@ -3,6 +3,9 @@
 // copied to every other client in large writes.
 //   ideal_relay udp --listen PORT [-e HOST:PORT]... [--peers]   (--peers: also to the other senders)
 //   ideal_relay tcp --listen PORT
+// --work-ns N: spin N ns per read before relaying it, a stand-in for a router's user-space work,
+// to measure what that work costs on this machine beyond itself (see BENCHMARKS.md: on a
+// machine the load generator shares, it also draws preemptions).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,6 +28,15 @@ sockaddr_in address(const std::string& host, int port) {
   a.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, host.c_str(), &a.sin_addr);
   return a;
+}
+
+long g_work_ns = 0;
+
+void busy_work() {
+  if (g_work_ns <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(g_work_ns);
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 
 bool same(const sockaddr_in& a, const sockaddr_in& b) { return a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr; }
@@ -54,6 +67,7 @@ int udp_relay(int port, const std::vector<sockaddr_in>& targets, bool peers) {
     }
     const int n = recvmmsg(fd, in, kBatch, MSG_WAITFORONE, nullptr);
     if (n <= 0) continue;
+    busy_work();
     out.clear();
     out_iov.clear();
     out_iov.reserve(static_cast<size_t>(n) * (targets.size() + known.size() + 1));
@@ -113,6 +127,7 @@ int tcp_relay(int port) {
         clients.erase(std::remove(clients.begin(), clients.end(), fd), clients.end());
         continue;
       }
+      busy_work();
       for (int c : clients) {
         if (c == fd) continue;
         for (ssize_t off = 0; off < got;) {
@@ -141,6 +156,7 @@ int main(int argc, char** argv) {
       const auto colon = t.rfind(':');
       targets.push_back(address(t.substr(0, colon), std::stoi(t.substr(colon + 1))));
     } else if (a == "--peers") peers = true;
+    else if (a == "--work-ns" && i + 1 < argc) g_work_ns = std::stol(argv[++i]);
   }
   return mode == "tcp" ? tcp_relay(port) : udp_relay(port, targets, peers);
 }

@@ -3,7 +3,8 @@
 // SYS_STATUS 1, HEARTBEAT 1; MAVLink 2), paced in bursts of up to 32 frames per millisecond
 // or flooded; ground stations receive. Reports offered and delivered msg/s, loss, duplicates,
 // reordering, one-way latency, per vehicle->GCS balance, and the router's CPU time per
-// delivered message (from the scheduler's per-thread run time, /proc/PID/task/*/schedstat).
+// delivered message (from the scheduler's per-thread run time, /proc/PID/task/*/schedstat), and
+// its context switches per second (sleeps_s: voluntary; preemptions_s: involuntary).
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
 //           [--vehicle-to-vehicle] [--slow-gcs K] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
@@ -127,6 +128,29 @@ uint64_t cpu_ns(pid_t pid) {
     std::ifstream in(task.path() / "schedstat");
     uint64_t run_ns = 0;
     if (in >> run_ns) total += run_ns;
+  }
+  return total;
+}
+
+// The router's context switches, summed over its threads (/proc/PID/task/TID/status): the
+// voluntary ones (it went to sleep: about one per burst) and the involuntary ones (the scheduler
+// took the CPU from it while it ran). On a machine the load generator shares, every microsecond
+// a router runs per wake-up adds to its chance of being preempted, and each preemption costs
+// it two more context switches: this shows how much of its CPU time that is.
+struct Switches {
+  uint64_t voluntary = 0, involuntary = 0;
+};
+Switches context_switches(pid_t pid) {
+  Switches total;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream in(task.path() / "status");
+    std::string key;
+    uint64_t value = 0;
+    while (in >> key) {
+      if (key == "voluntary_ctxt_switches:" && in >> value) total.voluntary += value;
+      if (key == "nonvoluntary_ctxt_switches:" && in >> value) total.involuntary += value;
+    }
   }
   return total;
 }
@@ -256,6 +280,7 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> offered{0};
 
   const uint64_t cpu_before = cpu_ns(router);
+  const Switches switches_before = context_switches(router);
   const auto t0 = Clock::now();
   std::thread sender([&] {
     uint8_t frames[32][protocol::kMaxFrameLen];
@@ -390,6 +415,7 @@ int main(int argc, char** argv) {
   sender.join();
   const double elapsed = o.seconds;  // rates over the sending window (the drain adds no traffic)
   const uint64_t cpu_after = cpu_ns(router);
+  const Switches switches_after = context_switches(router);
   kill(router, SIGTERM);
   waitpid(router, nullptr, 0);
 
@@ -413,10 +439,12 @@ int main(int argc, char** argv) {
   const double cpu_s = static_cast<double>(cpu_after - cpu_before) / 1e9;
   std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
               "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
-              "cpu_us_per_delivered=%.3f\n",
+              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f\n",
               static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
               expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders, pct(0.5),
               pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
-              delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0);
+              delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0,
+              static_cast<double>(switches_after.voluntary - switches_before.voluntary) / elapsed,
+              static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed);
   return 0;
 }
