@@ -6,15 +6,20 @@ Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
     : host_(host), endpoint_(endpoint), peer_(std::move(peer)), parser_(host.message_table()), last_rx_(now_ms()) {}
 
 bool Link::send(std::span<const uint8_t> frame) {
-  if (!enqueue(frame)) [[unlikely]] {
-    // Full. More frames can arrive for one link in one loop iteration than its queue holds
-    // (a worker draining what another routed to it while it was descheduled, a burst of large
-    // reads), so write what is queued now and try again: the frame is lost only when the
-    // kernel will not take more either, that is when the peer is really not keeping up.
-    if (write_blocked_ || (flush(), !enqueue(frame))) {
-      ++counters_.dropped_queue_full;
-      return false;
-    }
+  if (!enqueue(frame)) [[unlikely]] return send_when_full(frame);
+  if (!flush_pending) host_.needs_flush(*this);
+  return true;
+}
+
+// More frames can arrive for one link in one loop iteration than its queue holds (a worker
+// draining what another routed to it while it was descheduled, a burst of large reads), so
+// write what is queued now and try again: the frame is lost only when the kernel will not take
+// more either, that is when the peer is really not keeping up. Out of line: the common path
+// stays a copy and a flag.
+bool Link::send_when_full(std::span<const uint8_t> frame) {
+  if (write_blocked_ || (flush(), !enqueue(frame))) {
+    ++counters_.dropped_queue_full;
+    return false;
   }
   if (!flush_pending) host_.needs_flush(*this);
   return true;

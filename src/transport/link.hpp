@@ -80,6 +80,8 @@ class Link {
   Endpoint& endpoint_;
   std::string peer_;
   protocol::FrameParser parser_;
+  [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
+
   Millis last_rx_ = 0;
   bool write_blocked_ = false;
 };
