@@ -119,39 +119,44 @@ struct Flow {
   std::vector<uint8_t> seen;  // bitmap by index
 };
 
+// Calls read(in) with /proc/PID/task/TID/<file> open, for each of the router's threads.
+template <class Read>
+void for_each_thread(pid_t pid, const char* file, Read read) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / file);
+    read(in);
+  }
+}
+
 // The router's CPU time in nanoseconds: the sum over its threads of the scheduler's run time
-// (/proc/PID/task/TID/schedstat), exact where /proc/PID/stat counts 10 ms ticks.
+// (schedstat), exact where /proc/PID/stat counts 10 ms ticks.
 uint64_t cpu_ns(pid_t pid) {
   uint64_t total = 0;
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
-    std::ifstream in(task.path() / "schedstat");
+  for_each_thread(pid, "schedstat", [&](std::ifstream& in) {
     uint64_t run_ns = 0;
     if (in >> run_ns) total += run_ns;
-  }
+  });
   return total;
 }
 
-// The router's context switches, summed over its threads (/proc/PID/task/TID/status): the
-// voluntary ones (it went to sleep: about one per burst) and the involuntary ones (the scheduler
-// took the CPU from it while it ran). On a machine the load generator shares, every microsecond
-// a router runs per wake-up adds to its chance of being preempted, and each preemption costs
-// it two more context switches: this shows how much of its CPU time that is.
+// The router's context switches, summed over its threads (status): the voluntary ones (it went
+// to sleep: about one per burst) and the involuntary ones (the scheduler took the CPU from it
+// while it ran). On a machine the load generator shares, every microsecond a router runs per
+// wake-up adds to its chance of being preempted, and each preemption costs it two more context
+// switches: this shows how much of its CPU time that is.
 struct Switches {
   uint64_t voluntary = 0, involuntary = 0;
 };
 Switches context_switches(pid_t pid) {
   Switches total;
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
-    std::ifstream in(task.path() / "status");
+  for_each_thread(pid, "status", [&](std::ifstream& in) {
     std::string key;
     uint64_t value = 0;
     while (in >> key) {
       if (key == "voluntary_ctxt_switches:" && in >> value) total.voluntary += value;
       if (key == "nonvoluntary_ctxt_switches:" && in >> value) total.involuntary += value;
     }
-  }
+  });
   return total;
 }
 
