@@ -77,11 +77,11 @@ class Link {
   LinkCounters counters_;
 
  private:
+  [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
+
   Endpoint& endpoint_;
   std::string peer_;
   protocol::FrameParser parser_;
-  [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
-
   Millis last_rx_ = 0;
   bool write_blocked_ = false;
 };
