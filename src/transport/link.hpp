@@ -1,6 +1,7 @@
 // A link is one peer frames are routed to and from: a serial port, a UDP client, one UDP
 // server peer, one TCP connection. Links report what they receive to a LinkHost (the router
-// engine) and queue what they are asked to send, writing it when the loop iteration ends.
+// engine) and queue what they are asked to send, writing it when the loop iteration ends (or
+// sooner, when a queue fills).
 #pragma once
 
 #include <cstdint>
@@ -51,7 +52,8 @@ class Link {
 
   // Queues one whole frame; false when it was dropped (queue full, or not connected).
   bool send(std::span<const uint8_t> frame);
-  // Writes what is queued; called by the host once per loop iteration after needs_flush().
+  // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
+  // by send() when the queue is full.
   virtual void flush() = 0;
 
   Endpoint& endpoint() const noexcept { return endpoint_; }
@@ -66,9 +68,13 @@ class Link {
  protected:
   virtual bool enqueue(std::span<const uint8_t> frame) = 0;
   // Subclasses report each write: a link whose last write the kernel refused for want of
-  // room is not written again for a full queue until its socket says it is writable.
-  void note_write_blocked(bool blocked) noexcept { write_blocked_ = blocked; }
-  bool write_blocked() const noexcept { return write_blocked_; }
+  // room is not written again for a full queue until its socket says it is writable. True when
+  // that changed (time to start or stop waiting for writable).
+  bool note_write_blocked(bool blocked) noexcept {
+    const bool changed = blocked != write_blocked_;
+    write_blocked_ = blocked;
+    return changed;
+  }
   // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
   void received(std::span<const uint8_t> bytes, bool end_of_burst);
   void received_datagram(std::span<const uint8_t> datagram);

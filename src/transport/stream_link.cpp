@@ -44,8 +44,7 @@ void StreamLink::flush() {
     return;
   }
   const bool blocked = r == WriteResult::kBlocked;
-  if (blocked != write_blocked()) {  // wait for writable only while blocked
-    note_write_blocked(blocked);
+  if (note_write_blocked(blocked)) {  // wait for writable only while blocked
     host_.loop().modify(fd_, EPOLLIN | EPOLLRDHUP | (blocked ? EPOLLOUT : 0u));
   }
 }

@@ -38,8 +38,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   void flush() override {
     const WriteResult r = queue_.send_to(fd_, &target_, &counters_.frames_out, &counters_.bytes_out);
     const bool blocked = r == WriteResult::kBlocked;
-    if (blocked != write_blocked()) {  // wait for writable only while blocked
-      note_write_blocked(blocked);
+    if (note_write_blocked(blocked)) {  // wait for writable only while blocked
       host_.loop().modify(fd_, EPOLLIN | (blocked ? EPOLLOUT : 0u));
     }
   }
