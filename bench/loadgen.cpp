@@ -7,16 +7,23 @@
 // its context switches per second (sleeps_s: voluntary; preemptions_s: involuntary).
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
-//           [--vehicle-to-vehicle] [--slow-gcs K] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//           [--vehicle-to-vehicle] [--slow-gcs K] [--kernel-send-times]
+//           -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
 //
 // --slow-gcs K: the first K ground stations connect, introduce themselves and then never read
 // (a GCS that hung): loss, latency and balance are reported for the others, which must not
 // suffer for it.
 //
+// Latency runs from a frame's send time to the kernel's receive timestamp at the ground
+// station's socket. The send time is taken just before the send call that carries the frame,
+// or with --kernel-send-times (UDP) when its datagram left the vehicle's socket (see below).
+//
 // {udp}: the router's UDP port vehicles (and, over UDP, nothing else) send to; {tcp}: its TCP
 // server port (vehicles and GCS connect as clients); {gcs_endpoints}: "-e 127.0.0.1:P" per GCS.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -54,6 +61,7 @@ struct Options {
   double seconds = 3;
   bool vehicle_to_vehicle = false;
   int slow_gcs = 0;
+  bool kernel_send_times = false;
   std::vector<std::string> command;
 };
 
@@ -78,6 +86,56 @@ uint64_t arrival_ns(const msghdr& m) {
     }
   }
   return wall_ns();
+}
+
+// --kernel-send-times (UDP): a frame's send time is the kernel's too, the moment its datagram
+// left the vehicle's socket (a software transmit timestamp, SO_TIMESTAMPING, read back from the
+// socket's error queue), so a frame that waited behind the others of its sendmmsg call, or
+// behind this generator being descheduled, does not count that wait against the router. With
+// the receive timestamp that leaves the time from the router's socket to the ground station's:
+// the router's wake-up, work and send. Each timestamp carries the datagram's number on its
+// socket (OPT_ID), counted from when the option is set. Not the default: stamping slows the
+// generator's sends (a burst reaches the router spread over more time, so a router wakes more
+// often per burst and its CPU per message rises), so CPU figures come from runs without it.
+void stamp_transmits(int fd) {
+  const unsigned flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
+                         SOF_TIMESTAMPING_OPT_TSONLY;
+  if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) < 0) std::perror("loadgen: SO_TIMESTAMPING");
+}
+
+// Reads the transmit timestamps queued on fd: on_stamp(datagram number, ns) for each.
+template <class OnStamp>
+void drain_transmit_stamps(int fd, OnStamp on_stamp) {
+  constexpr unsigned kBatch = 64;
+  alignas(cmsghdr) static thread_local uint8_t controls[kBatch][256];
+  mmsghdr msgs[kBatch];
+  for (;;) {
+    for (unsigned k = 0; k < kBatch; ++k) {
+      msgs[k] = {};
+      msgs[k].msg_hdr.msg_control = controls[k];
+      msgs[k].msg_hdr.msg_controllen = sizeof controls[k];
+    }
+    const int got = recvmmsg(fd, msgs, kBatch, MSG_ERRQUEUE | MSG_DONTWAIT, nullptr);
+    if (got <= 0) return;
+    for (int k = 0; k < got; ++k) {
+      msghdr& m = msgs[k].msg_hdr;
+      uint64_t ns = 0;
+      const sock_extended_err* err = nullptr;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING) {
+          scm_timestamping ts;
+          std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+          ns = static_cast<uint64_t>(ts.ts[0].tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.ts[0].tv_nsec);
+        } else if (c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) {
+          err = reinterpret_cast<const sock_extended_err*>(CMSG_DATA(c));
+        }
+      }
+      if (ns != 0 && err != nullptr && err->ee_origin == SO_EE_ORIGIN_TIMESTAMPING && err->ee_info == SCM_TSTAMP_SND) {
+        on_stamp(err->ee_data, ns);
+      }
+    }
+    if (static_cast<unsigned>(got) < kBatch) return;
+  }
 }
 
 using bench::free_port;
@@ -210,6 +268,7 @@ int main(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::stod(v), ++i;
     else if (a == "--vehicle-to-vehicle") o.vehicle_to_vehicle = true;
     else if (a == "--slow-gcs") o.slow_gcs = std::stoi(v), ++i;
+    else if (a == "--kernel-send-times") o.kernel_send_times = true;
     else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
@@ -263,12 +322,23 @@ int main(int argc, char** argv) {
   for (int g = 0; o.tcp && g < o.gcs; ++g) introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
   for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], static_cast<uint8_t>(v + 1), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool kernel_send_times = o.kernel_send_times && !o.tcp;
+  if (kernel_send_times) {
+    for (int fd : vehicle_fd) stamp_transmits(fd);  // after the introductions: numbering starts here
+  }
 
   const double total_rate = o.rate;
   // Index space per vehicle, with headroom over the nominal count (pacing rounds per tick).
   const auto per_vehicle_frames =
       static_cast<uint32_t>(total_rate > 0 ? total_rate * o.seconds / o.vehicles * 1.1 + 1000 : 50'000'000);
+  // Written by the sender thread only; read after it has finished.
   std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles), std::vector<uint64_t>(per_vehicle_frames + 1, 0));
+  // UDP: the frame index of each datagram a vehicle's socket sent, by the datagram's number.
+  std::vector<std::vector<uint32_t>> datagram_index(static_cast<size_t>(o.vehicles));
+  if (kernel_send_times && total_rate > 0) {
+    for (auto& d : datagram_index) d.reserve(per_vehicle_frames);
+  }
+  uint64_t kernel_stamped = 0;  // frames whose send time is the kernel's transmit timestamp
 
   // Receivers: GCS sockets, and vehicles when they should hear each other.
   std::vector<Receiver> receivers;
@@ -279,8 +349,14 @@ int main(int argc, char** argv) {
   const size_t flows_per = static_cast<size_t>(o.vehicles);
   std::vector<Flow> flows(receivers.size() * flows_per);
   for (auto& f : flows) f.seen.assign(per_vehicle_frames / 8 + 1, 0);
-  std::vector<uint64_t> latencies;
-  latencies.reserve(1 << 22);
+  // Arrivals, matched with their send times once the sender is done (a transmit timestamp may be
+  // read after the frame it times has arrived).
+  struct Arrival {
+    uint32_t vehicle, index;
+    uint64_t ns;
+  };
+  std::vector<Arrival> arrivals;
+  arrivals.reserve(1 << 22);
   std::atomic<bool> sending{true};
   std::atomic<uint64_t> offered{0};
 
@@ -322,9 +398,20 @@ int main(int argc, char** argv) {
             msgs[j].msg_hdr.msg_iov = &iov[j];
             msgs[j].msg_hdr.msg_iovlen = 1;
           }
-          sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
+          const int sent = sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
+          for (int j = 0; kernel_send_times && j < sent; ++j) datagram_index[v].push_back(nv - static_cast<uint32_t>(k) + static_cast<uint32_t>(j));
         }
         offered += k;
+      }
+    };
+    auto read_transmit_stamps = [&] {
+      if (!kernel_send_times) return;
+      for (size_t v = 0; v < vehicles; ++v) {
+        drain_transmit_stamps(vehicle_fd[v], [&](uint32_t number, uint64_t ns) {
+          if (number >= datagram_index[v].size()) return;
+          sent_at[v][datagram_index[v][number]] = ns;
+          ++kernel_stamped;
+        });
       }
     };
     const double per_ms = total_rate / 1000.0;
@@ -344,13 +431,19 @@ int main(int argc, char** argv) {
           if (extra > 0) --extra;
         }
         cursor = (cursor + to_send % vehicles) % vehicles;
+        read_transmit_stamps();
         tick += std::chrono::milliseconds(1);
         std::this_thread::sleep_until(tick);
       } else {
         for (size_t v = 0; v < vehicles; ++v) send_from(v, 32);
+        read_transmit_stamps();
       }
     }
     sending = false;
+    for (int settle = 0; kernel_send_times && settle < 20; ++settle) {  // the last datagrams' stamps
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      read_transmit_stamps();
+    }
   });
 
   // Receive until the sender is done and the pipes are quiet.
@@ -408,8 +501,7 @@ int main(int argc, char** argv) {
             if (fl.any && index < fl.highest) ++fl.reordered;
             fl.highest = std::max(fl.highest, index);
             fl.any = true;
-            const uint64_t sent = sent_at[static_cast<size_t>(v)][index];
-            if (latencies.size() < latencies.capacity()) latencies.push_back(now > sent ? now - sent : 0);
+            if (arrivals.size() < arrivals.capacity()) arrivals.push_back({static_cast<uint32_t>(v), index, now});
           };
           r.parser.feed({static_cast<const uint8_t*>(iovs[k].iov_base), msgs[k].msg_len}, sink);
           r.parser.flush(sink);
@@ -439,17 +531,24 @@ int main(int argc, char** argv) {
     }
   }
   const double expected = static_cast<double>(offered.load()) / o.vehicles * o.vehicles * static_cast<double>(expected_receivers_per_vehicle);
+  std::vector<uint64_t> latencies;
+  latencies.reserve(arrivals.size());
+  for (const Arrival& a : arrivals) {
+    const uint64_t sent = sent_at[a.vehicle][a.index];
+    latencies.push_back(a.ns > sent ? a.ns - sent : 0);
+  }
   std::sort(latencies.begin(), latencies.end());
   auto pct = [&](double p) { return latencies.empty() ? 0.0 : static_cast<double>(latencies[static_cast<size_t>(p * static_cast<double>(latencies.size() - 1))]) / 1000.0; };
   const double cpu_s = static_cast<double>(cpu_after - cpu_before) / 1e9;
   std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
               "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
-              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f\n",
+              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f kernel_send_times_pct=%.1f\n",
               static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
               expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders, pct(0.5),
               pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
               delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0,
               static_cast<double>(switches_after.voluntary - switches_before.voluntary) / elapsed,
-              static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed);
+              static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed,
+              offered.load() ? 100.0 * static_cast<double>(kernel_stamped) / static_cast<double>(offered.load()) : 0.0);
   return 0;
 }
