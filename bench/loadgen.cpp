@@ -7,12 +7,21 @@
 // its context switches per second (sleeps_s: voluntary; preemptions_s: involuntary).
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
-//           [--vehicle-to-vehicle] [--slow-gcs K] [--kernel-send-times]
+//           [--vehicle-to-vehicle] [--slow-gcs K] [--kernel-send-times] [--backlog N]
 //           -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
 //
 // --slow-gcs K: the first K ground stations connect, introduce themselves and then never read
 // (a GCS that hung): loss, latency and balance are reported for the others, which must not
 // suffer for it.
+//
+// --backlog N: how fast the router drains a backlog with the machine to itself, for measuring
+// its throughput with 1 and more workers where a load generator running alongside would take
+// a core of the two. The router is stopped (SIGSTOP), the vehicles send N frames in all into its
+// sockets, the router is continued (SIGCONT) and this program waits, idle, until the router's
+// CPU time stops growing; only then do the ground stations read what they were sent. Rates are
+// over the drain: from SIGCONT to the kernel's receive timestamp of the last delivery
+// (drain_ms). N must fit the router's socket buffers (a loss says it did not); latency here is
+// time spent in the backlog, not the router's.
 //
 // Latency runs from a frame's send time to the kernel's receive timestamp at the ground
 // station's socket. The send time is taken just before the send call that carries the frame,
@@ -62,6 +71,7 @@ struct Options {
   bool vehicle_to_vehicle = false;
   int slow_gcs = 0;
   bool kernel_send_times = false;
+  size_t backlog = 0;  // --backlog N: the drain measurement (see below); 0: paced or flood
   std::vector<std::string> command;
 };
 
@@ -197,6 +207,18 @@ uint64_t cpu_ns(pid_t pid) {
   return total;
 }
 
+// The whole machine's busy and idle time so far (/proc/stat, in clock ticks).
+struct MachineTime {
+  uint64_t busy = 0, idle = 0;
+};
+MachineTime machine_time() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+  return {user + nice + system + irq + softirq + steal, idle + iowait};
+}
+
 // The router's context switches, summed over its threads (status): the voluntary ones (it went
 // to sleep: about one per burst) and the involuntary ones (the scheduler took the CPU from it
 // while it ran). On a machine the load generator shares, every microsecond a router runs per
@@ -269,6 +291,7 @@ int main(int argc, char** argv) {
     else if (a == "--vehicle-to-vehicle") o.vehicle_to_vehicle = true;
     else if (a == "--slow-gcs") o.slow_gcs = std::stoi(v), ++i;
     else if (a == "--kernel-send-times") o.kernel_send_times = true;
+    else if (a == "--backlog") o.backlog = std::stoul(v), ++i;
     else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
@@ -330,7 +353,9 @@ int main(int argc, char** argv) {
   const double total_rate = o.rate;
   // Index space per vehicle, with headroom over the nominal count (pacing rounds per tick).
   const auto per_vehicle_frames =
-      static_cast<uint32_t>(total_rate > 0 ? total_rate * o.seconds / o.vehicles * 1.1 + 1000 : 50'000'000);
+      static_cast<uint32_t>(o.backlog > 0      ? static_cast<double>(o.backlog) / o.vehicles + 1000
+                            : total_rate > 0 ? total_rate * o.seconds / o.vehicles * 1.1 + 1000
+                                             : 50'000'000);
   // Written by the sender thread only; read after it has finished.
   std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles), std::vector<uint64_t>(per_vehicle_frames + 1, 0));
   // UDP: the frame index of each datagram a vehicle's socket sent, by the datagram's number.
@@ -358,6 +383,8 @@ int main(int argc, char** argv) {
   std::vector<Arrival> arrivals;
   arrivals.reserve(1 << 22);
   std::atomic<bool> sending{true};
+  uint64_t continued_ns = 0;  // --backlog: when the router was continued
+  MachineTime machine_before, machine_after;  // --backlog: around the drain (to 10 ms)
   std::atomic<uint64_t> offered{0};
 
   const uint64_t cpu_before = cpu_ns(router);
@@ -417,6 +444,26 @@ int main(int argc, char** argv) {
     const double per_ms = total_rate / 1000.0;
     double budget = 0;
     size_t cursor = 0;  // who gets the remainder this tick: rotates, so every vehicle is even
+    if (o.backlog > 0) {
+      kill(router, SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      for (size_t v = 0; v < vehicles; ++v) send_from(v, o.backlog / vehicles + (v < o.backlog % vehicles ? 1 : 0));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continued_ns = wall_ns();
+      machine_before = machine_time();
+      kill(router, SIGCONT);
+      // Done when the router has used no CPU for 50 ms (it has no periodic work that often).
+      uint64_t last = cpu_ns(router);
+      for (int idle = 0, waited = 0; idle < 5 && waited < 6000; ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const uint64_t now = cpu_ns(router);
+        if (now - last >= 100'000) machine_after = machine_time();  // the router still worked
+        idle = now - last < 100'000 ? idle + 1 : 0;
+        last = now;
+      }
+      sending = false;
+      return;
+    }
     auto tick = Clock::now();
     while (Clock::now() - t0 < std::chrono::duration<double>(o.seconds)) {
       if (total_rate > 0) {
@@ -446,6 +493,7 @@ int main(int argc, char** argv) {
     }
   });
 
+  if (o.backlog > 0) sender.join();  // the ground stations read only once the router is done
   // Receive until the sender is done and the pipes are quiet.
   const int ep = epoll_create1(0);
   for (size_t r = 0; r < receivers.size(); ++r) {
@@ -509,8 +557,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  sender.join();
-  const double elapsed = o.seconds;  // rates over the sending window (the drain adds no traffic)
+  if (sender.joinable()) sender.join();
+  // Rates over the sending window (the drain adds no traffic), or over the router's drain.
+  uint64_t last_arrival = 0;
+  for (const Arrival& a : arrivals) last_arrival = std::max(last_arrival, a.ns);
+  const double drain_s = last_arrival > continued_ns ? static_cast<double>(last_arrival - continued_ns) / 1e9 : 0.0;
+  const double elapsed = o.backlog > 0 ? std::max(drain_s, 1e-6) : o.seconds;
   const uint64_t cpu_after = cpu_ns(router);
   const Switches switches_after = context_switches(router);
   kill(router, SIGTERM);
@@ -542,7 +594,7 @@ int main(int argc, char** argv) {
   const double cpu_s = static_cast<double>(cpu_after - cpu_before) / 1e9;
   std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
               "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
-              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f kernel_send_times_pct=%.1f\n",
+              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f kernel_send_times_pct=%.1f",
               static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
               expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders, pct(0.5),
               pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
@@ -550,5 +602,11 @@ int main(int argc, char** argv) {
               static_cast<double>(switches_after.voluntary - switches_before.voluntary) / elapsed,
               static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed,
               offered.load() ? 100.0 * static_cast<double>(kernel_stamped) / static_cast<double>(offered.load()) : 0.0);
+  if (o.backlog > 0) {
+    // How many of the machine's cores were busy during the drain (router, kernel, anyone).
+    const uint64_t busy = machine_after.busy - machine_before.busy, all = busy + machine_after.idle - machine_before.idle;
+    std::printf(" drain_ms=%.1f machine_busy_pct=%.0f", drain_s * 1e3, all ? 100.0 * static_cast<double>(busy) / static_cast<double>(all) : 0.0);
+  }
+  std::printf("\n");
   return 0;
 }

@@ -1,8 +1,9 @@
 // The bounded single-producer/single-consumer queue that carries frames from one I/O worker to
 // another: records of (destination link, frame) packed in one byte ring, so a batch of small
 // frames costs a copy each and no allocation. The producer makes a batch visible with one
-// publish(); the consumer drains everything published. A full ring refuses the frame (the
-// producer counts it): a slow worker never blocks a fast one.
+// publish(); the consumer drains everything published. A producer that finds the ring half
+// full stops reading its input (filling()), leaving it in the kernel's buffers; a ring full all
+// the same refuses the frame (the producer counts it): a slow worker never blocks a fast one.
 #pragma once
 
 #include <atomic>
@@ -50,6 +51,14 @@ class FrameRing {
     published_ = write_;
     tail_.store(write_, std::memory_order_seq_cst);
     return true;
+  }
+
+  // Producer: whether half the ring or more is taken (published or not) and not yet drained,
+  // as last seen. The producer then stops taking input until the consumer catches up.
+  bool filling() noexcept {
+    if (write_ - cached_head_ < kCapacity / 2) return false;
+    cached_head_ = head_.load(std::memory_order_acquire);
+    return write_ - cached_head_ >= kCapacity / 2;
   }
 
   // Producer: bytes published and not yet drained (records and padding), as last seen.

@@ -221,6 +221,26 @@ void Worker::drain_inbound() {
   }
 }
 
+// While a queue to another worker is half full, this worker reads no more: the kernel's socket
+// buffers (megabytes) hold a burst that the ring (256 KiB) would have to drop. The loop comes
+// back for the rest each iteration, after publishing what is queued and draining its own
+// inbound rings, so two workers waiting on each other still both make progress. A consumer
+// that drains nothing for kMaxInputPause (stuck, say, in a component's callback on worker 0)
+// is not waited for longer: this worker reads again, and what does not fit its ring is dropped
+// and counted, so the links it serves for itself keep flowing.
+constexpr transport::Millis kMaxInputPause = 200;
+
+bool Worker::input_paused() {
+  bool filling = false;
+  for (FrameRing* ring : outbound_) filling = filling || (ring != nullptr && ring->filling());
+  if (!filling) {
+    paused_since_ = kNotPaused;
+    return false;
+  }
+  if (paused_since_ == kNotPaused) paused_since_ = loop_.now();
+  return loop_.now() - paused_since_ < kMaxInputPause;
+}
+
 void Worker::needs_flush(transport::Link& link) {
   link.flush_pending = true;
   to_flush_.push_back(&link);

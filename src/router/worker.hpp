@@ -63,6 +63,7 @@ class Worker final : public transport::LinkHost {
   void link_down(transport::Link& link) override;
   void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
   void needs_flush(transport::Link& link) override;
+  bool input_paused() override;
   const protocol::MessageTable& message_table() const override;
   transport::EventLoop& loop() override { return loop_; }
   transport::Resolver& resolver() override { return resolver_; }
@@ -108,6 +109,9 @@ class Worker final : public transport::LinkHost {
   bool stopped_ = true;   // under active_: its loop is not running
   size_t local_links_ = 0;  // under active_: in-process components attached here (worker 0)
   routing::Counter ring_drops_;
+  // Since when input_paused() has said yes (kNotPaused: it has not): see there.
+  static constexpr transport::Millis kNotPaused = -1;
+  transport::Millis paused_since_ = kNotPaused;
   routing::Counter served_asleep_;
   std::atomic<std::thread::id> thread_id_{};
   std::thread thread_;

@@ -21,9 +21,10 @@ thread_local Buffers t_buffers;
 
 }  // namespace
 
-bool read_datagrams(int fd, DatagramFn on_datagram) {
+bool read_datagrams(int fd, LinkHost& host, DatagramFn on_datagram) {
   Buffers& b = t_buffers;
   for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
+    if (host.input_paused()) return true;  // level-triggered: the loop comes back for the rest
     for (unsigned i = 0; i < kBatch; ++i) {
       b.iov[i] = {b.data[i], kDatagramMax};
       b.msgs[i] = {};

@@ -35,6 +35,10 @@ class LinkHost {
   virtual void link_down(Link& link) = 0;  // before it goes away; nothing is routed to it after
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
+  // True while the engine cannot take more input for now (what it would pass on has nowhere
+  // to go yet): readers stop and leave the rest in the kernel's buffers, which hold it until a
+  // later loop iteration, where taking it would drop it. Checked before each read.
+  virtual bool input_paused() { return false; }
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
   virtual Resolver& resolver() = 0;

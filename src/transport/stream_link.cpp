@@ -49,8 +49,11 @@ void StreamLink::flush() {
   }
 }
 
-void StreamLink::read_all() {
+void StreamLink::read_all(bool to_the_end) {
   for (int i = 0; i < kMaxReadsPerWakeup; ++i) {
+    // Paused: the rest stays in the kernel (level-triggered epoll brings us back), and this is
+    // not the end of a burst, so a trailing frame of unknown id waits for the bytes after it.
+    if (!to_the_end && host_.input_paused()) return;
     const ssize_t n = ::read(fd_, t_read_buffer, sizeof t_read_buffer);
     if (n > 0) {
       received({t_read_buffer, static_cast<size_t>(n)}, false);
@@ -73,7 +76,7 @@ void StreamLink::on_io(uint32_t events) {
   if (events & EPOLLIN) read_all();
   if (fd_ >= 0 && (events & EPOLLOUT)) flush();
   if (fd_ >= 0 && (events & (EPOLLERR | EPOLLHUP))) {
-    read_all();  // take what is left, then report the close
+    read_all(true);  // take what is left, then report the close
     if (fd_ >= 0) close("hang-up");
   }
 }

@@ -29,7 +29,8 @@ class StreamLink final : public Link, private EventLoop::Handler {
  private:
   bool enqueue(std::span<const uint8_t> frame) override;
   void on_io(uint32_t events) override;
-  void read_all();
+  // Reads until the kernel has nothing left, a bound, or (unless `to_the_end`) the host pauses input.
+  void read_all(bool to_the_end = false);
 
   int fd_;
   StreamQueue queue_;

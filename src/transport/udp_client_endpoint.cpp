@@ -48,7 +48,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
 
   void on_io(uint32_t events) override {
     if (events & EPOLLIN) {
-      read_datagrams(fd_, [this](std::span<const uint8_t> d, const SocketAddress&) { received_datagram(d); });
+      read_datagrams(fd_, host_, [this](std::span<const uint8_t> d, const SocketAddress&) { received_datagram(d); });
     }
     if (events & EPOLLOUT) flush();
   }

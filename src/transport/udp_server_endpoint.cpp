@@ -77,7 +77,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
  private:
   void on_io(uint32_t events) override {
     if (events & EPOLLIN) {
-      read_datagrams(fd_, [this](std::span<const uint8_t> d, const SocketAddress& from) { datagram(d, from); });
+      read_datagrams(fd_, host_, [this](std::span<const uint8_t> d, const SocketAddress& from) { datagram(d, from); });
     }
     if (events & EPOLLOUT) {
       want_write_ = false;

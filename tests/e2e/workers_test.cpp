@@ -102,9 +102,6 @@ TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
 }
 
-// Two links on two workers (client endpoints are dealt out in turn), traffic slow enough that
-// the receiving worker sleeps between frames: the worker that routed a frame writes it for the
-// sleeping one, under that one's lock, instead of waking it. Everything arrives, in order.
 // A router with two workers and one TCP link on each: client endpoints are dealt out in turn,
 // so the first is on worker 0 and the second on worker 1. Connected and up on return.
 struct OneLinkPerWorker {
@@ -126,6 +123,9 @@ struct OneLinkPerWorker {
   bool up = false;
 };
 
+// Two links on two workers (client endpoints are dealt out in turn), traffic slow enough that
+// the receiving worker sleeps between frames: the worker that routed a frame writes it for the
+// sleeping one, under that one's lock, instead of waking it. Everything arrives, in order.
 TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
   OneLinkPerWorker setup;
   ASSERT_TRUE(setup.up);
@@ -144,6 +144,86 @@ TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
   ASSERT_EQ(seqs.at(1).size(), size_t{kFrames});
   for (int k = 0; k < kFrames; ++k) ASSERT_EQ(seqs.at(1)[static_cast<size_t>(k)], k);
   EXPECT_GT(rt.router.cross_worker_served(), 0u) << "frames reached the sleeping worker's link without waking it";
+}
+
+// Worker 0 is busy for a moment (here: a task posted to its loop) while a vehicle on worker 1
+// sends a burst bigger than the queue between them (6,000 frames; the 256 KiB ring holds about
+// 4,000). Worker 1 stops reading once the queue is half full and leaves the rest in the
+// kernel's socket buffer: nothing is dropped, everything arrives in order.
+TEST(Workers, ABurstForABusyWorkerWaitsInTheKernelRatherThanBeingDropped) {
+  OneLinkPerWorker setup;
+  ASSERT_TRUE(setup.up);
+  RouterThread& rt = setup.rt;
+  TcpPeer* gcs = setup.peers[0].get();      // worker 0
+  TcpPeer* vehicle = setup.peers[1].get();  // worker 1
+  struct Hold {
+    std::atomic<bool> busy{false}, release{false};
+  };
+  auto hold = std::make_shared<Hold>();  // shared: the task may outlive a failed test's scope
+  rt.router.event_loop().post([hold] {
+    hold->busy = true;
+    const auto give_up = std::chrono::steady_clock::now() + 2s;
+    while (!hold->release && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+  });
+  ASSERT_TRUE(wait_until([&] { return hold->busy.load(); }));
+  constexpr int kFrames = 6000;
+  Bytes burst;
+  for (int i = 0; i < kFrames; ++i) {
+    const Bytes f = attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i));
+    burst.insert(burst.end(), f.begin(), f.end());
+  }
+  vehicle->send(burst);
+  std::this_thread::sleep_for(30ms);  // worker 1 reads what fits, then waits
+  hold->release = true;
+  ASSERT_TRUE(gcs->wait_frames(kFrames, 10'000ms)) << gcs->received().frames.size() << " frames";
+  EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
+  const auto seqs = attitude_seqs(*gcs);
+  ASSERT_EQ(seqs.at(1).size(), size_t{kFrames});
+  for (int k = 0; k < kFrames; ++k) ASSERT_EQ(seqs.at(1)[static_cast<size_t>(k)], static_cast<uint8_t>(k)) << k;
+}
+
+// A worker that drains nothing for long (stuck, say, in a component's callback) is not waited
+// for: after 200 ms the other worker reads on, drops and counts what the stuck one's queue
+// cannot take, and its own links keep getting everything. Four client endpoints dealt out in
+// turn: worker 0 gets the first and third, worker 1 the second (the vehicle) and the fourth.
+TEST(Workers, AStuckWorkerDoesNotHoldUpTheOthersLinks) {
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options);
+  TcpListener listeners[4];
+  for (auto& l : listeners) rt.router.add_endpoint(tcp_client(l.port()));
+  rt.start();
+  std::vector<std::unique_ptr<TcpPeer>> peers;
+  for (auto& l : listeners) peers.push_back(l.accept());
+  for (auto& p : peers) ASSERT_TRUE(p);
+  ASSERT_TRUE(wait_until([&] {
+    size_t up = 0;
+    for (size_t e = 0; e < 4; ++e) up += rt.link_count(e);
+    return up == 4;
+  }));
+  TcpPeer* vehicle = peers[1].get();
+  TcpPeer* same_worker_gcs = peers[3].get();
+  struct Hold {
+    std::atomic<bool> busy{false}, release{false};
+  };
+  auto hold = std::make_shared<Hold>();
+  rt.router.event_loop().post([hold] {
+    hold->busy = true;
+    const auto give_up = std::chrono::steady_clock::now() + 5s;
+    while (!hold->release && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+  });
+  ASSERT_TRUE(wait_until([&] { return hold->busy.load(); }));
+  constexpr int kFrames = 12000;  // two links' worth for worker 0: far more than its ring holds
+  Bytes burst;
+  for (int i = 0; i < kFrames; ++i) {
+    const Bytes f = attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i));
+    burst.insert(burst.end(), f.begin(), f.end());
+  }
+  vehicle->send(burst);
+  const bool all_while_stuck = same_worker_gcs->wait_frames(kFrames, 3000ms);
+  hold->release = true;
+  EXPECT_TRUE(all_while_stuck) << same_worker_gcs->received().frames.size() << " frames";
+  EXPECT_GT(rt.router.cross_worker_drops(), 0u);
 }
 
 // Frames for an in-process component (worker 0) can reach user callbacks, which run on the

@@ -1,5 +1,6 @@
 // The cross-worker frame ring on one thread: records survive wrapping around the end of the
-// buffer, a full ring refuses a frame whole, and nothing is visible before publish().
+// buffer, a full ring refuses a frame whole, nothing is visible before publish(), and the
+// producer is told to stop reading at half full.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -32,6 +33,24 @@ TEST(FrameRing, NothingIsVisibleBeforePublish) {
     EXPECT_EQ(std::vector<uint8_t>(v.bytes().begin(), v.bytes().end()), f);
   });
   EXPECT_EQ(seen, 1);
+}
+
+// The producer stops taking input at half full (published or not) and starts again once the
+// consumer has drained below that.
+TEST(FrameRing, FillingFromHalfFullUntilDrained) {
+  FrameRing ring;
+  const auto f = frame_bytes(40, 1);  // a 64-byte record with its header
+  size_t pushed = 0;
+  while (!ring.filling()) {
+    ASSERT_TRUE(ring.push(1, view_of(f), f));
+    ++pushed;
+  }
+  EXPECT_GE(pushed * 64, FrameRing::kCapacity / 2);
+  EXPECT_LE(pushed * 64, FrameRing::kCapacity / 2 + 64);
+  ring.publish();
+  EXPECT_TRUE(ring.filling()) << "published and not drained: still taken";
+  ring.drain([](routing::LinkId, const protocol::FrameView&) {});
+  EXPECT_FALSE(ring.filling());
 }
 
 TEST(FrameRing, RecordsWrapAroundTheEndAndAFullRingRefuses) {
