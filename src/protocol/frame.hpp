@@ -35,6 +35,9 @@ class FrameView {
             const MessageInfo* info = nullptr) noexcept
       : data_(data), info_(info), size_(size), flags_(flags), msgid_(msgid) {}
 
+  // The same frame over a copy of its bytes (size() of them at `copy`).
+  FrameView over(const uint8_t* copy) const noexcept { return FrameView(copy, size_, msgid_, flags_, info_); }
+
   // The whole frame as it was on the wire (magic to signature), to forward byte for byte.
   std::span<const uint8_t> bytes() const noexcept { return {data_, size_}; }
   const uint8_t* data() const noexcept { return data_; }

@@ -1,6 +1,7 @@
 // The bounded single-producer/single-consumer queue that carries frames from one I/O worker to
-// another: records of (destination link, frame) packed in one byte ring, so a batch of small
-// frames costs a copy each and no allocation. The producer makes a batch visible with one
+// another: records of (destination links, frame) packed in one byte ring, so a batch of small
+// frames costs a copy each and no allocation, and a broadcast crosses once per worker, not
+// once per destination link there. The producer makes a batch visible with one
 // publish(); the consumer drains everything published. A producer that finds the ring half
 // full stops reading its input (filling()), leaving it in the kernel's buffers; a ring full all
 // the same refuses the frame (the producer counts it): a slow worker never blocks a fast one.
@@ -21,11 +22,14 @@ namespace mavswitch {
 class FrameRing {
  public:
   static constexpr size_t kCapacity = size_t{1} << 18;  // 256 KiB, allocated on first use
+  static constexpr size_t kMaxDestinations = 256;       // per record
 
-  // Producer: queues a frame for link `to`; `bytes` is what goes on the wire (the frame itself,
-  // or its signed copy). Invisible to the consumer until publish().
-  bool push(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
-    const size_t record = (sizeof(Header) + bytes.size() + 7) & ~size_t{7};
+  // Producer: queues a frame for the links `to` (1 to kMaxDestinations of them); `bytes` is
+  // what goes on the wire (the frame itself, or its signed copy). Invisible to the consumer
+  // until publish().
+  bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
+    const size_t ids = to.size() * sizeof(routing::LinkId);
+    const size_t record = (sizeof(Header) + ids + bytes.size() + 7) & ~size_t{7};
     const size_t offset = write_ & (kCapacity - 1);
     const size_t pad = kCapacity - offset < record ? kCapacity - offset : 0;  // no record wraps
     if (kCapacity - (write_ - cached_head_) < pad + record) {
@@ -36,13 +40,17 @@ class FrameRing {
     if (pad >= sizeof(Header)) write_header(offset, Header{kSkip, 0, 0, 0, nullptr});
     write_ += pad;
     const size_t at = write_ & (kCapacity - 1);
-    write_header(at, Header{to, frame.msgid(), static_cast<uint16_t>(bytes.size()),
+    write_header(at, Header{static_cast<uint32_t>(to.size()), frame.msgid(), static_cast<uint16_t>(bytes.size()),
                             static_cast<uint8_t>((frame.is_v2() ? protocol::FrameView::kV2 : 0) |
                                                  (frame.verified() ? protocol::FrameView::kVerified : 0)),
                             frame.info()});
-    std::memcpy(buffer_.get() + at + sizeof(Header), bytes.data(), bytes.size());
+    std::memcpy(buffer_.get() + at + sizeof(Header), to.data(), ids);
+    std::memcpy(buffer_.get() + at + sizeof(Header) + ids, bytes.data(), bytes.size());
     write_ += record;
     return true;
+  }
+  bool push(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
+    return push(std::span<const routing::LinkId>(&to, 1), frame, bytes);
   }
   // Producer: makes what was pushed visible; true when there was anything new. Sequentially
   // consistent, so that a consumer arming its wake-up and then draining cannot miss it.
@@ -64,7 +72,8 @@ class FrameRing {
   // Producer: bytes published and not yet drained (records and padding), as last seen.
   size_t pending_bytes() const noexcept { return published_ - head_.load(std::memory_order_acquire); }
 
-  // Consumer: calls f(to, frame) for every published frame, then frees their space.
+  // Consumer: calls f(to, frame) for every destination of every published frame, then frees
+  // their space.
   template <class F>
   void drain(F&& f) {
     const size_t tail = tail_.load(std::memory_order_seq_cst);
@@ -78,25 +87,32 @@ class FrameRing {
       }
       Header h;
       std::memcpy(&h, buffer_.get() + offset, sizeof h);
-      if (h.to == kSkip) {
+      if (h.count == kSkip) {
         head += kCapacity - offset;
         continue;
       }
-      f(h.to, protocol::FrameView(buffer_.get() + offset + sizeof h, h.size, h.msgid, h.flags, h.info));
-      head += (sizeof h + h.size + 7) & ~size_t{7};
+      const uint8_t* ids = buffer_.get() + offset + sizeof h;
+      const size_t ids_size = h.count * sizeof(routing::LinkId);
+      const protocol::FrameView frame(ids + ids_size, h.size, h.msgid, h.flags, h.info);
+      for (uint32_t k = 0; k < h.count; ++k) {
+        routing::LinkId to;
+        std::memcpy(&to, ids + k * sizeof to, sizeof to);
+        f(to, frame);
+      }
+      head += (sizeof h + ids_size + h.size + 7) & ~size_t{7};
     }
     head_.store(head, std::memory_order_release);
   }
 
  private:
   struct Header {
-    routing::LinkId to;
+    uint32_t count;  // destination link ids after the header, then the frame; kSkip: padding
     uint32_t msgid;
     uint16_t size;
     uint8_t flags;
     const protocol::MessageInfo* info;
   };
-  static constexpr routing::LinkId kSkip = routing::kNoLink;
+  static constexpr uint32_t kSkip = 0;
   void write_header(size_t at, const Header& h) noexcept { std::memcpy(buffer_.get() + at, &h, sizeof h); }
 
   std::unique_ptr<uint8_t[]> buffer_;  // written by the producer only before the tail covering it

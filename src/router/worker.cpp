@@ -1,5 +1,6 @@
 #include "router/worker.hpp"
 
+#include "base/log.hpp"
 #include "protocol/signing.hpp"
 #include "router/router.hpp"
 
@@ -30,6 +31,7 @@ void Worker::connect(const std::vector<Worker*>& all) {
 
 void Worker::connect_outbound() {
   outbound_.assign(peers_.size(), nullptr);
+  remote_.assign(peers_.size(), {});
   for (size_t w = 0; w < peers_.size(); ++w) {
     if (w != index_) outbound_[w] = peers_[w]->inbound_[index_].get();
   }
@@ -104,8 +106,38 @@ const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
 [[gnu::always_inline]] inline void Worker::route_here(routing::LinkId from, const protocol::FrameView& frame) {
   routing::Routing& routing = router_.routing_;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
+  deciding_ = true;
   routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  if (!remote_owners_.empty()) hand_to_owners(frame);
   if (!router_.taps_.empty()) tap(frame);
+  deciding_ = false;
+  if (!deferred_.empty() && !routing_deferred_) [[unlikely]] route_deferred();
+}
+
+// Frames handlers sent while others were being routed, in the order sent. Each may bring more
+// (a component answering an answer); past kMaxDeferred in one go, two components answering
+// each other without end are cut off rather than allowed to hold the worker.
+constexpr size_t kMaxDeferred = 4096;
+
+void Worker::route_deferred() {
+  routing_deferred_ = true;
+  size_t routed = 0, dropped = 0;
+  while (!deferred_.empty()) {
+    Deferred d = std::move(deferred_.front());
+    deferred_.pop_front();
+    if (routed == kMaxDeferred) {
+      ++dropped;
+      continue;
+    }
+    ++routed;
+    route_here(d.from, d.frame);
+  }
+  routing_deferred_ = false;
+  if (dropped > 0) {
+    log::warning("{} frames sent from handlers dropped: more than {} in answer to one frame (handlers answering "
+                 "each other without end?)",
+                 dropped, kMaxDeferred);
+  }
 }
 
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
@@ -114,15 +146,39 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   route_here(link.id, frame);
 }
 
-void Worker::route(routing::LinkId from, const protocol::FrameView& frame) { route_here(from, frame); }
+void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
+  if (deciding_) [[unlikely]] {  // sent from a handler this decision called: after it
+    Deferred& d = deferred_.emplace_back(Deferred{from, {}, {frame.bytes().begin(), frame.bytes().end()}});
+    d.frame = frame.over(d.bytes.data());
+    return;
+  }
+  route_here(from, frame);
+}
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   const routing::Routing::SendInfo dest = router_.routing_.send_info(to);
   if (dest.signs) [[unlikely]] {
     deliver_signed(to, dest.owner, frame);
-    return;
+  } else if (dest.owner == index_) {
+    hand_to_link(to, frame, frame.bytes());
+  } else {
+    // Gathered per owner while the decision runs: one ring record each, whatever the fan-out.
+    auto& ids = remote_[dest.owner];
+    if (ids.empty()) remote_owners_.push_back(dest.owner);
+    ids.push_back(to);
   }
-  send(dest.owner, to, frame, frame.bytes());
+}
+
+void Worker::hand_to_owners(const protocol::FrameView& frame) {
+  for (const uint32_t owner : remote_owners_) {
+    auto& ids = remote_[owner];
+    for (size_t i = 0; i < ids.size(); i += FrameRing::kMaxDestinations) {
+      const auto chunk = std::span<const routing::LinkId>(ids).subspan(i, std::min(FrameRing::kMaxDestinations, ids.size() - i));
+      if (!outbound_[owner]->push(chunk, frame, frame.bytes())) ring_drops_ += chunk.size();
+    }
+    ids.clear();
+  }
+  remote_owners_.clear();
 }
 
 // Out of line: its frame-sized buffer and the signing stay off the common path.

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -79,8 +80,11 @@ class Worker final : public transport::LinkHost {
 
   Destination& slot(routing::LinkId id);
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
+  [[gnu::noinline]] void route_deferred();
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
   [[gnu::noinline]] void deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame);
+  // Queues the frame once for each other worker that owns some of its destinations.
+  void hand_to_owners(const protocol::FrameView& frame);
   // To the link itself when this worker owns it, else into the owner's ring.
   void send(uint32_t owner, routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
@@ -103,6 +107,20 @@ class Worker final : public transport::LinkHost {
   std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
   std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)
   std::vector<Worker*> peers_;
+  // A frame a component sent from a handler while this worker was routing another (delivering
+  // to that component): routed once the decision in progress is done, which it would otherwise
+  // disturb (the delivery marks and the destination lists belong to one decision at a time).
+  struct Deferred {
+    routing::LinkId from;
+    protocol::FrameView frame;  // over bytes
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<Deferred> deferred_;
+  bool deciding_ = false;
+  bool routing_deferred_ = false;
+  // While one frame is routed: its destinations on other workers, by owner, and which owners.
+  std::vector<std::vector<routing::LinkId>> remote_;
+  std::vector<uint32_t> remote_owners_;
   // About to sleep: a producer that publishes serves or wakes it. Set first by run().
   std::atomic<bool> armed_{false};
   std::mutex active_;     // held by whoever runs this worker's code (see above)

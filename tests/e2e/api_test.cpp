@@ -163,7 +163,7 @@ TEST(Api, CommandGetsItsAckAndHeartbeatsGoOut) {
         ack.result = c.command == 400 ? 0 : 3;  // MAV_RESULT_ACCEPTED / UNSUPPORTED
         ack.target_system = f.sysid();
         ack.target_component = f.compid();
-        vehicle.send(ack);  // from the handler: on the router thread, routed at once
+        vehicle.send(ack);  // from the handler: routed once the command's delivery is done
       },
       {.addressed_to_me = true});
   const auto ack = gcs.command(1, 1, 400, {1});
@@ -200,4 +200,64 @@ TEST(Api, WaitForRefusesToBlockTheRouterThread) {
     return 0;
   });
   EXPECT_TRUE(threw);
+}
+
+// A handler that sends from inside a delivery (here: a component that answers every ATTITUDE
+// with a HEARTBEAT) must not change where the frame being delivered goes: the ground station
+// still gets every ATTITUDE, and the vehicle none of its own back. The component is attached
+// first, so the router hands it each frame before it has handed it to the wire peers.
+TEST(Api, AFrameSentFromAHandlerDoesNotDisturbTheDeliveryInProgress) {
+  RouterThread rt;
+  Component echo(rt.router, 190, 1);
+  const uint16_t port = rt.start_with_udp_server();
+  std::atomic<int> answered{0};
+  auto sub = echo.subscribe<msg::Attitude>([&](const msg::Attitude&, const protocol::FrameView&) {
+    msg::Heartbeat hb;
+    hb.type = 6;
+    echo.send(hb);  // on the router thread, in the middle of routing the ATTITUDE
+    ++answered;
+  });
+  UdpPeer gcs, vehicle;
+  gcs.send_to(port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  vehicle.send_to(port, heartbeat(1, 1));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 2; }));
+  ASSERT_TRUE(gcs.wait_frames(1));  // the vehicle's heartbeat
+  gcs.clear();
+  vehicle.clear();
+  constexpr int kFrames = 10;
+  for (int i = 0; i < kFrames; ++i) vehicle.send(attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
+  ASSERT_TRUE(wait_until([&] { return answered.load() == kFrames; }));
+  ASSERT_TRUE(wait_until([&] { return gcs.received().count_msgid(msg::Attitude::kId) == kFrames; }))
+      << gcs.received().count_msgid(msg::Attitude::kId) << " ATTITUDE at the ground station";
+  EXPECT_TRUE(wait_until([&] { return vehicle.received().count_msgid(msg::Heartbeat::kId) == kFrames; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(vehicle.received().count_msgid(msg::Attitude::kId), 0u) << "its own frames back";
+  EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), size_t{kFrames});
+}
+
+// Two components that answer each other's every HEARTBEAT would never stop: the router routes a
+// bounded number of such answers to one frame, drops the rest, and goes on routing.
+TEST(Api, HandlersAnsweringEachOtherWithoutEndAreCutOff) {
+  RouterThread rt;
+  Component a(rt.router, 10, 1), b(rt.router, 11, 1);
+  std::atomic<int> answers{0};
+  auto answer = [&](Component& me) {
+    return me.subscribe<msg::Heartbeat>([&](const msg::Heartbeat&, const protocol::FrameView&) {
+      msg::Heartbeat hb;
+      hb.type = 18;
+      me.send(hb);
+      ++answers;
+    });
+  };
+  auto sub_a = answer(a), sub_b = answer(b);
+  const uint16_t port = rt.start_with_udp_server();
+  UdpPeer wire, other;
+  other.send_to(port, heartbeat(201, 1));  // starts the exchange
+  ASSERT_TRUE(wait_until([&] { return answers.load() > 4000; }));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  wire.send_to(port, attitude(200, 1, 1));
+  EXPECT_TRUE(wait_until([&] { return other.received().count_msgid(msg::Attitude::kId) == 1; }))
+      << "the router went on routing";
+  EXPECT_LT(answers.load(), 3 * 4096) << "cut off after a bounded number of answers to each frame";
 }

@@ -226,6 +226,37 @@ TEST(Workers, AStuckWorkerDoesNotHoldUpTheOthersLinks) {
   EXPECT_GT(rt.router.cross_worker_drops(), 0u);
 }
 
+// A broadcast crosses to another worker once, carrying the list of that worker's destination
+// links (in records of at most 256 of them): with 600 peers spread over two workers, every one
+// of them gets the frame exactly once.
+TEST(Workers, ABroadcastReachesHundredsOfLinksOnAnotherWorker) {
+  constexpr size_t kPeers = 600;
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options);
+  const uint16_t port = free_udp_port();
+  auto spec = udp_server(port);
+  spec.max_peers = kPeers + 10;
+  rt.router.add_endpoint(spec);
+  rt.start();
+  std::vector<std::unique_ptr<UdpPeer>> peers;
+  for (size_t i = 0; i < kPeers; ++i) {
+    peers.push_back(std::make_unique<UdpPeer>());
+    peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + i % 250), static_cast<uint8_t>(1 + i / 250)));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; }, 10'000ms)) << rt.link_count(0);
+  for (auto& p : peers) p->clear();
+  for (uint8_t i = 0; i < 3; ++i) peers[0]->send(attitude(1, 1, i + 1u, i));
+  for (size_t i = 1; i < kPeers; ++i) {
+    ASSERT_TRUE(wait_until([&] { return peers[i]->received().count_msgid(msg::Attitude::kId) >= 3; }, 5000ms))
+        << "peer " << i << " got " << peers[i]->received().count_msgid(msg::Attitude::kId);
+  }
+  std::this_thread::sleep_for(20ms);
+  for (size_t i = 1; i < kPeers; ++i) ASSERT_EQ(peers[i]->received().count_msgid(msg::Attitude::kId), 3u) << "peer " << i;
+  EXPECT_EQ(peers[0]->received().count_msgid(msg::Attitude::kId), 0u);
+  EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
+}
+
 // Frames for an in-process component (worker 0) can reach user callbacks, which run on the
 // router's thread: a worker that routed them wakes worker 0 rather than delivering itself.
 TEST(Workers, FramesForAComponentAreDeliveredOnTheRoutersThread) {

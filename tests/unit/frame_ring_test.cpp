@@ -35,18 +35,68 @@ TEST(FrameRing, NothingIsVisibleBeforePublish) {
   EXPECT_EQ(seen, 1);
 }
 
+// A frame for several links of the consumer crosses once: one record, the frame copied once,
+// and the consumer is handed it once per link, in the order given.
+TEST(FrameRing, OneRecordCarriesAFrameToSeveralLinks) {
+  FrameRing one_each, together;
+  const auto f = frame_bytes(40, 9);
+  const std::vector<routing::LinkId> to = {5, 3, 8, 1};
+  for (routing::LinkId id : to) ASSERT_TRUE(one_each.push(id, view_of(f), f));
+  ASSERT_TRUE(together.push(to, view_of(f), f));
+  one_each.publish();
+  together.publish();
+  EXPECT_LT(together.pending_bytes() * 2, one_each.pending_bytes());
+  std::vector<routing::LinkId> seen;
+  together.drain([&](routing::LinkId id, const protocol::FrameView& v) {
+    seen.push_back(id);
+    EXPECT_EQ(std::vector<uint8_t>(v.bytes().begin(), v.bytes().end()), f);
+  });
+  EXPECT_EQ(seen, to);
+}
+
+// Records with several destinations wrap around the end of the buffer like any other.
+TEST(FrameRing, RecordsForSeveralLinksWrapAround) {
+  FrameRing ring;
+  uint32_t next = 0, expect = 0;
+  for (int round = 0; round < 100; ++round) {
+    for (;;) {
+      const auto f = frame_bytes(17 + next % 200, static_cast<uint8_t>(next));
+      std::vector<routing::LinkId> to(1 + next % 7);
+      for (size_t k = 0; k < to.size(); ++k) to[k] = next * 8 + static_cast<uint32_t>(k);
+      if (!ring.push(to, view_of(f), f)) break;
+      ++next;
+    }
+    ring.publish();
+    size_t k = 0;
+    ring.drain([&](routing::LinkId id, const protocol::FrameView& v) {
+      ASSERT_EQ(id, expect * 8 + k);
+      ASSERT_EQ(v.size(), 17 + expect % 200);
+      for (uint8_t b : v.bytes()) ASSERT_EQ(b, static_cast<uint8_t>(expect));
+      if (++k == 1 + expect % 7) {
+        k = 0;
+        ++expect;
+      }
+    });
+  }
+  EXPECT_EQ(expect, next);
+  EXPECT_GT(next, 10000u);
+}
+
 // The producer stops taking input at half full (published or not) and starts again once the
 // consumer has drained below that.
 TEST(FrameRing, FillingFromHalfFullUntilDrained) {
   FrameRing ring;
-  const auto f = frame_bytes(40, 1);  // a 64-byte record with its header
-  size_t pushed = 0;
+  const auto f = frame_bytes(40, 1);
+  ASSERT_TRUE(ring.push(1, view_of(f), f));
+  ring.publish();
+  const size_t record = ring.pending_bytes();  // the frame, its header and destination
+  size_t pushed = 1;
   while (!ring.filling()) {
     ASSERT_TRUE(ring.push(1, view_of(f), f));
     ++pushed;
   }
-  EXPECT_GE(pushed * 64, FrameRing::kCapacity / 2);
-  EXPECT_LE(pushed * 64, FrameRing::kCapacity / 2 + 64);
+  EXPECT_GE(pushed * record, FrameRing::kCapacity / 2);
+  EXPECT_LE(pushed * record, FrameRing::kCapacity / 2 + record);
   ring.publish();
   EXPECT_TRUE(ring.filling()) << "published and not drained: still taken";
   ring.drain([](routing::LinkId, const protocol::FrameView&) {});
