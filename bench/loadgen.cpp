@@ -14,7 +14,7 @@
 // (a GCS that hung): loss, latency and balance are reported for the others, which must not
 // suffer for it.
 //
-// --backlog N: how fast the router drains a backlog with the machine to itself, for measuring
+// --backlog N (UDP): how fast the router drains a backlog with the machine to itself, for measuring
 // its throughput with 1 and more workers where a load generator running alongside would take
 // a core of the two. The router is stopped (SIGSTOP), the vehicles send N frames in all into its
 // sockets, the router is continued (SIGCONT) and this program waits, idle, until the router's
@@ -296,6 +296,8 @@ int main(int argc, char** argv) {
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
   if (o.command.empty()) return std::fprintf(stderr, "usage: loadgen [options] -- ROUTER COMMAND\n"), 2;
+  // Over TCP the vehicles' writes would block on a stopped router once its buffers fill.
+  if (o.backlog > 0 && o.tcp) return std::fprintf(stderr, "loadgen: --backlog is for UDP\n"), 2;
 
   // Sockets.
   const uint16_t udp_port = free_port(SOCK_DGRAM), tcp_port = free_port(SOCK_STREAM);
@@ -450,7 +452,7 @@ int main(int argc, char** argv) {
       for (size_t v = 0; v < vehicles; ++v) send_from(v, o.backlog / vehicles + (v < o.backlog % vehicles ? 1 : 0));
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       continued_ns = wall_ns();
-      machine_before = machine_time();
+      machine_before = machine_after = machine_time();
       kill(router, SIGCONT);
       // Done when the router has used no CPU for 50 ms (it has no periodic work that often).
       uint64_t last = cpu_ns(router);

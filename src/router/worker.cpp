@@ -130,7 +130,7 @@ void Worker::route_deferred() {
       continue;
     }
     ++routed;
-    route_here(d.from, d.frame);
+    route_here(d.from, d.shape.over(d.bytes.data()));
   }
   routing_deferred_ = false;
   if (dropped > 0) {
@@ -148,8 +148,7 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 
 void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
   if (deciding_) [[unlikely]] {  // sent from a handler this decision called: after it
-    Deferred& d = deferred_.emplace_back(Deferred{from, {}, {frame.bytes().begin(), frame.bytes().end()}});
-    d.frame = frame.over(d.bytes.data());
+    deferred_.push_back({from, frame, {frame.bytes().begin(), frame.bytes().end()}});
     return;
   }
   route_here(from, frame);

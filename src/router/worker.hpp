@@ -112,7 +112,7 @@ class Worker final : public transport::LinkHost {
   // disturb (the delivery marks and the destination lists belong to one decision at a time).
   struct Deferred {
     routing::LinkId from;
-    protocol::FrameView frame;  // over bytes
+    protocol::FrameView shape;  // its size, id and flags (its bytes pointer is stale)
     std::vector<uint8_t> bytes;
   };
   std::deque<Deferred> deferred_;
