@@ -184,16 +184,14 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   }
 }
 
-uint64_t Router::cross_worker_drops() const {
+uint64_t Router::sum_over_workers(uint64_t (Worker::*count)() const noexcept) const {
   uint64_t sum = 0;
-  for (const auto& w : workers_) sum += w->ring_drops();
+  for (const auto& w : workers_) sum += ((*w).*count)();
   return sum;
 }
 
-uint64_t Router::cross_worker_served() const {
-  uint64_t sum = 0;
-  for (const auto& w : workers_) sum += w->served_asleep();
-  return sum;
-}
+uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::ring_drops); }
+uint64_t Router::cross_worker_served() const { return sum_over_workers(&Worker::served_asleep); }
+uint64_t Router::input_pauses() const { return sum_over_workers(&Worker::input_pauses); }
 
 }  // namespace mavswitch

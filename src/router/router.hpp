@@ -101,6 +101,9 @@ class Router final {
   uint64_t cross_worker_drops() const;
   // Batches of frames a worker drained and wrote for another that slept, instead of waking it.
   uint64_t cross_worker_served() const;
+  // Times a worker stopped reading because its queue to another worker was half full (the
+  // input waited in the kernel's buffers meanwhile).
+  uint64_t input_pauses() const;
 
  private:
   friend class Worker;
@@ -110,6 +113,7 @@ class Router final {
     std::unique_ptr<transport::Endpoint> endpoint;
   };
   void run_on_worker(size_t worker, const std::function<void()>& f);
+  uint64_t sum_over_workers(uint64_t (Worker::*count)() const noexcept) const;
   uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
 

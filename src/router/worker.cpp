@@ -292,7 +292,10 @@ bool Worker::input_paused() {
     paused_since_ = kNotPaused;
     return false;
   }
-  if (paused_since_ == kNotPaused) paused_since_ = loop_.now();
+  if (paused_since_ == kNotPaused) {
+    paused_since_ = loop_.now();
+    ++input_pauses_;
+  }
   return loop_.now() - paused_since_ < kMaxInputPause;
 }
 

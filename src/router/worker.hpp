@@ -58,6 +58,7 @@ class Worker final : public transport::LinkHost {
   uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
   // Batches another worker drained and wrote for this one while it slept.
   uint64_t served_asleep() const noexcept { return served_asleep_.get(); }
+  uint64_t input_pauses() const noexcept { return input_pauses_.get(); }
 
   // transport::LinkHost
   void link_up(transport::Link& link) override;
@@ -130,6 +131,7 @@ class Worker final : public transport::LinkHost {
   // Since when input_paused() has said yes (kNotPaused: it has not): see there.
   static constexpr transport::Millis kNotPaused = -1;
   transport::Millis paused_since_ = kNotPaused;
+  routing::Counter input_pauses_;
   routing::Counter served_asleep_;
   std::atomic<std::thread::id> thread_id_{};
   std::thread thread_;

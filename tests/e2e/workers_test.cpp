@@ -173,8 +173,10 @@ TEST(Workers, ABurstForABusyWorkerWaitsInTheKernelRatherThanBeingDropped) {
     burst.insert(burst.end(), f.begin(), f.end());
   }
   vehicle->send(burst);
-  std::this_thread::sleep_for(30ms);  // worker 1 reads what fits, then waits
+  // Worker 1 reads what fits, then waits (released well within the 200 ms it would wait).
+  const bool paused = wait_until([&] { return rt.router.input_pauses() > 0; }, 2000ms);
   hold->release = true;
+  EXPECT_TRUE(paused) << "worker 1 never stopped reading";
   ASSERT_TRUE(gcs->wait_frames(kFrames, 10'000ms)) << gcs->received().frames.size() << " frames";
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
   const auto seqs = attitude_seqs(*gcs);
