@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "transport/link.hpp"
+
 namespace mavswitch::transport {
 namespace {
 

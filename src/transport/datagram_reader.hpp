@@ -5,10 +5,11 @@
 #include <span>
 
 #include "protocol/function_ref.hpp"
-#include "transport/link.hpp"
 #include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
+
+class LinkHost;
 
 using DatagramFn = FunctionRef<void(std::span<const uint8_t> datagram, const SocketAddress& from)>;
 

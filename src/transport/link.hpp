@@ -36,8 +36,8 @@ class LinkHost {
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
   // True while the engine cannot take more input for now (what it would pass on has nowhere
-  // to go yet): readers stop and leave the rest in the kernel's buffers, which hold it until a
-  // later loop iteration, where taking it would drop it. Checked before each read.
+  // to go yet, and taking it would mean dropping it): readers stop, and the rest waits in the
+  // kernel's buffers for a later loop iteration. Checked before each read.
   virtual bool input_paused() { return false; }
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
