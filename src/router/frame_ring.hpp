@@ -3,8 +3,9 @@
 // frames costs a copy each and no allocation, and a broadcast crosses once per worker, not
 // once per destination link there. The producer makes a batch visible with one
 // publish(); the consumer drains everything published. A producer that finds the ring half
-// full stops reading its input (filling()), leaving it in the kernel's buffers; a ring full all
-// the same refuses the frame (the producer counts it): a slow worker never blocks a fast one.
+// full stops reading its input (filling()), leaving it in the kernel's buffers, and may ask to
+// be told when the consumer has made room (want_room()); a ring full all the same refuses the
+// frame (the producer counts it): a slow worker never blocks a fast one.
 #pragma once
 
 #include <atomic>
@@ -65,20 +66,26 @@ class FrameRing {
   // as last seen. The producer then stops taking input until the consumer catches up.
   bool filling() noexcept {
     if (write_ - cached_head_ < kCapacity / 2) return false;
-    cached_head_ = head_.load(std::memory_order_acquire);
+    cached_head_ = head_.load(std::memory_order_seq_cst);  // after want_room(): see there
     return write_ - cached_head_ >= kCapacity / 2;
   }
+
+  // Producer: asks the consumer's next drain to say it made room (drain() returns true), so
+  // that a producer waiting for room can sleep instead of polling. Call it, then look with
+  // filling(): either that look sees the room, or the drain that made it sees the request
+  // (both sides store, then load, sequentially consistent).
+  void want_room() noexcept { room_wanted_.store(true, std::memory_order_seq_cst); }
 
   // Producer: bytes published and not yet drained (records and padding), as last seen.
   size_t pending_bytes() const noexcept { return published_ - head_.load(std::memory_order_acquire); }
 
   // Consumer: calls f(to, frame) for every destination of every published frame, then frees
-  // their space.
+  // their space. True when that space was asked for (want_room()): wake the producer.
   template <class F>
-  void drain(F&& f) {
+  bool drain(F&& f) {
     const size_t tail = tail_.load(std::memory_order_seq_cst);
     size_t head = head_.load(std::memory_order_relaxed);
-    if (head == tail) return;
+    if (head == tail) return false;
     while (head != tail) {
       const size_t offset = head & (kCapacity - 1);
       if (kCapacity - offset < sizeof(Header)) {  // too little room at the end for a record
@@ -101,7 +108,8 @@ class FrameRing {
       }
       head += (sizeof h + ids_size + h.size + 7) & ~size_t{7};
     }
-    head_.store(head, std::memory_order_release);
+    head_.store(head, std::memory_order_seq_cst);
+    return room_wanted_.load(std::memory_order_seq_cst) && room_wanted_.exchange(false);
   }
 
  private:
@@ -122,6 +130,7 @@ class FrameRing {
   size_t cached_head_ = 0;
   alignas(64) std::atomic<size_t> tail_{0};
   alignas(64) std::atomic<size_t> head_{0};
+  std::atomic<bool> room_wanted_{false};  // set by the producer, cleared by the consumer
 };
 
 }  // namespace mavswitch

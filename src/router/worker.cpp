@@ -1,5 +1,7 @@
 #include "router/worker.hpp"
 
+#include <algorithm>
+
 #include "base/log.hpp"
 #include "protocol/signing.hpp"
 #include "router/router.hpp"
@@ -224,6 +226,7 @@ void Worker::tap(const protocol::FrameView& frame) {
 void Worker::end_iteration() {
   if (peers_.size() > 1) exchange_batches();  // one worker: no rings, no handshake
   flush_pending();  // then one write per link that has output
+  if (loop_.holding_input()) resume_input_when_room();
 }
 
 void Worker::exchange_batches() {
@@ -264,28 +267,30 @@ void Worker::hand_over(Worker& peer, size_t batch_bytes) {
 }
 
 void Worker::drain_inbound() {
-  for (auto& ring : inbound_) {
-    if (!ring) continue;
-    ring->drain([&](routing::LinkId to, const protocol::FrameView& frame) {
+  for (size_t w = 0; w < inbound_.size(); ++w) {
+    if (!inbound_[w]) continue;
+    const bool room_wanted = inbound_[w]->drain([&](routing::LinkId to, const protocol::FrameView& frame) {
       if (to == kTapDestination) {
         router_.run_taps(frame);
       } else {
         hand_to_link(to, frame, frame.bytes());
       }
     });
+    if (room_wanted) peers_[w]->loop_.wake();  // it holds its input until we make room
   }
 }
 
 // While a queue to another worker is half full, this worker reads no more: the kernel's socket
-// buffers (megabytes) hold a burst that the ring (256 KiB) would have to drop. The loop comes
-// back for the rest each iteration, after publishing what is queued and draining its own
-// inbound rings, so two workers waiting on each other still both make progress. A consumer
-// that drains nothing for kMaxInputPause (stuck, say, in a component's callback on worker 0)
-// is not waited for longer: this worker reads again, and what does not fit its ring is dropped
-// and counted, so the links it serves for itself keep flowing.
+// buffers (megabytes) hold a burst that the ring (256 KiB) would have to drop. The fd a reader
+// stopped at is held back in the loop (not reported readable), so the worker sleeps rather than
+// polling it; the consumer wakes it when its drain has made room. Meanwhile it still publishes
+// what is queued and drains its own inbound rings, so two workers waiting on each other both
+// make progress. A consumer that drains nothing for kMaxInputPause (stuck, say, in a
+// component's callback on worker 0) is not waited for longer: this worker reads again, and what
+// does not fit its ring is dropped and counted, so the links it serves for itself keep flowing.
 constexpr transport::Millis kMaxInputPause = 200;
 
-bool Worker::input_paused() {
+bool Worker::must_pause() {
   bool filling = false;
   for (FrameRing* ring : outbound_) filling = filling || (ring != nullptr && ring->filling());
   if (!filling) {
@@ -297,6 +302,27 @@ bool Worker::input_paused() {
     ++input_pauses_;
   }
   return loop_.now() - paused_since_ < kMaxInputPause;
+}
+
+bool Worker::input_paused(int fd) {
+  if (!must_pause()) return false;
+  loop_.hold_input(fd);
+  return true;
+}
+
+void Worker::resume_input_when_room() {
+  // Ask first, then look: a consumer that drains after the look sees the request and wakes us.
+  for (FrameRing* ring : outbound_) {
+    if (ring != nullptr && ring->filling()) ring->want_room();
+  }
+  if (!must_pause()) {
+    loop_.release_input();
+    return;
+  }
+  if (pause_timer_ == 0) {  // and in any case when the pause runs out
+    pause_timer_ = loop_.after(std::max<transport::Millis>(1, paused_since_ + kMaxInputPause - loop_.now()),
+                               [this] { pause_timer_ = 0; });
+  }
 }
 
 void Worker::needs_flush(transport::Link& link) {

@@ -65,7 +65,7 @@ class Worker final : public transport::LinkHost {
   void link_down(transport::Link& link) override;
   void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
   void needs_flush(transport::Link& link) override;
-  bool input_paused() override;
+  bool input_paused(int fd) override;
   const protocol::MessageTable& message_table() const override;
   transport::EventLoop& loop() override { return loop_; }
   transport::Resolver& resolver() override { return resolver_; }
@@ -97,6 +97,10 @@ class Worker final : public transport::LinkHost {
   void hand_over(Worker& peer, size_t batch_bytes);
   void drain_inbound();
   void flush_pending();
+  // Whether a ring to another worker is too full to take more input (see input_paused()).
+  bool must_pause();
+  // Input held back: release it once there is room, else ask to be woken when there is.
+  void resume_input_when_room();
 
   Router& router_;
   size_t index_;
@@ -131,6 +135,7 @@ class Worker final : public transport::LinkHost {
   // Since when input_paused() has said yes (kNotPaused: it has not): see there.
   static constexpr transport::Millis kNotPaused = -1;
   transport::Millis paused_since_ = kNotPaused;
+  transport::EventLoop::TimerId pause_timer_ = 0;  // wakes the loop when a pause runs out
   routing::Counter input_pauses_;
   routing::Counter served_asleep_;
   std::atomic<std::thread::id> thread_id_{};

@@ -26,7 +26,7 @@ thread_local Buffers t_buffers;
 bool read_datagrams(int fd, LinkHost& host, DatagramFn on_datagram) {
   Buffers& b = t_buffers;
   for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
-    if (host.input_paused()) return true;  // level-triggered: the loop comes back for the rest
+    if (host.input_paused(fd)) return true;  // the rest waits; the loop reports it once released
     for (unsigned i = 0; i < kBatch; ++i) {
       b.iov[i] = {b.data[i], kDatagramMax};
       b.msgs[i] = {};

@@ -47,25 +47,52 @@ void EventLoop::add(int fd, uint32_t events, Handler* handler) {
   ev.events = events;
   ev.data.u64 = reg;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) < 0) fail("epoll_ctl(ADD)");
-  fd_registration_[fd] = reg;
+  fd_registration_[fd] = {reg, events};
   handlers_[reg] = {fd, handler};
+}
+
+// What a held fd is not reported for: readable, and (streams) the peer's end of input, which
+// is as level-triggered as readable. Errors and hang-ups are always reported.
+constexpr uint32_t kInputEvents = EPOLLIN | EPOLLRDHUP;
+
+void EventLoop::apply(int fd, const Registration& r) {
+  epoll_event ev{};
+  ev.events = r.held ? r.events & ~kInputEvents : r.events;
+  ev.data.u64 = r.id;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) < 0) fail("epoll_ctl(MOD)");
 }
 
 void EventLoop::modify(int fd, uint32_t events) {
   auto it = fd_registration_.find(fd);
   if (it == fd_registration_.end()) return;
-  epoll_event ev{};
-  ev.events = events;
-  ev.data.u64 = it->second;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) < 0) fail("epoll_ctl(MOD)");
+  it->second.events = events;
+  apply(fd, it->second);
 }
 
 void EventLoop::remove(int fd) {
   auto it = fd_registration_.find(fd);
   if (it == fd_registration_.end()) return;
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  handlers_.erase(it->second);
+  handlers_.erase(it->second.id);
   fd_registration_.erase(it);
+}
+
+void EventLoop::hold_input(int fd) {
+  auto it = fd_registration_.find(fd);
+  if (it == fd_registration_.end() || it->second.held) return;
+  it->second.held = true;
+  apply(fd, it->second);
+  held_.push_back(fd);
+}
+
+void EventLoop::release_input() {
+  for (const int fd : held_) {
+    auto it = fd_registration_.find(fd);  // gone, or the number reused by a new registration
+    if (it == fd_registration_.end() || !it->second.held) continue;
+    it->second.held = false;
+    apply(fd, it->second);
+  }
+  held_.clear();
 }
 
 EventLoop::TimerId EventLoop::after(Millis delay, std::function<void()> callback) {

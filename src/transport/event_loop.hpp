@@ -35,6 +35,13 @@ class EventLoop {
   void modify(int fd, uint32_t events);
   void remove(int fd);
 
+  // Input held back: fd stops being reported readable (its other interests, such as writable,
+  // stay) until release_input(), so data left in its kernel buffer on purpose does not wake
+  // the loop again and again. Level-triggered: once released, what waits is reported at once.
+  void hold_input(int fd);
+  bool holding_input() const noexcept { return !held_.empty(); }
+  void release_input();
+
   // Timers, on the loop's thread (or by whoever holds the loop's owner's lock while it sleeps:
   // an earlier timer than the one the loop sleeps for takes effect at once).
   TimerId after(Millis delay, std::function<void()> callback);
@@ -76,9 +83,17 @@ class EventLoop {
   int wake_fd_ = -1;  // eventfd for post() and stop()
   int timer_fd_ = -1;  // due when the earliest timer is
   Millis armed_due_ = kNever;  // what timer_fd_ is set to
+  struct Registration {
+    uint64_t id;
+    uint32_t events;  // as asked for; while held, without the input events
+    bool held = false;
+  };
+  void apply(int fd, const Registration& r);
+
   bool running_ = false;
   uint64_t next_registration_ = 1;
-  std::unordered_map<int, uint64_t> fd_registration_;
+  std::unordered_map<int, Registration> fd_registration_;
+  std::vector<int> held_;
   std::unordered_map<uint64_t, std::pair<int, Handler*>> handlers_;
   std::map<std::pair<Millis, TimerId>, TimerId> timer_queue_;
   std::unordered_map<TimerId, std::pair<Millis, Timer>> timers_;

@@ -36,9 +36,10 @@ class LinkHost {
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
   // True while the engine cannot take more input for now (what it would pass on has nowhere
-  // to go yet, and taking it would mean dropping it): readers stop, and the rest waits in the
-  // kernel's buffers for a later loop iteration. Checked before each read.
-  virtual bool input_paused() { return false; }
+  // to go yet, and taking it would mean dropping it): the reader of `fd` stops, and the engine
+  // holds `fd` back in its loop until it can take input again (EventLoop::hold_input), so the
+  // rest waits in the kernel's buffers without waking anyone. Checked before each read.
+  virtual bool input_paused(int /*fd*/) { return false; }
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
   virtual Resolver& resolver() = 0;

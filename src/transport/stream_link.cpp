@@ -51,9 +51,9 @@ void StreamLink::flush() {
 
 void StreamLink::read_all(bool to_the_end) {
   for (int i = 0; i < kMaxReadsPerWakeup; ++i) {
-    // Paused: the rest stays in the kernel (level-triggered epoll brings us back), and this is
-    // not the end of a burst, so a trailing frame of unknown id waits for the bytes after it.
-    if (!to_the_end && host_.input_paused()) return;
+    // Paused: the rest stays in the kernel (reported again once the host releases the fd), and
+    // this is not the end of a burst, so a trailing frame of unknown id waits for what follows.
+    if (!to_the_end && host_.input_paused(fd_)) return;
     const ssize_t n = ::read(fd_, t_read_buffer, sizeof t_read_buffer);
     if (n > 0) {
       received({t_read_buffer, static_cast<size_t>(n)}, false);

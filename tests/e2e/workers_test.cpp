@@ -3,6 +3,7 @@
 // ground station exactly once, in order, and commands reach only their target.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -146,37 +147,65 @@ TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
   EXPECT_GT(rt.router.cross_worker_served(), 0u) << "frames reached the sleeping worker's link without waking it";
 }
 
+// Keeps worker 0 (the router's own thread) busy in a task posted to its loop, as a component's
+// long callback would, until released or `at_most` has passed; null if it never got busy.
+// Shared with the task, which may outlive a failed test's scope.
+struct Worker0Hold {
+  std::atomic<bool> busy{false}, released{false};
+  void release() { released = true; }
+};
+std::shared_ptr<Worker0Hold> hold_worker0(RouterThread& rt, std::chrono::milliseconds at_most) {
+  auto hold = std::make_shared<Worker0Hold>();
+  rt.router.event_loop().post([hold, at_most] {
+    hold->busy = true;
+    const auto give_up = std::chrono::steady_clock::now() + at_most;
+    while (!hold->released && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+  });
+  return wait_until([&] { return hold->busy.load(); }) ? hold : nullptr;
+}
+
+// `frames` ATTITUDEs from system 1 in one buffer, sequence numbers counting from 0.
+Bytes attitude_burst(int frames) {
+  Bytes burst;
+  for (int i = 0; i < frames; ++i) {
+    const Bytes f = attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i));
+    burst.insert(burst.end(), f.begin(), f.end());
+  }
+  return burst;
+}
+
 // Worker 0 is busy for a moment (here: a task posted to its loop) while a vehicle on worker 1
 // sends a burst bigger than the queue between them (6,000 frames; the 256 KiB ring holds about
 // 4,000). Worker 1 stops reading once the queue is half full and leaves the rest in the
-// kernel's socket buffer: nothing is dropped, everything arrives in order.
+// kernel's socket buffer: nothing is dropped, everything arrives in order. The wait costs no
+// CPU: worker 1 holds its socket back from its loop and sleeps until worker 0 has drained
+// (which wakes it), rather than being told the socket is readable again and again. Over
+// 100 ms of it the whole process (worker 0 naps in 1 ms steps, the test thread sleeps) uses a
+// few milliseconds of CPU; polling used one core throughout.
 TEST(Workers, ABurstForABusyWorkerWaitsInTheKernelRatherThanBeingDropped) {
   OneLinkPerWorker setup;
   ASSERT_TRUE(setup.up);
   RouterThread& rt = setup.rt;
   TcpPeer* gcs = setup.peers[0].get();      // worker 0
   TcpPeer* vehicle = setup.peers[1].get();  // worker 1
-  struct Hold {
-    std::atomic<bool> busy{false}, release{false};
-  };
-  auto hold = std::make_shared<Hold>();  // shared: the task may outlive a failed test's scope
-  rt.router.event_loop().post([hold] {
-    hold->busy = true;
-    const auto give_up = std::chrono::steady_clock::now() + 2s;
-    while (!hold->release && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
-  });
-  ASSERT_TRUE(wait_until([&] { return hold->busy.load(); }));
+  const auto hold = hold_worker0(rt, 2s);
+  ASSERT_TRUE(hold);
   constexpr int kFrames = 6000;
-  Bytes burst;
-  for (int i = 0; i < kFrames; ++i) {
-    const Bytes f = attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i));
-    burst.insert(burst.end(), f.begin(), f.end());
-  }
-  vehicle->send(burst);
-  // Worker 1 reads what fits, then waits (released well within the 200 ms it would wait).
+  vehicle->send(attitude_burst(kFrames));
+  // Worker 1 reads what fits, then waits (released within the 200 ms it would wait).
   const bool paused = wait_until([&] { return rt.router.input_pauses() > 0; }, 2000ms);
-  hold->release = true;
-  EXPECT_TRUE(paused) << "worker 1 never stopped reading";
+  const auto cpu = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return std::chrono::seconds(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           std::chrono::microseconds(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  };
+  const auto cpu_before = cpu();
+  if (paused) std::this_thread::sleep_for(100ms);
+  const auto cpu_used = std::chrono::duration_cast<std::chrono::milliseconds>(cpu() - cpu_before);
+  hold->release();
+  ASSERT_TRUE(paused) << "worker 1 never stopped reading";
+  EXPECT_LT(cpu_used.count(), 30) << "ms of CPU while worker 1 waited 100 ms for room";
   ASSERT_TRUE(gcs->wait_frames(kFrames, 10'000ms)) << gcs->received().frames.size() << " frames";
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
   const auto seqs = attitude_seqs(*gcs);
@@ -205,25 +234,12 @@ TEST(Workers, AStuckWorkerDoesNotHoldUpTheOthersLinks) {
   }));
   TcpPeer* vehicle = peers[1].get();
   TcpPeer* same_worker_gcs = peers[3].get();
-  struct Hold {
-    std::atomic<bool> busy{false}, release{false};
-  };
-  auto hold = std::make_shared<Hold>();
-  rt.router.event_loop().post([hold] {
-    hold->busy = true;
-    const auto give_up = std::chrono::steady_clock::now() + 5s;
-    while (!hold->release && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
-  });
-  ASSERT_TRUE(wait_until([&] { return hold->busy.load(); }));
+  const auto hold = hold_worker0(rt, 5s);
+  ASSERT_TRUE(hold);
   constexpr int kFrames = 12000;  // two links' worth for worker 0: far more than its ring holds
-  Bytes burst;
-  for (int i = 0; i < kFrames; ++i) {
-    const Bytes f = attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i));
-    burst.insert(burst.end(), f.begin(), f.end());
-  }
-  vehicle->send(burst);
+  vehicle->send(attitude_burst(kFrames));
   const bool all_while_stuck = same_worker_gcs->wait_frames(kFrames, 3000ms);
-  hold->release = true;
+  hold->release();
   EXPECT_TRUE(all_while_stuck) << same_worker_gcs->received().frames.size() << " frames";
   EXPECT_GT(rt.router.cross_worker_drops(), 0u);
 }

@@ -103,6 +103,25 @@ TEST(FrameRing, FillingFromHalfFullUntilDrained) {
   EXPECT_FALSE(ring.filling());
 }
 
+// A producer waiting for room asks once; the drain that makes room answers once (the
+// consumer then wakes it), and drains nobody asked about answer nothing.
+TEST(FrameRing, ADrainSaysWhenItMadeRoomSomeoneAskedFor) {
+  FrameRing ring;
+  const auto f = frame_bytes(40, 1);
+  const auto nothing = [](routing::LinkId, const protocol::FrameView&) {};
+  ASSERT_TRUE(ring.push(1, view_of(f), f));
+  ring.publish();
+  EXPECT_FALSE(ring.drain(nothing)) << "nobody asked";
+  ring.want_room();
+  EXPECT_FALSE(ring.drain(nothing)) << "nothing to drain: no room made";
+  ASSERT_TRUE(ring.push(1, view_of(f), f));
+  ring.publish();
+  EXPECT_TRUE(ring.drain(nothing));
+  ASSERT_TRUE(ring.push(1, view_of(f), f));
+  ring.publish();
+  EXPECT_FALSE(ring.drain(nothing)) << "answered once per request";
+}
+
 TEST(FrameRing, RecordsWrapAroundTheEndAndAFullRingRefuses) {
   FrameRing ring;
   // Sizes that do not divide the capacity, so records meet the end at every possible offset.
