@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -33,13 +34,15 @@ inline uint16_t free_port(int type) {
   return ntohs(a.sin_port);
 }
 
-// Runs argv (looked up on the PATH) with its output discarded; returns its pid.
+// Runs argv (looked up on the PATH) with its output discarded, or appended to the file that
+// BENCH_ROUTER_LOG names (to read the router's own statistics after a run); returns its pid.
 inline pid_t start_quietly(std::vector<std::string> argv) {
   const pid_t pid = fork();
   if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
+    const char* log = std::getenv("BENCH_ROUTER_LOG");
+    const int out = log != nullptr ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
+    dup2(out, 1);
+    dup2(out, 2);
     std::vector<char*> c;
     for (auto& a : argv) c.push_back(a.data());
     c.push_back(nullptr);
