@@ -1,8 +1,13 @@
 // The event loop's timers: they fire when due (not before), periodic ones keep firing, a
-// cancelled one never does, and one added by a callback is picked up. Every test ends the loop
-// itself, with a deadline timer as a backstop.
+// cancelled one never does, and one added by a callback is picked up. And input held back: a
+// held fd is not reported readable, keeps its other interests, and is reported once released.
+// Every test ends the loop itself, with a deadline timer as a backstop.
 #include <gtest/gtest.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <functional>
 #include <vector>
 
 #include "transport/clock.hpp"
@@ -74,4 +79,48 @@ TEST(EventLoopTimers, AnEarlierTimerAddedLaterStillFiresFirst) {
   });
   run_bounded(loop);
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+}
+
+namespace {
+struct Recorder final : EventLoop::Handler {
+  std::function<void(uint32_t)> on;
+  void on_io(uint32_t events) override { on(events); }
+};
+}  // namespace
+
+// A socket with unread data, held: 20 ms of nothing; then asked for writable as well, it is
+// reported writable (not readable) while still held; released, it is reported readable.
+TEST(EventLoopInput, AHeldFdIsReportedForItsOtherInterestsOnlyUntilReleased) {
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, pair), 0);
+  ASSERT_EQ(write(pair[0], "x", 1), 1);  // pair[1] is readable, and stays unread
+  EventLoop loop;
+  bool held = true;
+  int readable = 0, writable = 0;
+  Recorder recorder;
+  recorder.on = [&](uint32_t events) {
+    if (events & EPOLLIN) {
+      ++readable;
+      EXPECT_FALSE(held) << "reported readable while held";
+      loop.stop();
+    }
+    if ((events & EPOLLOUT) && writable++ == 0) {
+      loop.modify(pair[1], EPOLLIN);  // writable once is enough; still held
+      loop.after(20, [&] {
+        held = false;
+        loop.release_input();
+      });
+    }
+  };
+  loop.add(pair[1], EPOLLIN, &recorder);
+  loop.hold_input(pair[1]);
+  EXPECT_TRUE(loop.holding_input());
+  loop.after(20, [&] { loop.modify(pair[1], EPOLLIN | EPOLLOUT); });
+  run_bounded(loop);
+  EXPECT_EQ(writable, 1);
+  EXPECT_GE(readable, 1);  // (stop() takes effect after the loop's next wake-up)
+  EXPECT_FALSE(loop.holding_input());
+  loop.remove(pair[1]);
+  close(pair[0]);
+  close(pair[1]);
 }
