@@ -373,6 +373,11 @@ int main(int argc, char** argv) {
   if (o.vehicle_to_vehicle) {
     for (int v = 0; v < o.vehicles; ++v) receivers.push_back({vehicle_fd[static_cast<size_t>(v)], -1 - v});
   }
+  // Receive timestamps from before the first frame: the kernel stamps a datagram on arrival only
+  // while some socket asks for it, and one that arrived unstamped is stamped when it is read
+  // (with --backlog, long after the router delivered it).
+  const int on = 1;
+  for (const Receiver& r : receivers) setsockopt(r.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   const size_t flows_per = static_cast<size_t>(o.vehicles);
   std::vector<Flow> flows(receivers.size() * flows_per);
   for (auto& f : flows) f.seen.assign(per_vehicle_frames / 8 + 1, 0);
@@ -511,8 +516,6 @@ int main(int argc, char** argv) {
   alignas(cmsghdr) static uint8_t controls[kBatch][CMSG_SPACE(sizeof(timespec))];
   iovec iovs[kBatch];
   mmsghdr msgs[kBatch];
-  const int on = 1;
-  for (const Receiver& r : receivers) setsockopt(r.fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   while (sending || Clock::now() - quiet_since < std::chrono::milliseconds(300)) {
     epoll_event events[64];
     const int n = epoll_wait(ep, events, 64, 50);
