@@ -132,7 +132,7 @@ class Worker final : public transport::LinkHost {
   bool stopped_ = true;   // under active_: its loop is not running
   size_t local_links_ = 0;  // under active_: in-process components attached here (worker 0)
   routing::Counter ring_drops_;
-  // Since when input_paused() has said yes (kNotPaused: it has not): see there.
+  // Since when must_pause() has said yes (kNotPaused: it has not): see input_paused().
   static constexpr transport::Millis kNotPaused = -1;
   transport::Millis paused_since_ = kNotPaused;
   transport::EventLoop::TimerId pause_timer_ = 0;  // wakes the loop when a pause runs out
