@@ -46,13 +46,29 @@ std::vector<protocol::FrameView> views(const std::vector<std::vector<uint8_t>>& 
 }
 
 // The route decision per frame: learn, target lookup, destinations. Arguments: vehicle links
-// and GCS links (1, 1: S1; 4, 5: S3, where a vehicle's frame goes to 5 GCS and 3 vehicles).
+// and GCS links (1, 1: S1; 4, 5: S3, where a vehicle's frame goes to 5 GCS and 3 vehicles),
+// and how many made-up component ids of each vehicle's system another peer (on a link of its
+// own) has sent from beforehand: the real components' decisions should not notice.
 void BM_RouteDecision(benchmark::State& state) {
   const auto frames = mix_frames();
   const auto v = views(frames);
   const auto vehicle_links = static_cast<uint32_t>(state.range(0));
   routing::Routing r;
   for (int64_t i = 0; i < state.range(0) + state.range(1); ++i) r.add_link(routing::LinkPolicy{});
+  if (state.range(2) > 0) {
+    const routing::LinkId sprayer = r.add_link(routing::LinkPolicy{});
+    const auto* info = dialect::builtin::message_table().find(0);
+    const uint8_t payload[9] = {};
+    for (uint8_t sys = 1; sys <= 4; ++sys) {
+      for (int64_t c = 0; c < state.range(2); ++c) {
+        std::vector<uint8_t> f(protocol::kMaxFrameLen);
+        f.resize(protocol::encode_v2({.sysid = sys, .compid = static_cast<uint8_t>(2 + c), .msgid = 0}, payload,
+                                     info->crc_extra, f));
+        r.route(sprayer, protocol::probe_frame(dialect::builtin::message_table(), f.data(), f.size()).frame, 1000,
+                [](routing::LinkId) {});
+      }
+    }
+  }
   // Which link each frame comes in on, worked out before timing: the loop times the decision,
   // not the harness (a division per iteration would cost several ns).
   std::vector<routing::LinkId> from(v.size());
@@ -286,7 +302,7 @@ void BM_StreamPipeline(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_RouteDecision)->Args({1, 1})->Args({4, 5});
+BENCHMARK(BM_RouteDecision)->Args({1, 1, 0})->Args({4, 5, 0})->Args({1, 1, 254});
 BENCHMARK(BM_RouteDecisionShared)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(BM_RouteDecisionMax)->Iterations(2'000'000);
 BENCHMARK(BM_SubscriberMatch)->Arg(1)->Arg(100)->Arg(1000);

@@ -7,9 +7,9 @@ RouteTable::~RouteTable() {
 }
 
 void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
-  const uint64_t key = key_of(compid, link);
-  if (const System* sys = system(sysid)) {
-    if (const Entry* e = sys->entries.find(key)) {
+  const uint64_t key = key_of(link);
+  if (const Component* c = component(sysid, compid)) {
+    if (const Entry* e = c->links.find(key)) {
       touch(*e, now);
       return;
     }
@@ -20,18 +20,25 @@ void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
     sys = new System;
     systems_[sysid].store(sys, std::memory_order_release);
   }
-  if (Entry* e = sys->entries.find(key)) {  // another worker learnt it meanwhile
+  Component& c = sys->by_compid[compid];
+  if (!c.listed) {
+    c.listed = true;
+    ComponentRef& ref = sys->components.claim();
+    ref.component = &c;
+    ref.key.store(uint64_t{compid} + 1, std::memory_order_release);
+  }
+  if (Entry* e = c.links.find(key)) {  // another worker learnt it meanwhile
     e->last_heard.store(now, std::memory_order_relaxed);
     return;
   }
-  Entry& e = sys->entries.claim();
+  Entry& e = c.links.claim();
   e.last_heard.store(now, std::memory_order_relaxed);
   e.key.store(key, std::memory_order_release);
 }
 
 bool RouteTable::heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept {
-  const System* sys = system(sysid);
-  return sys != nullptr && sys->entries.find(key_of(compid, link)) != nullptr;
+  const Component* c = component(sysid, compid);
+  return c != nullptr && c->links.find(key_of(link)) != nullptr;
 }
 
 bool RouteTable::knows(uint8_t sysid, uint8_t compid) const noexcept {
@@ -46,12 +53,14 @@ size_t RouteTable::erase_if(Pred pred) {
   for (uint32_t sysid = 0; sysid < systems_.size(); ++sysid) {
     System* sys = systems_[sysid].load(std::memory_order_relaxed);
     if (sys == nullptr) continue;
-    sys->entries.for_each([&](Entry& e, uint64_t key) {
-      if (pred(static_cast<uint8_t>(sysid), e, link_of(key))) {
-        e.key.store(0, std::memory_order_release);
-        ++dropped;
-      }
-    });
+    for (Component& c : sys->by_compid) {
+      c.links.for_each([&](Entry& e, uint64_t key) {
+        if (pred(static_cast<uint8_t>(sysid), e, link_of(key))) {
+          e.key.store(0, std::memory_order_release);
+          ++dropped;
+        }
+      });
+    }
   }
   return dropped;
 }

@@ -1,8 +1,11 @@
 // Which links each (system, component) was heard on, and when. Shared by every I/O worker:
 // lookups never lock, and hearing a known source again is one relaxed store (skipped when the
 // time has not changed). Only a new (system, component, link), expiry and forgetting take the
-// writers' lock. Per-system storage exists only for systems actually heard, so an idle router
-// holds almost nothing.
+// writers' lock. Storage exists only for the systems actually heard (about 14 KB each), so an
+// idle router holds almost nothing. Each component has its own list of links, in place in its
+// system: a frame's decision walks the links its source (or target) component was heard on,
+// however many other components its system has, so a peer that makes up hundreds of component
+// ids does not slow the frames of the real ones.
 #pragma once
 
 #include <array>
@@ -30,9 +33,8 @@ class RouteTable {
   template <class F>
   void learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now, F&& elsewhere) {
     bool known = false;
-    if (const System* sys = system(sysid)) {
-      sys->entries.for_each([&](const Entry& e, uint64_t key) {
-        if (compid_of(key) != compid) return;
+    if (const Component* c = component(sysid, compid)) {
+      c->links.for_each([&](const Entry& e, uint64_t key) {
         if (link_of(key) != link) {
           elsewhere(link_of(key));
         } else {
@@ -47,17 +49,17 @@ class RouteTable {
   // Calls f(link) for each link where this exact component was heard.
   template <class F>
   void for_each_component_link(uint8_t sysid, uint8_t compid, F&& f) const {
-    if (const System* sys = system(sysid)) {
-      sys->entries.for_each([&](const Entry&, uint64_t key) {
-        if (compid_of(key) == compid) f(link_of(key));
-      });
-    }
+    if (const Component* c = component(sysid, compid)) c->links.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
   }
   // Calls f(link) for each link where any component of this system was heard (a link once per
   // component heard on it).
   template <class F>
   void for_each_system_link(uint8_t sysid, F&& f) const {
-    if (const System* sys = system(sysid)) sys->entries.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
+    if (const System* sys = system(sysid)) {
+      sys->components.for_each([&](const ComponentRef& ref, uint64_t) {
+        ref.component->links.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
+      });
+    }
   }
   bool heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept;
   bool knows(uint8_t sysid, uint8_t compid) const noexcept;
@@ -69,7 +71,7 @@ class RouteTable {
 
  private:
   struct Entry {
-    std::atomic<uint64_t> key{0};  // (link + 1) << 8 | compid; 0: free
+    std::atomic<uint64_t> key{0};  // link + 1; 0: free
     mutable std::atomic<Millis> last_heard{0};  // readers refresh it; the key is the writer's
   };
   // Hearing a known source: no lock, and no store at all within the same millisecond, so
@@ -77,13 +79,29 @@ class RouteTable {
   static void touch(const Entry& e, Millis now) noexcept {
     if (e.last_heard.load(std::memory_order_relaxed) != now) e.last_heard.store(now, std::memory_order_relaxed);
   }
-  struct System {
-    SlotList<Entry> entries;
+  // A component's links. Two slots inline: most components live on one link or two, and a
+  // system keeps all 256 of its components in place (reached without another pointer).
+  struct Component {
+    SlotList<Entry, 2> links;
+    bool listed = false;  // in its system's `components` (writers only)
   };
-  static uint64_t key_of(uint8_t compid, LinkId link) noexcept { return (uint64_t{link} + 1) << 8 | compid; }
-  static uint8_t compid_of(uint64_t key) noexcept { return static_cast<uint8_t>(key); }
-  static LinkId link_of(uint64_t key) noexcept { return static_cast<LinkId>((key >> 8) - 1); }
+  // A system's components in the order first heard, for walks over the whole system. A
+  // component, once heard, stays listed (without links when they expire).
+  struct ComponentRef {
+    std::atomic<uint64_t> key{0};  // compid + 1, stored after `component` (release)
+    const Component* component = nullptr;
+  };
+  struct System {
+    std::array<Component, 256> by_compid;
+    SlotList<ComponentRef> components;
+  };
+  static uint64_t key_of(LinkId link) noexcept { return uint64_t{link} + 1; }
+  static LinkId link_of(uint64_t key) noexcept { return static_cast<LinkId>(key - 1); }
   const System* system(uint8_t sysid) const noexcept { return systems_[sysid].load(std::memory_order_acquire); }
+  const Component* component(uint8_t sysid, uint8_t compid) const noexcept {
+    const System* sys = system(sysid);
+    return sys != nullptr ? &sys->by_compid[compid] : nullptr;
+  }
   template <class Pred>
   size_t erase_if(Pred pred);
 

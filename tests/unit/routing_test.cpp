@@ -229,3 +229,24 @@ TEST_F(RoutingTest, RemovedLinkTakesItsRoutesAndIdIsReused) {
   EXPECT_EQ(v, Verdict::kUnknownTarget);
   EXPECT_EQ(add(), vehicle);
 }
+
+// A peer that sends from every made-up component of a vehicle's system: the vehicle's own
+// component is still routed to on its own link only, the made-up ones on the peer's, the whole
+// system on both. When the made-up ones fall silent and age out, a command to one of them falls
+// back to the system (the vehicle), and one heard again is routed to again.
+TEST_F(RoutingTest, MadeUpComponentsOfASystemLeaveItsRealOnesAlone) {
+  r.set_route_timeout(5000);
+  const LinkId vehicle = add(), gcs = add(), sprayer = add();
+  for (int c = 2; c < 256; ++c) route(sprayer, heartbeat(1, static_cast<uint8_t>(c)), 1000);
+  route(vehicle, heartbeat(1, 1), 1000);
+  EXPECT_EQ(route(vehicle, heartbeat(1, 1), 1000), (Links{gcs, sprayer})) << "a broadcast skips only its source's links";
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 1), 1000), (Links{vehicle}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 77), 1000), (Links{sprayer}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 0), 1000), (Links{vehicle, sprayer}));
+  route(vehicle, heartbeat(1, 1), 6500);  // the vehicle keeps talking; the sprayer stopped at 1000
+  r.expire(6500);
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 77), 6500), (Links{vehicle})) << "unknown again: the system";
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 0), 6500), (Links{vehicle}));
+  route(sprayer, heartbeat(1, 77), 6600);
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 77), 6600), (Links{sprayer}));
+}
