@@ -20,18 +20,19 @@ void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
     sys = new System;
     systems_[sysid].store(sys, std::memory_order_release);
   }
-  Component& c = sys->by_compid[compid];
-  if (!c.listed) {
-    c.listed = true;
+  Component* c = sys->by_compid[compid].load(std::memory_order_relaxed);
+  if (c == nullptr) {
+    c = new Component;
     ComponentRef& ref = sys->components.claim();
-    ref.component = &c;
+    ref.component = c;
     ref.key.store(uint64_t{compid} + 1, std::memory_order_release);
+    sys->by_compid[compid].store(c, std::memory_order_release);
   }
-  if (Entry* e = c.links.find(key)) {  // another worker learnt it meanwhile
+  if (Entry* e = c->links.find(key)) {  // another worker learnt it meanwhile
     e->last_heard.store(now, std::memory_order_relaxed);
     return;
   }
-  Entry& e = c.links.claim();
+  Entry& e = c->links.claim();
   e.last_heard.store(now, std::memory_order_relaxed);
   e.key.store(key, std::memory_order_release);
 }
@@ -53,8 +54,10 @@ size_t RouteTable::erase_if(Pred pred) {
   for (uint32_t sysid = 0; sysid < systems_.size(); ++sysid) {
     System* sys = systems_[sysid].load(std::memory_order_relaxed);
     if (sys == nullptr) continue;
-    for (Component& c : sys->by_compid) {
-      c.links.for_each([&](Entry& e, uint64_t key) {
+    for (auto& slot : sys->by_compid) {
+      Component* c = slot.load(std::memory_order_relaxed);
+      if (c == nullptr) continue;
+      c->links.for_each([&](Entry& e, uint64_t key) {
         if (pred(static_cast<uint8_t>(sysid), e, link_of(key))) {
           e.key.store(0, std::memory_order_release);
           ++dropped;

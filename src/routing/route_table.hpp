@@ -1,11 +1,11 @@
 // Which links each (system, component) was heard on, and when. Shared by every I/O worker:
 // lookups never lock, and hearing a known source again is one relaxed store (skipped when the
 // time has not changed). Only a new (system, component, link), expiry and forgetting take the
-// writers' lock. Storage exists only for the systems actually heard (about 14 KB each), so an
-// idle router holds almost nothing. Each component has its own list of links, in place in its
-// system: a frame's decision walks the links its source (or target) component was heard on,
-// however many other components its system has, so a peer that makes up hundreds of component
-// ids does not slow the frames of the real ones.
+// writers' lock. Storage exists only for the systems and components actually heard (about 2 KB
+// per system, 64 bytes per component), so an idle router holds almost nothing. Each component
+// has its own list of links, found by index: a frame's decision walks the links its source (or
+// target) component was heard on, however many other components its system has, so a peer
+// that makes up hundreds of component ids does not slow the frames of the real ones.
 #pragma once
 
 #include <array>
@@ -79,20 +79,26 @@ class RouteTable {
   static void touch(const Entry& e, Millis now) noexcept {
     if (e.last_heard.load(std::memory_order_relaxed) != now) e.last_heard.store(now, std::memory_order_relaxed);
   }
-  // A component's links. Two slots inline: most components live on one link or two, and a
-  // system keeps all 256 of its components in place (reached without another pointer).
+  // A component's links, allocated when the component is first heard. Two slots inline: most
+  // components live on one link or two, and a peer inventing every component id of every
+  // system should not cost a segment each.
   struct Component {
     SlotList<Entry, 2> links;
-    bool listed = false;  // in its system's `components` (writers only)
   };
   // A system's components in the order first heard, for walks over the whole system. A
-  // component, once heard, stays listed (without links when they expire).
+  // component, once heard, stays (without links when they expire): at most 256 per system.
   struct ComponentRef {
     std::atomic<uint64_t> key{0};  // compid + 1, stored after `component` (release)
     const Component* component = nullptr;
   };
   struct System {
-    std::array<Component, 256> by_compid;
+    System() = default;
+    System(const System&) = delete;
+    System& operator=(const System&) = delete;
+    ~System() {
+      for (auto& c : by_compid) delete c.load(std::memory_order_relaxed);
+    }
+    std::array<std::atomic<Component*>, 256> by_compid{};
     SlotList<ComponentRef> components;
   };
   static uint64_t key_of(LinkId link) noexcept { return uint64_t{link} + 1; }
@@ -100,7 +106,7 @@ class RouteTable {
   const System* system(uint8_t sysid) const noexcept { return systems_[sysid].load(std::memory_order_acquire); }
   const Component* component(uint8_t sysid, uint8_t compid) const noexcept {
     const System* sys = system(sysid);
-    return sys != nullptr ? &sys->by_compid[compid] : nullptr;
+    return sys != nullptr ? sys->by_compid[compid].load(std::memory_order_acquire) : nullptr;
   }
   template <class Pred>
   size_t erase_if(Pred pred);
