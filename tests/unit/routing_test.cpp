@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "dialect/builtin.hpp"
 #include "dialect/typed_message.hpp"
@@ -249,4 +251,23 @@ TEST_F(RoutingTest, MadeUpComponentsOfASystemLeaveItsRealOnesAlone) {
   EXPECT_EQ(route(gcs, command(255, 190, 1, 0), 6500), (Links{vehicle}));
   route(sprayer, heartbeat(1, 77), 6600);
   EXPECT_EQ(route(gcs, command(255, 190, 1, 77), 6600), (Links{sprayer}));
+}
+
+// The index of a system's components is read without locks while another worker adds to it:
+// one thread learns 254 new components of a vehicle's system (as a worker hearing a spray
+// would), while this one keeps sending commands to the whole system; every one reaches the
+// vehicle, and afterwards the new components' link too. (Run under ThreadSanitizer in CI.)
+TEST_F(RoutingTest, ComponentsLearntOnOneThreadAreWalkedSafelyOnAnother) {
+  const LinkId vehicle = add(), gcs = add(), sprayer = add();
+  route(vehicle, heartbeat(1, 1), 1000);
+  std::vector<Frame> spray;
+  for (int c = 2; c < 256; ++c) spray.push_back(heartbeat(1, static_cast<uint8_t>(c)));
+  routing::RoutingContext& other = r.add_context();
+  std::thread learner([&] {
+    for (const Frame& f : spray) r.route(other, sprayer, f.view(), 1000, [](LinkId) {});
+  });
+  const Frame to_system = command(255, 190, 1, 0);
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(route(gcs, to_system, 1000).count(vehicle), 1u) << i;
+  learner.join();
+  EXPECT_EQ(route(gcs, to_system, 1000), (Links{vehicle, sprayer}));
 }
