@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
         general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
         general.log_mode, general.log_system_id});
-    router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
+    // Serialized with the flush timer by the router thread's lock, so any worker may write it.
+    router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); }, Router::TapThread::kAnyWorker);
     router.event_loop().every(1000, [&] { tlog->flush(); });
   }
   // Replay protection across restarts: our signing clock and the streams' newest timestamps.

@@ -53,9 +53,19 @@ class Router final {
   void run();   // every worker, until stop(); worker 0 on this thread
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
-  // Called on the router's thread with every frame received (after routing): telemetry logs.
+  // Called with every frame received (after routing), one frame at a time: telemetry logs.
   using Tap = std::function<void(const protocol::FrameView& frame)>;
-  void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
+  // Where a tap runs. kRouterThread: on the router's thread, like the API's callbacks.
+  // kAnyWorker: never alongside the router's thread, but while that thread sleeps, possibly on
+  // the worker that received the frames, holding the router thread's lock. Such a tap may share
+  // state with the router thread's timers without a lock of its own; it must not wait for the
+  // router's thread (run_on_loop) or rely on on_loop_thread(). It spares the router's thread a
+  // wake-up for each batch another worker receives (see docs/ARCHITECTURE.md).
+  enum class TapThread { kRouterThread, kAnyWorker };
+  void add_tap(Tap tap, TapThread where = TapThread::kRouterThread) {
+    taps_.push_back(std::move(tap));
+    taps_need_router_thread_ = taps_need_router_thread_ || where == TapThread::kRouterThread;
+  }
 
   // In-process components (see api/): a local link is routed to like any other, and the
   // frames it sends are routed as if they had arrived on it. Router thread (or before run()).
@@ -125,6 +135,7 @@ class Router final {
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
+  bool taps_need_router_thread_ = false;  // some tap was added with TapThread::kRouterThread
   std::vector<Instance> instances_;  // last: endpoints close before the workers go
 };
 

@@ -248,9 +248,10 @@ constexpr size_t kServeAtMostBytes = 4096;
 void Worker::hand_over(Worker& peer, size_t batch_bytes) {
   if (batch_bytes <= kServeAtMostBytes && peer.active_.try_lock()) {
     // The peer sleeps and cannot wake into its state until we unlock. A stopped peer has
-    // nothing to serve; one whose frames may reach user code must do that on its own thread.
+    // nothing to serve; one whose frames may reach user code that expects the router's thread
+    // (components; taps unless added for any worker) must do that on its own thread.
     const bool stopped = peer.stopped_;
-    const bool servable = !stopped && peer.local_links_ == 0 && (peer.index_ != 0 || router_.taps_.empty());
+    const bool servable = !stopped && peer.local_links_ == 0 && (peer.index_ != 0 || !router_.taps_need_router_thread_);
     if (servable) {
       // What its iteration end would have done, ending as it does before sleeping: arm, then
       // look once more (a producer that found it disarmed while we drained relies on this).

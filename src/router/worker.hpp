@@ -10,7 +10,8 @@
 // that sleeps does not wake it (a cross-thread wake-up costs more than the writes): it takes the
 // peer's lock and drains and flushes for it, on its own thread. The peer is woken instead when
 // the batch is large (its writes then run in parallel), when it is awake, and when its frames
-// could reach user code (worker 0 with in-process components or taps).
+// could reach user code that expects its thread (worker 0 with in-process components, or taps
+// added for the router thread).
 #pragma once
 
 #include <atomic>

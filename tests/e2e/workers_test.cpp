@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <memory>
@@ -105,10 +106,12 @@ TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
 
 // A router with two workers and one TCP link on each: client endpoints are dealt out in turn,
 // so the first is on worker 0 and the second on worker 1. Connected and up on return.
+// `prepare` sees the router before it starts.
 struct OneLinkPerWorker {
-  OneLinkPerWorker() : rt(two_workers()) {
+  explicit OneLinkPerWorker(const std::function<void(Router&)>& prepare = {}) : rt(two_workers()) {
     rt.router.add_endpoint(tcp_client(listeners[0].port()));
     rt.router.add_endpoint(tcp_client(listeners[1].port()));
+    if (prepare) prepare(rt.router);
     rt.start();
     for (auto& l : listeners) peers.push_back(l.accept());
     up = peers[0] && peers[1] && wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; });
@@ -145,6 +148,64 @@ TEST(Workers, AWorkerWritesForASleepingOneInsteadOfWakingIt) {
   ASSERT_EQ(seqs.at(1).size(), size_t{kFrames});
   for (int k = 0; k < kFrames; ++k) ASSERT_EQ(seqs.at(1)[static_cast<size_t>(k)], k);
   EXPECT_GT(rt.router.cross_worker_served(), 0u) << "frames reached the sleeping worker's link without waking it";
+}
+
+// A tap added for any worker (the daemon's telemetry log) is fed by the worker that received
+// the frames while the router's thread sleeps, under that thread's lock: the tap shares plain
+// counters with a timer on the router's thread and ThreadSanitizer sees no race. The same
+// traffic with a tap added for the router's thread wakes worker 0, which runs the tap itself.
+TEST(Workers, ATapForAnyWorkerIsFedWithoutWakingTheRoutersThread) {
+  for (const auto where : {Router::TapThread::kAnyWorker, Router::TapThread::kRouterThread}) {
+    SCOPED_TRACE(where == Router::TapThread::kAnyWorker ? "tap for any worker" : "tap for the router's thread");
+    struct TapState {
+      std::vector<uint8_t> attitude_seqs;
+      int calls_off_router_thread = 0;
+      size_t seen_by_timer = 0;
+    } state;
+    Router* router = nullptr;
+    OneLinkPerWorker setup([&](Router& r) {
+      router = &r;
+      r.add_tap(
+          [&](const protocol::FrameView& f) {
+            if (!router->on_loop_thread()) ++state.calls_off_router_thread;
+            if (f.msgid() == msg::Attitude::kId) state.attitude_seqs.push_back(f.seq());
+          },
+          where);
+    });
+    ASSERT_TRUE(setup.up);
+    RouterThread& rt = setup.rt;
+    // Worker 0's own timer reads what the tap writes; every 20 ms, so that it mostly sleeps.
+    rt.router.run_on_loop([&] { rt.router.event_loop().every(20, [&] { state.seen_by_timer = state.attitude_seqs.size(); }); });
+    TcpPeer* gcs = setup.peers[0].get();
+    TcpPeer* vehicle = setup.peers[1].get();
+    gcs->send(heartbeat(255, 190));
+    ASSERT_TRUE(vehicle->wait_frames(1));
+    const uint64_t served_before = rt.router.cross_worker_served();
+    constexpr int kFrames = 40;
+    for (int i = 0; i < kFrames; ++i) {
+      vehicle->send(attitude(1, 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
+      std::this_thread::sleep_for(2ms);  // worker 0 goes back to sleep in between
+    }
+    ASSERT_TRUE(gcs->wait_frames(kFrames, 10'000ms));
+    std::vector<uint8_t> tapped;
+    int off_thread = 0;
+    ASSERT_TRUE(wait_until([&] {
+      rt.router.run_on_loop([&] {
+        tapped = state.attitude_seqs;
+        off_thread = state.calls_off_router_thread;
+      });
+      return tapped.size() == size_t{kFrames};
+    }));
+    for (int k = 0; k < kFrames; ++k) ASSERT_EQ(tapped[static_cast<size_t>(k)], k) << "the tap sees them in order";
+    const uint64_t served = rt.router.cross_worker_served() - served_before;
+    if (where == Router::TapThread::kAnyWorker) {
+      EXPECT_GT(served, 0u) << "worker 1 wrote the tap's frames for the sleeping worker 0";
+      EXPECT_GT(off_thread, 0) << "so the tap ran on worker 1's thread";
+    } else {
+      EXPECT_EQ(served, 0u) << "worker 0 was woken for each batch";
+      EXPECT_EQ(off_thread, 0) << "the tap ran on the router's thread only";
+    }
+  }
 }
 
 // Keeps worker 0 (the router's own thread) busy in a task posted to its loop, as a component's
