@@ -54,6 +54,7 @@ class Router final {
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
   // Called with every frame received (after routing), one frame at a time: telemetry logs.
+  // Taps are added before start().
   using Tap = std::function<void(const protocol::FrameView& frame)>;
   // Where a tap runs. kRouterThread: on the router's thread, like the API's callbacks.
   // kAnyWorker: never alongside the router's thread, but while that thread sleeps, possibly on
