@@ -318,6 +318,10 @@ void Worker::resume_input_when_room() {
   }
   if (!must_pause()) {
     loop_.release_input();
+    if (pause_timer_ != 0) {  // room came first: its wake-up is not needed
+      loop_.cancel(pause_timer_);
+      pause_timer_ = 0;
+    }
     return;
   }
   if (pause_timer_ == 0) {  // and in any case when the pause runs out
