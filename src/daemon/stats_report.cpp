@@ -1,6 +1,7 @@
 #include "daemon/stats_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iterator>
 
@@ -26,8 +27,11 @@ std::string format_stats(Router& router) {
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const uint64_t refused = router.endpoint_refused(i);
-    fmt::format_to(it, "  {}{}\n", router.endpoint_description(i),
-                   refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "");
+    // A listening endpoint has a socket on every worker: how its peers are shared among them.
+    const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
+    fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
+                   refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
+                   shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();
       fmt::format_to(it,

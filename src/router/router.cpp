@@ -64,15 +64,18 @@ void Router::start() {
     transport::EndpointSpec spec = specs_[i];
     const bool shared = n > 1 && transport::listens(spec);
     const size_t first = instances_.size();
-    const auto peer_count = std::make_shared<std::atomic<size_t>>(0);
+    const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
     auto add = [&](size_t worker) {
       instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
       instances_.back().endpoint->policy_index = i;
-      instances_.back().endpoint->share_peer_count(peer_count);
-      instances_.back().endpoint->start();
+      if (group) {  // before start()
+        instances_.back().endpoint->join_group(group, group->members.size());
+        group->members.push_back(instances_.back().endpoint.get());
+      }
     };
     if (!shared) {
       add(next_worker++ % n);
+      instances_.back().endpoint->start();
       continue;
     }
     spec.reuse_port = true;
@@ -80,9 +83,14 @@ void Router::start() {
       transport::ensure_port_free(*address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
                                   fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
     }
+    // Every member is known before any worker runs.
     add(0);
+    instances_.back().endpoint->start();
     if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
-    for (size_t w = 1; w < n; ++w) add(w);
+    for (size_t w = 1; w < n; ++w) {
+      add(w);
+      instances_.back().endpoint->start();
+    }
     log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
   }
 }
@@ -182,6 +190,15 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
       inst.endpoint->for_each_link([&](const transport::Link& l) { f(l, w.sequences(l.id)); });
     });
   }
+}
+
+std::vector<size_t> Router::links_by_worker(size_t endpoint_index) {
+  std::vector<size_t> counts(workers_.size(), 0);
+  for (const auto& inst : instances_) {
+    if (inst.spec_index != endpoint_index) continue;
+    run_on_worker(inst.worker, [&] { inst.endpoint->for_each_link([&](const transport::Link&) { ++counts[inst.worker]; }); });
+  }
+  return counts;
 }
 
 uint64_t Router::sum_over_workers(uint64_t (Worker::*count)() const noexcept) const {

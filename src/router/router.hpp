@@ -108,6 +108,8 @@ class Router final {
   // the link's sequence tracker too. From the router's thread or a thread outside the router.
   using LinkVisitor = std::function<void(const transport::Link&, const routing::SequenceTracker*)>;
   void for_each_link(size_t endpoint_index, const LinkVisitor& f);
+  // How many of the endpoint's links each worker holds (index: worker).
+  std::vector<size_t> links_by_worker(size_t endpoint_index);
   // Frames one worker could not hand to another because that one's queue was full.
   uint64_t cross_worker_drops() const;
   // Batches of frames a worker drained and wrote for another that slept, instead of waking it.

@@ -32,6 +32,28 @@ bool Endpoint::admits(const SocketAddress& peer) {
   return false;
 }
 
+void Endpoint::join_group(std::shared_ptr<ListenerGroup> group, size_t member) {
+  group_ = std::move(group);
+  member_ = member;
+}
+
+bool Endpoint::peer_cap_reached() const noexcept {
+  const size_t all = group_ ? group_->peers.load(std::memory_order_relaxed) : peers();
+  return all >= spec_.max_peers;
+}
+
+void Endpoint::peer_added(size_t member) noexcept {
+  Endpoint& owner = group_ ? *group_->members[member] : *this;
+  owner.peers_.fetch_add(1, std::memory_order_relaxed);
+  if (group_) group_->peers.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Endpoint::peer_removed(size_t member) noexcept {
+  Endpoint& owner = group_ ? *group_->members[member] : *this;
+  owner.peers_.fetch_sub(1, std::memory_order_relaxed);
+  if (group_) group_->peers.fetch_sub(1, std::memory_order_relaxed);
+}
+
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
   switch (spec.kind) {
     case EndpointSpec::Kind::kSerial: return make_serial_endpoint(std::move(spec), host);

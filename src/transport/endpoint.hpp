@@ -8,14 +8,19 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "transport/address_range.hpp"
 #include "transport/clock.hpp"
 #include "transport/link.hpp"
+#include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
+
+struct ListenerGroup;
 
 struct EndpointSpec {
   enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient };
@@ -72,22 +77,43 @@ class Endpoint {
   // Routing policy index the engine keeps for this endpoint's links.
   size_t policy_index = 0;
 
-  // Listening endpoints served by several workers (one instance each) share one count of
-  // peers, so MaxPeers caps the endpoint as a whole. Before start().
-  void share_peer_count(std::shared_ptr<std::atomic<size_t>> count) { peer_count_ = std::move(count); }
+  // Listening endpoints served by several workers: the instances (one per worker) share a
+  // ListenerGroup. Before start().
+  void join_group(std::shared_ptr<ListenerGroup> group, size_t member);
+  // This instance's peers, including those another instance placed here (see ListenerGroup).
+  size_t peers() const noexcept { return peers_.load(std::memory_order_relaxed); }
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
   // none admits the newcomer anyway: a new ground station is never locked out by silent peers
   // on other workers, and the endpoint holds at most MaxPeers + workers - 1 peers.
-  bool peer_cap_reached() const noexcept { return peer_count_->load(std::memory_order_relaxed) >= spec_.max_peers; }
-  void peer_added() noexcept { peer_count_->fetch_add(1, std::memory_order_relaxed); }
-  void peer_removed() noexcept { peer_count_->fetch_sub(1, std::memory_order_relaxed); }
+  bool peer_cap_reached() const noexcept;
+  // Counts a peer on `member` of the group (this instance when alone): the instance that places
+  // a peer counts it on the member it chose at once, so the next placement sees it.
+  void peer_added(size_t member) noexcept;
+  void peer_added() noexcept { peer_added(member_); }
+  void peer_removed(size_t member) noexcept;
+  void peer_removed() noexcept { peer_removed(member_); }
 
   EndpointSpec spec_;
   LinkHost& host_;
   std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
-  std::shared_ptr<std::atomic<size_t>> peer_count_ = std::make_shared<std::atomic<size_t>>(0);
+  std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
+  size_t member_ = 0;                     // this instance's index in group_->members
+  std::atomic<size_t> peers_{0};          // read by other members when they place a peer
+};
+
+// The instances of one listening endpoint, one per I/O worker, bound to the same port. The
+// kernel hands each new peer to one of them; a UDP server then places the peer on whichever
+// instance has the fewest (see udp_server_endpoint.cpp), so the workers share the peers evenly
+// however the kernel's hash happened to fall.
+struct ListenerGroup {
+  std::vector<Endpoint*> members;  // by worker; complete before any worker runs
+  std::atomic<size_t> peers{0};    // over all members: MaxPeers caps the endpoint as a whole
+  // UDP: which member each peer lives on. Read only for datagrams from an address the member
+  // that received them does not know, so a peer never becomes a link on two workers.
+  std::mutex homes_mutex;
+  std::unordered_map<SocketAddress, size_t, SocketAddressHash> homes;
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

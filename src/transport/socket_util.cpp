@@ -57,6 +57,23 @@ void ensure_port_free(const SocketAddress& address, int type, const std::string&
   if (rc < 0) throw std::runtime_error(what + ": cannot bind " + address.to_string() + ": " + err);
 }
 
+int open_peer_socket(const SocketAddress& local, const SocketAddress& peer) {
+  const int fd = ::socket(local.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1;
+  const int zero = 0;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (local.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (::bind(fd, local.get(), local.size()) < 0 || ::connect(fd, peer.get(), peer.size()) < 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  enlarge_datagram_buffers(fd);
+  return fd;
+}
+
 uint16_t local_port(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;

@@ -17,6 +17,12 @@ void bind_socket(int fd, const SocketAddress& address, const std::string& what, 
 // checked before binding shared sockets, so that two routers on one port fail as they would
 // without SO_REUSEPORT instead of silently splitting the traffic.
 void ensure_port_free(const SocketAddress& address, int type, const std::string& what);
+// A UDP socket bound to `local` beside the workers' shared sockets (SO_REUSEADDR, outside
+// their SO_REUSEPORT group, so the kernel's spreading of everyone else does not change) and
+// connected to `peer`: the kernel gives it `peer`'s datagrams from then on, and it sends from
+// the same port. Between its bind and its connect it may have received anyone's datagrams:
+// the caller reads them out. -1 when it cannot be had (the error is in errno).
+int open_peer_socket(const SocketAddress& local, const SocketAddress& peer);
 // The local port a bound socket got (for port 0).
 uint16_t local_port(int fd);
 std::string errno_text();

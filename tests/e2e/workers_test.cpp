@@ -1,5 +1,5 @@
-// The multi-worker data path under load: the kernel spreads peers over the workers' sockets,
-// frames cross between workers in every direction, and still every vehicle reaches every
+// The multi-worker data path under load: a UDP server's peers are shared evenly among the
+// workers whatever the kernel's hash does, frames cross between workers in every direction, and still every vehicle reaches every
 // ground station exactly once, in order, and commands reach only their target.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -305,24 +307,43 @@ TEST(Workers, AStuckWorkerDoesNotHoldUpTheOthersLinks) {
   EXPECT_GT(rt.router.cross_worker_drops(), 0u);
 }
 
+// A router whose one endpoint is a UDP server, with `workers` I/O workers; `adjust` may
+// change the server's spec first.
+struct UdpServerRouter {
+  explicit UdpServerRouter(unsigned workers, const std::function<void(transport::EndpointSpec&)>& adjust = {})
+      : rt(with_workers(workers)), port(free_udp_port()) {
+    auto spec = udp_server(port);
+    if (adjust) adjust(spec);
+    rt.router.add_endpoint(spec);
+    rt.start();
+  }
+  static RouterOptions with_workers(unsigned workers) {
+    RouterOptions options;
+    options.workers = workers;
+    return options;
+  }
+  // n peers, each of which has sent the server a HEARTBEAT (peer i as system 1 + i % 250,
+  // component 1 + i / 250).
+  std::vector<std::unique_ptr<UdpPeer>> peers_saying_hello(size_t n) const {
+    std::vector<std::unique_ptr<UdpPeer>> peers;
+    for (size_t i = 0; i < n; ++i) {
+      peers.push_back(std::make_unique<UdpPeer>());
+      peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + i % 250), static_cast<uint8_t>(1 + i / 250)));
+    }
+    return peers;
+  }
+  RouterThread rt;
+  uint16_t port;
+};
+
 // A broadcast crosses to another worker once, carrying the list of that worker's destination
 // links (in records of at most 256 of them): with 600 peers spread over two workers, every one
 // of them gets the frame exactly once.
 TEST(Workers, ABroadcastReachesHundredsOfLinksOnAnotherWorker) {
   constexpr size_t kPeers = 600;
-  RouterOptions options;
-  options.workers = 2;
-  RouterThread rt(options);
-  const uint16_t port = free_udp_port();
-  auto spec = udp_server(port);
-  spec.max_peers = kPeers + 10;
-  rt.router.add_endpoint(spec);
-  rt.start();
-  std::vector<std::unique_ptr<UdpPeer>> peers;
-  for (size_t i = 0; i < kPeers; ++i) {
-    peers.push_back(std::make_unique<UdpPeer>());
-    peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + i % 250), static_cast<uint8_t>(1 + i / 250)));
-  }
+  UdpServerRouter server(2, [](transport::EndpointSpec& spec) { spec.max_peers = kPeers + 10; });
+  RouterThread& rt = server.rt;
+  auto peers = server.peers_saying_hello(kPeers);
   ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; }, 10'000ms)) << rt.link_count(0);
   for (auto& p : peers) p->clear();
   for (uint8_t i = 0; i < 3; ++i) peers[0]->send(attitude(1, 1, i + 1u, i));
@@ -361,6 +382,95 @@ TEST(Workers, FramesForAComponentAreDeliveredOnTheRoutersThread) {
 
 // Several workers share a listening port among themselves (SO_REUSEPORT), never with somebody
 // else: a port another socket holds is refused at start, whether or not that socket would share.
+// The ports the next n datagrams waiting at `fd` came from (fewer if the timeout passes).
+std::vector<uint16_t> source_ports(int fd, size_t n, std::chrono::milliseconds timeout = 3000ms) {
+  std::vector<uint16_t> ports;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  uint8_t buf[2048];
+  while (ports.size() < n && std::chrono::steady_clock::now() < deadline) {
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    if (::recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &len) > 0) {
+      ports.push_back(ntohs(from.sin_port));
+    } else {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  return ports;
+}
+
+// However the kernel's hash spreads them over the workers' sockets, a UDP server's peers are
+// shared evenly among the workers (a worker that hears a new peer while another holds fewer
+// gives the peer a socket of its own on that one), even when they all arrive at once; each
+// is one link, and replies come from the server's port whichever worker sends them.
+TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
+  constexpr size_t kPeers = 24;
+  for (const unsigned workers : {2u, 3u}) {
+    // A datagram a frame, so that datagrams can be counted.
+    UdpServerRouter server(workers, [](transport::EndpointSpec& spec) { spec.coalesce = false; });
+    RouterThread& rt = server.rt;
+    const uint16_t port = server.port;
+    auto peers = server.peers_saying_hello(kPeers);
+    ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; })) << rt.link_count(0);
+    EXPECT_EQ(rt.router.links_by_worker(0), std::vector<size_t>(workers, kPeers / workers));
+
+    for (auto& p : peers) p->poll(), p->clear();
+    for (size_t i = 0; i < kPeers; ++i) peers[i]->send(attitude(static_cast<uint8_t>(1 + i), 1, 1));
+    for (size_t i = 0; i < kPeers; ++i) {
+      const auto ports = source_ports(peers[i]->fd(), kPeers - 1);
+      ASSERT_EQ(ports.size(), kPeers - 1) << "peer " << i << ", " << workers << " workers";
+      for (const uint16_t p : ports) ASSERT_EQ(p, port) << "peer " << i << ", " << workers << " workers";
+    }
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(rt.link_count(0), kPeers);
+  }
+}
+
+// New peers that start with a burst, all at once: frames that reached a worker before the
+// peer had its own socket there are passed on, so every frame arrives exactly once.
+TEST(Workers, APeersFirstBurstArrivesWholeWhicheverWorkerTakesIt) {
+  constexpr size_t kVehicles = 16, kFrames = 40;
+  UdpServerRouter server(2);
+  RouterThread& rt = server.rt;
+  const uint16_t port = server.port;
+  UdpPeer gcs;
+  gcs.send_to(port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  std::vector<std::unique_ptr<UdpPeer>> vehicles;
+  for (size_t v = 0; v < kVehicles; ++v) vehicles.push_back(std::make_unique<UdpPeer>());
+  for (size_t k = 0; k < kFrames; ++k) {
+    for (size_t v = 0; v < kVehicles; ++v) {
+      vehicles[v]->send_to(port, attitude(static_cast<uint8_t>(1 + v), 1, static_cast<uint32_t>(k + 1), static_cast<uint8_t>(k)));
+    }
+  }
+  ASSERT_TRUE(gcs.wait_frames(kVehicles * kFrames, 10'000ms)) << gcs.received().frames.size();
+  std::this_thread::sleep_for(50ms);
+  const auto seqs = attitude_seqs(gcs);
+  ASSERT_EQ(seqs.size(), kVehicles);
+  for (const auto& [sys, s] : seqs) EXPECT_EQ(s.size(), kFrames) << "from system " << int{sys};
+  EXPECT_EQ(rt.link_count(0), kVehicles + 1);
+  const auto by_worker = rt.router.links_by_worker(0);
+  EXPECT_LE(std::max(by_worker[0], by_worker[1]) - std::min(by_worker[0], by_worker[1]), 1u);
+}
+
+// A peer forgotten for silence, on whichever worker it was placed, is new again when it
+// speaks again, and is placed afresh.
+TEST(Workers, APlacedPeerForgottenForSilenceComesBackAsNew) {
+  constexpr size_t kPeers = 4;
+  UdpServerRouter server(2, [](transport::EndpointSpec& spec) { spec.idle_timeout = 200; });
+  RouterThread& rt = server.rt;
+  auto peers = server.peers_saying_hello(kPeers);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; }));
+  EXPECT_EQ(rt.router.links_by_worker(0), (std::vector<size_t>{2, 2}));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 0; }, 5000ms)) << rt.link_count(0);
+  for (size_t i = 0; i < kPeers; ++i) peers[i]->send(heartbeat(static_cast<uint8_t>(1 + i), 1));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; })) << rt.link_count(0);
+  EXPECT_EQ(rt.router.links_by_worker(0), (std::vector<size_t>{2, 2}));
+  for (auto& p : peers) p->poll(), p->clear();
+  peers[0]->send(attitude(1, 1, 1));
+  for (size_t i = 1; i < kPeers; ++i) EXPECT_TRUE(peers[i]->wait_frames(1)) << "peer " << i;
+}
+
 TEST(Workers, APortSomeoneElseHoldsIsRefused) {
   for (const int type : {SOCK_DGRAM, SOCK_STREAM}) {
     for (const bool holder_shares : {false, true}) {
