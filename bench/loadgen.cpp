@@ -48,6 +48,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -205,6 +206,17 @@ uint64_t cpu_ns(pid_t pid) {
     if (in >> run_ns) total += run_ns;
   });
   return total;
+}
+
+// Each of the router's threads' run time in nanoseconds, by thread id: how the work divided.
+std::map<std::string, uint64_t> thread_cpu_ns(pid_t pid) {
+  std::map<std::string, uint64_t> out;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / "schedstat");
+    uint64_t run_ns = 0;
+    if (in >> run_ns) out[task.path().filename().string()] = run_ns;
+  }
+  return out;
 }
 
 // The whole machine's busy and idle time so far (/proc/stat, in clock ticks).
@@ -395,6 +407,7 @@ int main(int argc, char** argv) {
   std::atomic<uint64_t> offered{0};
 
   const uint64_t cpu_before = cpu_ns(router);
+  const auto threads_before = thread_cpu_ns(router);
   const Switches switches_before = context_switches(router);
   const auto t0 = Clock::now();
   std::thread sender([&] {
@@ -569,6 +582,7 @@ int main(int argc, char** argv) {
   const double drain_s = last_arrival > continued_ns ? static_cast<double>(last_arrival - continued_ns) / 1e9 : 0.0;
   const double elapsed = o.backlog > 0 ? std::max(drain_s, 1e-6) : o.seconds;
   const uint64_t cpu_after = cpu_ns(router);
+  const auto threads_after = thread_cpu_ns(router);
   const Switches switches_after = context_switches(router);
   kill(router, SIGTERM);
   waitpid(router, nullptr, 0);
@@ -611,6 +625,14 @@ int main(int argc, char** argv) {
     // How many of the machine's cores were busy during the drain (router, kernel, anyone).
     const uint64_t busy = machine_after.busy - machine_before.busy, all = busy + machine_after.idle - machine_before.idle;
     std::printf(" drain_ms=%.1f machine_busy_pct=%.0f", drain_s * 1e3, all ? 100.0 * static_cast<double>(busy) / static_cast<double>(all) : 0.0);
+    // Each router thread's share of the drain's CPU (how evenly the workers divided it).
+    std::printf(" thread_cpu_ms=");
+    const char* sep = "";
+    for (const auto& [tid, ns] : threads_after) {
+      const auto before = threads_before.find(tid);
+      std::printf("%s%.1f", sep, static_cast<double>(ns - (before != threads_before.end() ? before->second : 0)) / 1e6);
+      sep = ",";
+    }
   }
   std::printf("\n");
   return 0;

@@ -78,6 +78,7 @@ void Worker::link_up(transport::Link& link) {
   const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index], static_cast<uint32_t>(index_));
   link.id = id;
   slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>()};
+  wire_links_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Worker::link_down(transport::Link& link) {
@@ -86,6 +87,7 @@ void Worker::link_down(transport::Link& link) {
   links_[link.id] = {};
   std::erase(to_flush_, &link);
   link.id = routing::kNoLink;
+  wire_links_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Worker::attach_local(routing::LinkId id, LocalLink& link) {

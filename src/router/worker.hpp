@@ -64,6 +64,7 @@ class Worker final : public transport::LinkHost {
   // transport::LinkHost
   void link_up(transport::Link& link) override;
   void link_down(transport::Link& link) override;
+  size_t wire_links() const noexcept override { return wire_links_.load(std::memory_order_relaxed); }
   void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
   void needs_flush(transport::Link& link) override;
   bool input_paused(int fd) override;
@@ -132,6 +133,7 @@ class Worker final : public transport::LinkHost {
   std::mutex active_;     // held by whoever runs this worker's code (see above)
   bool stopped_ = true;   // under active_: its loop is not running
   size_t local_links_ = 0;  // under active_: in-process components attached here (worker 0)
+  std::atomic<size_t> wire_links_{0};  // links up on this worker (read by other workers placing peers)
   routing::Counter ring_drops_;
   // Since when must_pause() has said yes (kNotPaused: it has not): see input_paused().
   static constexpr transport::Millis kNotPaused = -1;

@@ -82,6 +82,9 @@ class Endpoint {
   void join_group(std::shared_ptr<ListenerGroup> group, size_t member);
   // This instance's peers, including those another instance placed here (see ListenerGroup).
   size_t peers() const noexcept { return peers_.load(std::memory_order_relaxed); }
+  // What placing a peer here would add to: the links its worker serves, of every endpoint, and
+  // the peers placed here that are not up yet.
+  size_t load() const noexcept { return host_.wire_links() + placing_.load(std::memory_order_relaxed); }
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -101,12 +104,13 @@ class Endpoint {
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   size_t member_ = 0;                     // this instance's index in group_->members
   std::atomic<size_t> peers_{0};          // read by other members when they place a peer
+  std::atomic<size_t> placing_{0};        // peers placed here, not yet up (see load())
 };
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The
-// kernel hands each new peer to one of them; a UDP server then places the peer on whichever
-// instance has the fewest (see udp_server_endpoint.cpp), so the workers share the peers evenly
-// however the kernel's hash happened to fall.
+// kernel hands each new peer to one of them; a UDP server then places the peer on the instance
+// whose worker serves the fewest links (see udp_server_endpoint.cpp), so the workers share the
+// links evenly however the kernel's hash happened to fall.
 struct ListenerGroup {
   std::vector<Endpoint*> members;  // by worker; complete before any worker runs
   std::atomic<size_t> peers{0};    // over all members: MaxPeers caps the endpoint as a whole

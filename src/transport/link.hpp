@@ -40,6 +40,9 @@ class LinkHost {
   // holds `fd` back in its loop until it can take input again (EventLoop::hold_input), so the
   // rest waits in the kernel's buffers without waking anyone. Checked before each read.
   virtual bool input_paused(int /*fd*/) { return false; }
+  // How many wire links the host serves now, of every endpoint: what a listening endpoint
+  // served by several hosts compares to place a new peer. Read from other threads.
+  virtual size_t wire_links() const noexcept { return 0; }
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
   virtual Resolver& resolver() = 0;

@@ -5,10 +5,10 @@
 //
 // With several I/O workers each has a socket on the port (SO_REUSEPORT), and the kernel hands
 // each peer's datagrams to one of them by a hash of its address. The instance that hears a new
-// peer places it on the instance with the fewest peers: itself, or another, for which it opens
-// a socket connected to the peer (the kernel then gives that socket the peer's datagrams, and
-// replies leave from the same port). So the workers share the peers evenly however the hash
-// fell, and a link never changes worker once placed. Datagrams that reach an instance other
+// peer places it on the instance whose worker serves the fewest links (of every endpoint):
+// itself, or another, for which it opens a socket connected to the peer (the kernel then gives
+// that socket the peer's datagrams, and replies leave from the same port). So the workers share
+// the links evenly however the hash fell, and a link never changes worker once placed. Datagrams that reach an instance other
 // than their peer's (sent before its socket was connected) are passed on to it; those of a
 // peer's first moments may therefore be handled out of order, as UDP allows.
 #include <sys/epoll.h>
@@ -143,6 +143,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
+    if (group_) placing_.fetch_sub(1, std::memory_order_relaxed);
     it = peers_.emplace(from, std::move(peer)).first;
     it->second->datagram(d);
   }
@@ -150,16 +151,18 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   static constexpr size_t kTaken = SIZE_MAX;
   UdpServerEndpoint& member(size_t i) const { return static_cast<UdpServerEndpoint&>(*group_->members[i]); }
 
-  // Chooses the member a new peer lives on (the one with the fewest peers; this one when it is
-  // among them), notes it and counts it there; kTaken when another member noted the peer
-  // first. Under the lock, so peers arriving on several workers at once are still shared evenly.
+  // Chooses the member a new peer lives on (the least loaded; this one when it is among them),
+  // notes it and counts it there; kTaken when another member noted the peer first. Under the
+  // lock, so peers arriving on several workers at once are still shared evenly. (A link counts
+  // twice for a moment, once up and before its placing is uncounted: never too few.)
   size_t claim(const SocketAddress& from) {
     const std::lock_guard lock(group_->homes_mutex);
     size_t best = member_;
     for (size_t i = 0; i < group_->members.size(); ++i) {
-      if (group_->members[i]->peers() < group_->members[best]->peers()) best = i;
+      if (group_->members[i]->load() < group_->members[best]->load()) best = i;
     }
     if (!group_->homes.try_emplace(from, best).second) return kTaken;
+    member(best).placing_.fetch_add(1, std::memory_order_relaxed);
     peer_added(best);
     return best;
   }
@@ -167,6 +170,8 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void keep_here(const SocketAddress& from, size_t instead_of) {
     const std::lock_guard lock(group_->homes_mutex);
     group_->homes[from] = member_;
+    member(instead_of).placing_.fetch_sub(1, std::memory_order_relaxed);
+    placing_.fetch_add(1, std::memory_order_relaxed);
     peer_removed(instead_of);
     peer_added();
   }
@@ -224,6 +229,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames, fd);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
+    placing_.fetch_sub(1, std::memory_order_relaxed);
     auto it = peers_.emplace(from, std::move(peer)).first;
     for (const auto& d : datagrams) it->second->datagram(d);
   }

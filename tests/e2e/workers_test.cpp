@@ -1,6 +1,7 @@
 // The multi-worker data path under load: a UDP server's peers are shared evenly among the
-// workers whatever the kernel's hash does, frames cross between workers in every direction, and still every vehicle reaches every
-// ground station exactly once, in order, and commands reach only their target.
+// workers whatever the kernel's hash does, frames cross between workers in every direction,
+// and still every vehicle reaches every ground station exactly once, in order, and commands
+// reach only their target.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -424,6 +425,27 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(rt.link_count(0), kPeers);
   }
+}
+
+// Peers are placed by the links each worker serves, of every endpoint: with UDP clients dealt
+// out two to worker 0 and one to worker 1, five new peers go three to worker 1, two to worker 0.
+TEST(Workers, PeersGoToTheWorkerWithTheFewestLinks) {
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options);
+  UdpPeer ground[3];
+  for (auto& g : ground) rt.router.add_endpoint(udp_client(g.port()));
+  const uint16_t port = free_udp_port();
+  rt.router.add_endpoint(udp_server(port));
+  rt.start();
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) + rt.link_count(1) + rt.link_count(2) == 3; }));
+  std::vector<std::unique_ptr<UdpPeer>> peers;
+  for (uint8_t i = 0; i < 5; ++i) {
+    peers.push_back(std::make_unique<UdpPeer>());
+    peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + i), 1));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(3) == 5; }));
+  EXPECT_EQ(rt.router.links_by_worker(3), (std::vector<size_t>{2, 3}));
 }
 
 // New peers that start with a burst, all at once: frames that reached a worker before the
