@@ -430,9 +430,7 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
 // Peers are placed by the links each worker serves, of every endpoint: with UDP clients dealt
 // out two to worker 0 and one to worker 1, five new peers go three to worker 1, two to worker 0.
 TEST(Workers, PeersGoToTheWorkerWithTheFewestLinks) {
-  RouterOptions options;
-  options.workers = 2;
-  RouterThread rt(options);
+  RouterThread rt(UdpServerRouter::with_workers(2));
   UdpPeer ground[3];
   for (auto& g : ground) rt.router.add_endpoint(udp_client(g.port()));
   const uint16_t port = free_udp_port();
