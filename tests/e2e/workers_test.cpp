@@ -2,6 +2,7 @@
 // workers whatever the kernel's hash does, frames cross between workers in every direction,
 // and still every vehicle reaches every ground station exactly once, in order, and commands
 // reach only their target.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -403,12 +404,16 @@ std::vector<uint16_t> source_ports(int fd, size_t n, std::chrono::milliseconds t
 // However the kernel's hash spreads them over the workers' sockets, a UDP server's peers are
 // shared evenly among the workers (a worker that hears a new peer while another holds fewer
 // gives the peer a socket of its own on that one), even when they all arrive at once; each
-// is one link, and replies come from the server's port whichever worker sends them.
+// is one link, and replies come from the server's port whichever worker sends them (also when
+// the server listens on every address).
 TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
   constexpr size_t kPeers = 24;
-  for (const unsigned workers : {2u, 3u}) {
-    // A datagram a frame, so that datagrams can be counted.
-    UdpServerRouter server(workers, [](transport::EndpointSpec& spec) { spec.coalesce = false; });
+  for (const auto& [workers, address] : {std::pair{2u, "127.0.0.1"}, {3u, "127.0.0.1"}, {2u, "0.0.0.0"}}) {
+    SCOPED_TRACE(fmt::format("{} workers, server on {}", workers, address));
+    UdpServerRouter server(workers, [address = address](transport::EndpointSpec& spec) {
+      spec.address = address;
+      spec.coalesce = false;  // a datagram a frame, so that datagrams can be counted
+    });
     RouterThread& rt = server.rt;
     const uint16_t port = server.port;
     auto peers = server.peers_saying_hello(kPeers);
@@ -419,8 +424,8 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
     for (size_t i = 0; i < kPeers; ++i) peers[i]->send(attitude(static_cast<uint8_t>(1 + i), 1, 1));
     for (size_t i = 0; i < kPeers; ++i) {
       const auto ports = source_ports(peers[i]->fd(), kPeers - 1);
-      ASSERT_EQ(ports.size(), kPeers - 1) << "peer " << i << ", " << workers << " workers";
-      for (const uint16_t p : ports) ASSERT_EQ(p, port) << "peer " << i << ", " << workers << " workers";
+      ASSERT_EQ(ports.size(), kPeers - 1) << "peer " << i;
+      for (const uint16_t p : ports) ASSERT_EQ(p, port) << "peer " << i;
     }
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(rt.link_count(0), kPeers);
