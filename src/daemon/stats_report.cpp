@@ -31,7 +31,9 @@ std::string format_stats(Router& router) {
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
     fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
-                   shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
+                   shared ? fmt::format(" (peers by worker: {}; datagrams passed to their peer's worker: {})",
+                                        fmt::join(router.links_by_worker(i), ", "), router.endpoint_passed_on(i))
+                          : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();
       fmt::format_to(it,

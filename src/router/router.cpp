@@ -64,7 +64,7 @@ void Router::start() {
     transport::EndpointSpec spec = specs_[i];
     const bool shared = n > 1 && transport::listens(spec);
     const size_t first = instances_.size();
-    const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
+    const auto group = shared ? std::make_shared<transport::ListenerGroup>(n) : nullptr;
     auto add = [&](size_t worker) {
       instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
       instances_.back().endpoint->policy_index = i;
@@ -174,13 +174,16 @@ std::string Router::endpoint_description(size_t i) const {
   return fmt::format("{} {}", transport::kind_name(specs_[i].kind), specs_[i].name);
 }
 
-uint64_t Router::endpoint_refused(size_t i) const {
+uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*count)() const noexcept) const {
   uint64_t sum = 0;
   for (const auto& inst : instances_) {
-    if (inst.spec_index == i) sum += inst.endpoint->refused();
+    if (inst.spec_index == i) sum += ((*inst.endpoint).*count)();
   }
   return sum;
 }
+
+uint64_t Router::endpoint_refused(size_t i) const { return sum_over_instances(i, &transport::Endpoint::refused); }
+uint64_t Router::endpoint_passed_on(size_t i) const { return sum_over_instances(i, &transport::Endpoint::passed_on); }
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   for (const auto& inst : instances_) {

@@ -104,6 +104,7 @@ class Router final {
   const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
   std::string endpoint_description(size_t i) const;
   uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
+  uint64_t endpoint_passed_on(size_t i) const;  // datagrams passed to their peer's worker
   // Calls f for each link of endpoint i, on the thread that owns the link, and waits; give it
   // the link's sequence tracker too. From the router's thread or a thread outside the router.
   using LinkVisitor = std::function<void(const transport::Link&, const routing::SequenceTracker*)>;
@@ -127,6 +128,7 @@ class Router final {
   };
   void run_on_worker(size_t worker, const std::function<void()>& f);
   uint64_t sum_over_workers(uint64_t (Worker::*count)() const noexcept) const;
+  uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept) const;
   uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
 

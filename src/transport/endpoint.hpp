@@ -16,6 +16,7 @@
 #include "transport/address_range.hpp"
 #include "transport/clock.hpp"
 #include "transport/link.hpp"
+#include "transport/reuseport_steering.hpp"
 #include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
@@ -72,6 +73,10 @@ class Endpoint {
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
+  // Listening endpoints served by several workers: datagrams that reached another worker than
+  // their peer's and were passed on to it (a peer's first moments; steady traffic arrives where
+  // its peer lives).
+  uint64_t passed_on() const noexcept { return passed_on_.load(std::memory_order_relaxed); }
   bool listening() const noexcept { return listens(spec_); }
 
   // Routing policy index the engine keeps for this endpoint's links.
@@ -101,6 +106,7 @@ class Endpoint {
   EndpointSpec spec_;
   LinkHost& host_;
   std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
+  std::atomic<uint64_t> passed_on_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   size_t member_ = 0;                     // this instance's index in group_->members
   std::atomic<size_t> peers_{0};          // read by other members when they place a peer
@@ -109,15 +115,23 @@ class Endpoint {
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The
 // kernel hands each new peer to one of them; a UDP server then places the peer on the instance
-// whose worker serves the fewest links (see udp_server_endpoint.cpp), so the workers share the
-// links evenly however the kernel's hash happened to fall.
+// whose worker serves the fewest links and steers its datagrams there (see
+// udp_server_endpoint.cpp), so the workers share the links evenly however the hash fell.
 struct ListenerGroup {
-  std::vector<Endpoint*> members;  // by worker; complete before any worker runs
+  explicit ListenerGroup(size_t workers) : size(workers) {}
+  const size_t size;               // members, one per worker
+  std::vector<Endpoint*> members;  // by worker, in the order their sockets were bound
   std::atomic<size_t> peers{0};    // over all members: MaxPeers caps the endpoint as a whole
-  // UDP: which member each peer lives on. Read only for datagrams from an address the member
-  // that received them does not know, so a peer never becomes a link on two workers.
+  // UDP: which member each peer lives on, and whether the kernel is told to send it there (it is
+  // not where the hash would). Read only for datagrams from an address the member that received
+  // them does not know, so a peer never becomes a link on two workers.
+  struct Home {
+    size_t member;
+    bool steered;
+  };
   std::mutex homes_mutex;
-  std::unordered_map<SocketAddress, size_t, SocketAddressHash> homes;
+  std::unordered_map<SocketAddress, Home, SocketAddressHash> homes;
+  std::vector<PlacedSource> steered;  // under homes_mutex: what the kernel's program lists
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

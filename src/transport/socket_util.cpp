@@ -32,7 +32,10 @@ int open_socket(int family, int type) {
 void bind_socket(int fd, const SocketAddress& address, const std::string& what, bool reuse_port) {
   const int one = 1;
   const int zero = 0;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  int type = 0;
+  socklen_t type_len = sizeof type;
+  getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_len);
+  if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
   if (address.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
   if (::bind(fd, address.get(), address.size()) < 0) {
@@ -55,23 +58,6 @@ void ensure_port_free(const SocketAddress& address, int type, const std::string&
   const std::string err = errno_text();
   ::close(fd);
   if (rc < 0) throw std::runtime_error(what + ": cannot bind " + address.to_string() + ": " + err);
-}
-
-int open_peer_socket(const SocketAddress& local, const SocketAddress& peer) {
-  const int fd = ::socket(local.family(), SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  const int one = 1;
-  const int zero = 0;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (local.family() == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
-  if (::bind(fd, local.get(), local.size()) < 0 || ::connect(fd, peer.get(), peer.size()) < 0) {
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    return -1;
-  }
-  enlarge_datagram_buffers(fd);
-  return fd;
 }
 
 uint16_t local_port(int fd) {

@@ -9,20 +9,16 @@ namespace mavswitch::transport {
 
 // A non-blocking, close-on-exec socket; throws std::runtime_error on failure.
 int open_socket(int family, int type);
-// Binds with SO_REUSEADDR; an IPv6 wildcard also accepts IPv4. Throws with the address in the
-// message. With reuse_port, several sockets (one per I/O worker) share the port and the kernel
-// spreads peers among them; a port someone else holds is still refused (see ensure_port_free).
+// Binds; an IPv6 wildcard also accepts IPv4. Throws with the address in the message. A TCP
+// socket gets SO_REUSEADDR (to bind past its own TIME_WAIT connections), a UDP one never: there
+// it would let a socket of any user share the port and take its datagrams. With reuse_port,
+// several sockets (one per I/O worker) share the port, only with sockets of the same user; a
+// port someone else holds is still refused (see ensure_port_free).
 void bind_socket(int fd, const SocketAddress& address, const std::string& what, bool reuse_port = false);
 // Throws (naming `what`) unless `address` can be bound by a socket of `type` without sharing:
 // checked before binding shared sockets, so that two routers on one port fail as they would
 // without SO_REUSEPORT instead of silently splitting the traffic.
 void ensure_port_free(const SocketAddress& address, int type, const std::string& what);
-// A UDP socket bound to `local` beside the workers' shared sockets (SO_REUSEADDR, outside
-// their SO_REUSEPORT group, so the kernel's spreading of everyone else does not change) and
-// connected to `peer`: the kernel gives it `peer`'s datagrams from then on, and it sends from
-// the same port. Between its bind and its connect it may have received anyone's datagrams:
-// the caller reads them out. -1 when it cannot be had (the error is in errno).
-int open_peer_socket(const SocketAddress& local, const SocketAddress& peer);
 // The local port a bound socket got (for port 0).
 uint16_t local_port(int fd);
 std::string errno_text();

@@ -3,14 +3,14 @@
 // Datagrams from unknown addresses that hold no MAVLink create nothing; at the peer limit the
 // longest-silent peer makes room.
 //
-// With several I/O workers each has a socket on the port (SO_REUSEPORT), and the kernel hands
-// each peer's datagrams to one of them by a hash of its address. The instance that hears a new
-// peer places it on the instance whose worker serves the fewest links (of every endpoint):
-// itself, or another, for which it opens a socket connected to the peer (the kernel then gives
-// that socket the peer's datagrams, and replies leave from the same port). So the workers share
-// the links evenly however the hash fell, and a link never changes worker once placed. Datagrams that reach an instance other
-// than their peer's (sent before its socket was connected) are passed on to it; those of a
-// peer's first moments may therefore be handled out of order, as UDP allows.
+// With several I/O workers each has a socket on the port (SO_REUSEPORT), and a program in the
+// kernel hands each peer's datagrams to one of them by a hash of its address (see
+// reuseport_steering.hpp). The instance that hears a new peer places it on the instance whose
+// worker serves the fewest links, of every endpoint: itself, or another, and then the program
+// is told to send that peer's datagrams there. So the workers share the links evenly however
+// the hash fell, and a link never changes worker once placed. Datagrams that were already
+// queued at the first instance are passed on; a peer's first few may thus be handled out of
+// order, as UDP allows.
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,6 +26,7 @@
 #include "transport/endpoint_kinds.hpp"
 #include "transport/event_loop.hpp"
 #include "transport/output_queue.hpp"
+#include "transport/reuseport_steering.hpp"
 #include "transport/socket_util.hpp"
 
 namespace mavswitch::transport {
@@ -33,39 +34,18 @@ namespace {
 
 class UdpServerEndpoint;
 
-// A socket handed from one worker to another inside a posted task: closed if the task never
-// runs (the router stopped first).
-struct HandedSocket {
-  explicit HandedSocket(int f) : fd(f) {}
-  ~HandedSocket() {
-    if (fd >= 0) ::close(fd);
-  }
-  HandedSocket(const HandedSocket&) = delete;
-  HandedSocket& operator=(const HandedSocket&) = delete;
-  int release() noexcept { return std::exchange(fd, -1); }
-  int fd;
-};
-
-class UdpPeerLink final : public Link, private EventLoop::Handler {
+class UdpPeerLink final : public Link {
  public:
-  // Served through the server's shared socket, or through `own_fd`, a socket connected to the
-  // peer, when another worker placed it here.
-  UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames,
-              int own_fd = -1);
-  ~UdpPeerLink() override { close_socket(); }
+  UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames);
   void flush() override;
   void datagram(std::span<const uint8_t> d) { received_datagram(d); }
   const SocketAddress& address() const noexcept { return address_; }
-  bool has_own_socket() const noexcept { return own_fd_ >= 0; }
-  void close_socket() noexcept;
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
-  void on_io(uint32_t events) override;
   UdpServerEndpoint& server_;
   SocketAddress address_;
   DatagramQueue queue_;
-  int own_fd_ = -1;
 };
 
 class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
@@ -86,7 +66,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     fd_ = open_socket(address->family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
     bind_socket(fd_, *address, describe(), spec_.reuse_port);
-    local_ = *SocketAddress::numeric(spec_.address.empty() ? "0.0.0.0" : spec_.address, transport::local_port(fd_));
+    if (group_ && spec_.reuse_port) {
+      // Every member attaches the same program; the group keeps the last one.
+      steers_ = steer_by_source(fd_, static_cast<uint32_t>(group_->size), {});
+      if (!steers_ && member_ == 0) {
+        log::warning("{}: cannot steer datagrams by source ({}); each peer stays on the worker the kernel picks",
+                     describe(), errno_text());
+      }
+    }
     host_.loop().add(fd_, EPOLLIN, this);
     idle_timer_ = host_.loop().every(1000, [this] { forget_idle(); });
     // One of several workers' sockets on this port: the router says "listening" once for all.
@@ -137,8 +124,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       pass_on(d, from);  // another worker heard it first, a moment ago
       return;
     } else if (home != member_) {
-      if (place_on(home, d, from)) return;
-      keep_here(from, home);  // no socket could be had for it there
+      UdpServerEndpoint& target = member(home);
+      target.host_.loop().post([&target, from, first = std::vector<uint8_t>(d.begin(), d.end())] { target.adopt(from, first); });
+      return;
     }
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
     log::info("{}: new peer {}", describe(), peer->peer());
@@ -152,28 +140,34 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   UdpServerEndpoint& member(size_t i) const { return static_cast<UdpServerEndpoint&>(*group_->members[i]); }
 
   // Chooses the member a new peer lives on (the least loaded; this one when it is among them),
-  // notes it and counts it there; kTaken when another member noted the peer first. Under the
-  // lock, so peers arriving on several workers at once are still shared evenly. (A link counts
-  // twice for a moment, once up and before its placing is uncounted: never too few.)
+  // notes it and counts it there, and steers the peer's datagrams to it when that is another
+  // member; kTaken when another member noted the peer first. Under the lock, so peers arriving
+  // on several workers at once are still shared evenly. (A link counts twice for a moment, up
+  // and not yet uncounted from placing_: never too few.)
   size_t claim(const SocketAddress& from) {
     const std::lock_guard lock(group_->homes_mutex);
     size_t best = member_;
-    for (size_t i = 0; i < group_->members.size(); ++i) {
-      if (group_->members[i]->load() < group_->members[best]->load()) best = i;
+    if (steers_ && group_->steered.size() < kMaxPlacedSources) {  // past that, peers stay where they land
+      for (size_t i = 0; i < group_->members.size(); ++i) {
+        if (group_->members[i]->load() < group_->members[best]->load()) best = i;
+      }
     }
-    if (!group_->homes.try_emplace(from, best).second) return kTaken;
+    const auto [home, fresh] = group_->homes.try_emplace(from, ListenerGroup::Home{best, false});
+    if (!fresh) return kTaken;
+    if (best != member_) {
+      group_->steered.push_back({steering_key(from), static_cast<uint32_t>(best)});
+      home->second.steered = true;
+      if (!steer_by_source(fd_, static_cast<uint32_t>(group_->size), group_->steered)) {
+        log::warning("{}: cannot steer peer {} to another worker ({}); it stays on this one", describe(),
+                     from.to_string(), errno_text());
+        group_->steered.pop_back();
+        home->second = {member_, false};
+        best = member_;
+      }
+    }
     member(best).placing_.fetch_add(1, std::memory_order_relaxed);
     peer_added(best);
     return best;
-  }
-
-  void keep_here(const SocketAddress& from, size_t instead_of) {
-    const std::lock_guard lock(group_->homes_mutex);
-    group_->homes[from] = member_;
-    member(instead_of).placing_.fetch_sub(1, std::memory_order_relaxed);
-    placing_.fetch_add(1, std::memory_order_relaxed);
-    peer_removed(instead_of);
-    peer_added();
   }
 
   // A datagram from a peer that lives on another member (or is about to live on this one:
@@ -184,8 +178,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       const std::lock_guard lock(group_->homes_mutex);
       const auto h = group_->homes.find(from);
       if (h == group_->homes.end()) return false;
-      home = h->second;
+      home = h->second.member;
     }
+    passed_on_.fetch_add(1, std::memory_order_relaxed);
     UdpServerEndpoint& target = member(home);
     target.host_.loop().post([&target, from, bytes = std::vector<uint8_t>(d.begin(), d.end())] {
       if (const auto it = target.peers_.find(from); it != target.peers_.end()) it->second->datagram(bytes);
@@ -193,45 +188,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     return true;
   }
 
-  // Gives `from` a socket of its own and hands it, with the peer's first datagrams, to member
-  // `home`. What the socket caught from others before it was connected goes where it belongs.
-  bool place_on(size_t home, std::span<const uint8_t> first, const SocketAddress& from) {
-    auto socket = std::make_shared<HandedSocket>(open_peer_socket(local_, from));
-    if (socket->fd < 0) {
-      log::warning("{}: cannot open a socket for peer {} on another worker ({}); it stays on this one", describe(),
-                   from.to_string(), errno_text());
-      return false;
-    }
-    std::vector<std::vector<uint8_t>> own{std::vector<uint8_t>(first.begin(), first.end())};
-    std::vector<std::pair<SocketAddress, std::vector<uint8_t>>> others;
-    uint8_t buffer[2048];
-    for (int i = 0; i < 4096; ++i) {  // bounded: once connected, only the peer adds to it
-      sockaddr_storage ss;
-      socklen_t len = sizeof ss;
-      const ssize_t n = ::recvfrom(socket->fd, buffer, sizeof buffer, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), &len);
-      if (n < 0) break;
-      const SocketAddress src(reinterpret_cast<sockaddr*>(&ss), len);
-      std::vector<uint8_t> bytes(buffer, buffer + n);
-      if (src == from) {
-        own.push_back(std::move(bytes));
-      } else {
-        others.emplace_back(src, std::move(bytes));
-      }
-    }
-    UdpServerEndpoint& target = member(home);
-    target.host_.loop().post([&target, socket, from, own = std::move(own)] { target.adopt(socket->release(), from, own); });
-    for (const auto& [src, bytes] : others) datagram(bytes, src);
-    return true;
-  }
-
-  // On the member a peer was placed on, in its thread: the peer's link, with its own socket.
-  void adopt(int fd, const SocketAddress& from, const std::vector<std::vector<uint8_t>>& datagrams) {
-    auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames, fd);
+  // On the member a peer was placed on, in its thread.
+  void adopt(const SocketAddress& from, std::span<const uint8_t> first) {
+    auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
     placing_.fetch_sub(1, std::memory_order_relaxed);
     auto it = peers_.emplace(from, std::move(peer)).first;
-    for (const auto& d : datagrams) it->second->datagram(d);
+    it->second->datagram(first);
   }
 
   bool holds_mavlink(std::span<const uint8_t> d) {
@@ -247,18 +211,30 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void remove(std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash>::iterator it,
               const char* why) {
     log::info("{}: peer {} forgotten ({})", describe(), it->second->peer(), why);
-    if (group_) {
-      // Unlisted and closed together: its next datagram, on a shared socket, makes it a new
-      // peer rather than being passed on to a link that is gone.
-      const std::lock_guard lock(group_->homes_mutex);
-      it->second->close_socket();
-      group_->homes.erase(it->first);
-    }
+    if (group_) forget_home(it->first);
     host_.link_down(*it->second);
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
     host_.loop().post([dead = std::shared_ptr<UdpPeerLink>(std::move(it->second))] {});
     peers_.erase(it);
     peer_removed();
+  }
+
+  // A peer that goes is no longer steered: its next datagram, wherever the hash sends it, makes
+  // it a new peer rather than being passed on to a link that is gone.
+  void forget_home(const SocketAddress& from) {
+    const std::lock_guard lock(group_->homes_mutex);
+    const auto h = group_->homes.find(from);
+    if (h == group_->homes.end()) return;
+    if (h->second.steered) {
+      const uint32_t key = steering_key(from);
+      auto& steered = group_->steered;
+      const auto s = std::find_if(steered.begin(), steered.end(), [&](const PlacedSource& p) {
+        return p.key == key && p.socket == h->second.member;
+      });
+      if (s != steered.end()) steered.erase(s);
+      steer_by_source(fd_, static_cast<uint32_t>(group_->size), steered);
+    }
+    group_->homes.erase(h);
   }
 
   void evict_oldest_idle() {
@@ -278,7 +254,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   }
 
   int fd_ = -1;
-  SocketAddress local_;        // the address the socket is bound to, port included
+  bool steers_ = false;  // several workers, and the kernel took the steering program
   bool want_write_ = false;
   EventLoop::TimerId idle_timer_ = 0;
   std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash> peers_;
@@ -286,39 +262,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   protocol::ParserStats stray_;  // datagrams from unknown addresses that held no MAVLink
 };
 
-UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames,
-                         int own_fd)
+UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames)
     : Link(server, host, address.to_string()), server_(server), address_(address),
-      queue_(queue_frames, server.spec().coalesce, server.spec().gso), own_fd_(own_fd) {
-  if (own_fd_ >= 0) host_.loop().add(own_fd_, EPOLLIN, this);
-}
-
-void UdpPeerLink::close_socket() noexcept {
-  if (own_fd_ < 0) return;
-  host_.loop().remove(own_fd_);
-  ::close(own_fd_);
-  own_fd_ = -1;
-}
+      queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 void UdpPeerLink::flush() {
-  if (own_fd_ >= 0) {
-    const WriteResult r = queue_.send_to(own_fd_, nullptr, &counters_.frames_out, &counters_.bytes_out);
-    const bool blocked = r == WriteResult::kBlocked;
-    if (note_write_blocked(blocked)) host_.loop().modify(own_fd_, EPOLLIN | (blocked ? EPOLLOUT : 0u));
-    return;
-  }
   const WriteResult r = queue_.send_to(server_.fd(), &address_, &counters_.frames_out, &counters_.bytes_out);
   note_write_blocked(r == WriteResult::kBlocked);
   if (r == WriteResult::kBlocked) server_.blocked(*this);
-}
-
-void UdpPeerLink::on_io(uint32_t events) {
-  // A connected socket also reports the peer's ICMP errors (port unreachable): reading
-  // collects the error, which would otherwise be reported again and again.
-  if (events & (EPOLLIN | EPOLLERR)) {
-    read_datagrams(own_fd_, host_, [this](std::span<const uint8_t> d, const SocketAddress&) { received_datagram(d); });
-  }
-  if (events & EPOLLOUT) flush();
 }
 
 }  // namespace

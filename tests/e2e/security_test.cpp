@@ -1,5 +1,8 @@
 // Signing per link and who may connect, end to end on loopback.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "dialect/builtin.hpp"
 #include "dialect/typed_message.hpp"
@@ -172,4 +175,28 @@ TEST(Admission, ListenersRefusePeersOutsideAllowFrom) {
   EXPECT_EQ(rt.link_count(0), 0u);
   EXPECT_EQ(rt.link_count(2), 0u);
   EXPECT_EQ(rt.router.endpoint_refused(2), 1u);
+}
+
+// Once a UDP server listens, no other socket may bind its address, even one asking for
+// SO_REUSEADDR: were the server's sockets to ask for it too, Linux would let a socket of any
+// user share the port and take its datagrams (the most recently bound wins them). With one
+// worker and with several.
+TEST(Admission, NoOtherSocketCanShareAUdpServersPort) {
+  for (const unsigned workers : {1u, 3u}) {
+    RouterOptions options;
+    options.workers = workers;
+    RouterThread rt(options);
+    const uint16_t port = free_udp_port();
+    rt.router.add_endpoint(udp_server(port));
+    rt.start();
+    const int intruder = ::socket(AF_INET, SOCK_DGRAM, 0);
+    const int one = 1;
+    ::setsockopt(intruder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    EXPECT_NE(::bind(intruder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << workers << " workers";
+    ::close(intruder);
+  }
 }

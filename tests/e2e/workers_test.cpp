@@ -421,6 +421,9 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
     EXPECT_EQ(rt.router.links_by_worker(0), std::vector<size_t>(workers, kPeers / workers));
 
     for (auto& p : peers) p->poll(), p->clear();
+    // From now on the kernel hands each peer's datagrams to the worker it lives on: none is
+    // passed on between workers.
+    const uint64_t passed_on = rt.router.endpoint_passed_on(0);
     for (size_t i = 0; i < kPeers; ++i) peers[i]->send(attitude(static_cast<uint8_t>(1 + i), 1, 1));
     for (size_t i = 0; i < kPeers; ++i) {
       const auto ports = source_ports(peers[i]->fd(), kPeers - 1);
@@ -429,6 +432,7 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
     }
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(rt.link_count(0), kPeers);
+    EXPECT_EQ(rt.router.endpoint_passed_on(0), passed_on);
   }
 }
 
