@@ -124,8 +124,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       pass_on(d, from);  // another worker heard it first, a moment ago
       return;
     } else if (home != member_) {
-      UdpServerEndpoint& target = member(home);
-      target.host_.loop().post([&target, from, first = std::vector<uint8_t>(d.begin(), d.end())] { target.adopt(from, first); });
+      hand_over(home, d, from);
       return;
     }
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
@@ -140,10 +139,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   UdpServerEndpoint& member(size_t i) const { return static_cast<UdpServerEndpoint&>(*group_->members[i]); }
 
   // Chooses the member a new peer lives on (the least loaded; this one when it is among them),
-  // notes it and counts it there, and steers the peer's datagrams to it when that is another
-  // member; kTaken when another member noted the peer first. Under the lock, so peers arriving
-  // on several workers at once are still shared evenly. (A link counts twice for a moment, up
-  // and not yet uncounted from placing_: never too few.)
+  // notes it and counts it there; kTaken when another member noted the peer first. Under the
+  // lock, so peers arriving on several workers at once are still shared evenly. (A link counts
+  // twice for a moment, up and not yet uncounted from placing_: never too few.)
   size_t claim(const SocketAddress& from) {
     const std::lock_guard lock(group_->homes_mutex);
     size_t best = member_;
@@ -152,22 +150,31 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
         if (group_->members[i]->load() < group_->members[best]->load()) best = i;
       }
     }
-    const auto [home, fresh] = group_->homes.try_emplace(from, ListenerGroup::Home{best, false});
-    if (!fresh) return kTaken;
-    if (best != member_) {
-      group_->steered.push_back({steering_key(from), static_cast<uint32_t>(best)});
-      home->second.steered = true;
-      if (!steer_by_source(fd_, static_cast<uint32_t>(group_->size), group_->steered)) {
-        log::warning("{}: cannot steer peer {} to another worker ({}); it stays on this one", describe(),
-                     from.to_string(), errno_text());
-        group_->steered.pop_back();
-        home->second = {member_, false};
-        best = member_;
-      }
-    }
+    if (!group_->homes.try_emplace(from, ListenerGroup::Home{best, false}).second) return kTaken;
     member(best).placing_.fetch_add(1, std::memory_order_relaxed);
     peer_added(best);
     return best;
+  }
+
+  // Gives a new peer, with its first datagram, to member `home`, then has the kernel send the
+  // peer's datagrams there. In that order: a datagram that member then receives itself is
+  // handled after the task that makes the peer's link.
+  void hand_over(size_t home, std::span<const uint8_t> first, const SocketAddress& from) {
+    UdpServerEndpoint& target = member(home);
+    target.host_.loop().post([&target, from, bytes = std::vector<uint8_t>(first.begin(), first.end())] {
+      target.adopt(from, bytes);
+    });
+    const std::lock_guard lock(group_->homes_mutex);
+    const auto h = group_->homes.find(from);
+    if (h == group_->homes.end() || h->second.member != home) return;  // gone already
+    group_->steered.push_back({steering_key(from), static_cast<uint32_t>(home)});
+    if (steer_by_source(fd_, static_cast<uint32_t>(group_->size), group_->steered)) {
+      h->second.steered = true;
+      return;
+    }
+    group_->steered.pop_back();
+    log::warning("{}: cannot steer peer {} to its worker ({}); its datagrams are passed on to it", describe(),
+                 from.to_string(), errno_text());
   }
 
   // A datagram from a peer that lives on another member (or is about to live on this one:
