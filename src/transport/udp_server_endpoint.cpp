@@ -127,12 +127,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       hand_over(home, d, from);
       return;
     }
-    auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
-    log::info("{}: new peer {}", describe(), peer->peer());
-    host_.link_up(*peer);
-    if (group_) placing_.fetch_sub(1, std::memory_order_relaxed);
-    it = peers_.emplace(from, std::move(peer)).first;
-    it->second->datagram(d);
+    welcome(from, d);
   }
 
   static constexpr size_t kTaken = SIZE_MAX;
@@ -162,7 +157,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void hand_over(size_t home, std::span<const uint8_t> first, const SocketAddress& from) {
     UdpServerEndpoint& target = member(home);
     target.host_.loop().post([&target, from, bytes = std::vector<uint8_t>(first.begin(), first.end())] {
-      target.adopt(from, bytes);
+      target.welcome(from, bytes);
     });
     const std::lock_guard lock(group_->homes_mutex);
     const auto h = group_->homes.find(from);
@@ -195,14 +190,13 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     return true;
   }
 
-  // On the member a peer was placed on, in its thread.
-  void adopt(const SocketAddress& from, std::span<const uint8_t> first) {
+  // A new peer's link, on the member it was placed on (counted already), in its thread.
+  void welcome(const SocketAddress& from, std::span<const uint8_t> first) {
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
-    placing_.fetch_sub(1, std::memory_order_relaxed);
-    auto it = peers_.emplace(from, std::move(peer)).first;
-    it->second->datagram(first);
+    if (group_) placing_.fetch_sub(1, std::memory_order_relaxed);
+    peers_.emplace(from, std::move(peer)).first->second->datagram(first);
   }
 
   bool holds_mavlink(std::span<const uint8_t> d) {
