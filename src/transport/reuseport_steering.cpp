@@ -50,7 +50,10 @@ bool steer_by_source(int fd, uint32_t sockets, std::span<const PlacedSource> pla
       BPF_STMT(BPF_MISC | BPF_TAX, 0),               // 5
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, net + 12),  // 6: source address
       BPF_JUMP(BPF_JMP | BPF_JA, 12, 0, 0),          // 7: to 20
-      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, net + 40),  // 8: IPv6 source port (after the fixed header)
+      // 8: IPv6 source port, after the fixed header. Behind extension headers this reads other
+      // bytes, the same for each of the peer's datagrams: it is not steered, and its datagrams
+      // are passed on to its worker by whichever one they reach.
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, net + 40),
       BPF_STMT(BPF_MISC | BPF_TAX, 0),               // 9
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, net + 8),   // 10: the source address's four words
       BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),        // 11

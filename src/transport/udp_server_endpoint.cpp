@@ -133,17 +133,24 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   static constexpr size_t kTaken = SIZE_MAX;
   UdpServerEndpoint& member(size_t i) const { return static_cast<UdpServerEndpoint&>(*group_->members[i]); }
 
-  // Chooses the member a new peer lives on (the least loaded; this one when it is among them),
-  // notes it and counts it there; kTaken when another member noted the peer first. Under the
-  // lock, so peers arriving on several workers at once are still shared evenly. (A link counts
-  // twice for a moment, up and not yet uncounted from placing_: never too few.)
+  // Chooses the member a new peer lives on, notes it and counts it there; kTaken when another
+  // member noted the peer first. The least loaded member, unless this one is within 1/32 of the
+  // total of it: small setups are shared exactly, and a large fleet, which the hash already
+  // spreads about evenly, lists few peers in the kernel's program (each one costs every
+  // datagram a comparison). Under the lock, so peers arriving on several workers at once are
+  // still shared evenly. (A link counts twice for a moment, up and not yet uncounted from
+  // placing_: never too few.)
   size_t claim(const SocketAddress& from) {
     const std::lock_guard lock(group_->homes_mutex);
     size_t best = member_;
     if (steers_ && group_->steered.size() < kMaxPlacedSources) {  // past that, peers stay where they land
+      size_t total = 0;
       for (size_t i = 0; i < group_->members.size(); ++i) {
-        if (group_->members[i]->load() < group_->members[best]->load()) best = i;
+        const size_t load = group_->members[i]->load();
+        total += load;
+        if (load < group_->members[best]->load()) best = i;
       }
+      if (load() <= group_->members[best]->load() + total / 32) best = member_;
     }
     if (!group_->homes.try_emplace(from, ListenerGroup::Home{best, false}).second) return kTaken;
     member(best).placing_.fetch_add(1, std::memory_order_relaxed);
