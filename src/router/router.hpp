@@ -2,7 +2,9 @@
 //
 // The router runs N I/O workers (threads), each with its own event loop and its own share of
 // the links. Listening endpoints (UDP and TCP servers) get one socket per worker on the same
-// port (SO_REUSEPORT), so the kernel spreads their peers; other endpoints are dealt out in turn.
+// port (SO_REUSEPORT): the kernel spreads TCP clients, a UDP server places each new peer on the
+// worker with the fewest links and steers its datagrams there; other endpoints are dealt out
+// in turn.
 // Every worker routes what its links receive through the one shared Routing (read without
 // locks) and hands each frame straight to its destination link when it owns it, or to the
 // owning worker's FrameRing otherwise: one wake-up per batch. Worker 0 runs on the thread that
