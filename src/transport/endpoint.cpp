@@ -38,21 +38,12 @@ void Endpoint::join_group(std::shared_ptr<ListenerGroup> group, size_t member) {
 }
 
 bool Endpoint::peer_cap_reached() const noexcept {
-  const size_t all = group_ ? group_->peers.load(std::memory_order_relaxed) : peers();
-  return all >= spec_.max_peers;
+  const auto& count = group_ ? group_->peers : peers_;
+  return count.load(std::memory_order_relaxed) >= spec_.max_peers;
 }
 
-void Endpoint::peer_added(size_t member) noexcept {
-  Endpoint& owner = group_ ? *group_->members[member] : *this;
-  owner.peers_.fetch_add(1, std::memory_order_relaxed);
-  if (group_) group_->peers.fetch_add(1, std::memory_order_relaxed);
-}
-
-void Endpoint::peer_removed(size_t member) noexcept {
-  Endpoint& owner = group_ ? *group_->members[member] : *this;
-  owner.peers_.fetch_sub(1, std::memory_order_relaxed);
-  if (group_) group_->peers.fetch_sub(1, std::memory_order_relaxed);
-}
+void Endpoint::peer_added() noexcept { (group_ ? group_->peers : peers_).fetch_add(1, std::memory_order_relaxed); }
+void Endpoint::peer_removed() noexcept { (group_ ? group_->peers : peers_).fetch_sub(1, std::memory_order_relaxed); }
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
   switch (spec.kind) {

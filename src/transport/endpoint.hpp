@@ -85,8 +85,6 @@ class Endpoint {
   // Listening endpoints served by several workers: the instances (one per worker) share a
   // ListenerGroup. Before start().
   void join_group(std::shared_ptr<ListenerGroup> group, size_t member);
-  // This instance's peers, including those another instance placed here (see ListenerGroup).
-  size_t peers() const noexcept { return peers_.load(std::memory_order_relaxed); }
   // What placing a peer here would add to: the links its worker serves, of every endpoint, and
   // the peers placed here that are not up yet.
   size_t load() const noexcept { return host_.wire_links() + placing_.load(std::memory_order_relaxed); }
@@ -96,12 +94,9 @@ class Endpoint {
   // none admits the newcomer anyway: a new ground station is never locked out by silent peers
   // on other workers, and the endpoint holds at most MaxPeers + workers - 1 peers.
   bool peer_cap_reached() const noexcept;
-  // Counts a peer on `member` of the group (this instance when alone): the instance that places
-  // a peer counts it on the member it chose at once, so the next placement sees it.
-  void peer_added(size_t member) noexcept;
-  void peer_added() noexcept { peer_added(member_); }
-  void peer_removed(size_t member) noexcept;
-  void peer_removed() noexcept { peer_removed(member_); }
+  // Count the endpoint's peers (the group's, when several instances serve it).
+  void peer_added() noexcept;
+  void peer_removed() noexcept;
 
   EndpointSpec spec_;
   LinkHost& host_;
@@ -109,7 +104,7 @@ class Endpoint {
   std::atomic<uint64_t> passed_on_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   size_t member_ = 0;                     // this instance's index in group_->members
-  std::atomic<size_t> peers_{0};          // read by other members when they place a peer
+  std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
   std::atomic<size_t> placing_{0};        // peers placed here, not yet up (see load())
 };
 

@@ -154,7 +154,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     }
     if (!group_->homes.try_emplace(from, ListenerGroup::Home{best, false}).second) return kTaken;
     member(best).placing_.fetch_add(1, std::memory_order_relaxed);
-    peer_added(best);
+    peer_added();
     return best;
   }
 
