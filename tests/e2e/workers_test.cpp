@@ -405,11 +405,11 @@ std::vector<uint16_t> source_ports(int fd, size_t n, std::chrono::milliseconds t
   return ports;
 }
 
-// However the kernel's hash spreads them over the workers' sockets, a UDP server's peers are
-// shared evenly among the workers (a worker that hears a new peer while another holds fewer
-// gives the peer a socket of its own on that one), even when they all arrive at once; each
-// is one link, and replies come from the server's port whichever worker sends them (also when
-// the server listens on every address).
+// However the kernel's hash would spread them over the workers' sockets, a UDP server's peers
+// are shared evenly among the workers (a worker that hears a new peer while another serves
+// fewer links places it there, and the kernel is told to deliver the peer's datagrams there),
+// even when they all arrive at once; each is one link, and replies come from the server's port
+// whichever worker sends them (also when the server listens on every address).
 TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
   constexpr size_t kPeers = 24;
   for (const auto& [workers, address] : {std::pair{2u, "127.0.0.1"}, {3u, "127.0.0.1"}, {2u, "0.0.0.0"}}) {
@@ -460,7 +460,7 @@ TEST(Workers, PeersGoToTheWorkerWithTheFewestLinks) {
 }
 
 // New peers that start with a burst, all at once: frames that reached a worker before the
-// peer had its own socket there are passed on, so every frame arrives exactly once.
+// kernel was told where their peer lives are passed on, so every frame arrives exactly once.
 TEST(Workers, APeersFirstBurstArrivesWholeWhicheverWorkerTakesIt) {
   constexpr size_t kVehicles = 16, kFrames = 40;
   UdpServerRouter server(2);
