@@ -42,8 +42,10 @@ std::string format_stats(Router& router) {
                      s.accepted, s.accepted_unsigned, s.rejected_unsigned, s.rejected_bad_signature, s.rejected_replay,
                      s.rejected_mavlink1, s.signed_out, s.unsignable_out);
     }
-    router.for_each_link(i, [&](const transport::Link& l, const routing::SequenceTracker* seq) {
-      const auto& c = l.counters();
+    router.for_each_link(i, [&](const Router::LinkReport& report) {
+      const transport::Link& l = report.link;
+      const routing::SequenceTracker* seq = report.sequences;
+      const auto& c = report.counters;
       const auto& p = l.parser_stats();
       const routing::LinkRoutingStats r2 = l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
       fmt::format_to(it,

@@ -25,14 +25,19 @@ void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f) {
   done.get_future().wait();
 }
 
+unsigned workers_wanted(const RouterOptions& options) {
+  return options.workers != 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
+}
+
 }  // namespace
 
 Router::Router(RouterOptions options)
-    : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()) {
+    : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()),
+      epochs_(workers_wanted(options)) {
   routing_.set_route_timeout(options.route_timeout);
   routing_.set_dedup_period(options.dedup_period);
   routing_.set_sniffer_sysid(options.sniffer_sysid);
-  unsigned n = options.workers != 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = workers_wanted(options);
   std::vector<Worker*> all;
   for (unsigned w = 0; w < n; ++w) {
     workers_.push_back(std::make_unique<Worker>(*this, w, w == 0 ? routing_.context(0) : routing_.add_context()));
@@ -190,7 +195,15 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
     if (inst.spec_index != endpoint_index) continue;
     const Worker& w = *workers_[inst.worker];
     run_on_worker(inst.worker, [&] {
-      inst.endpoint->for_each_link([&](const transport::Link& l) { f(l, w.sequences(l.id)); });
+      inst.endpoint->for_each_link([&](const transport::Link& l) {
+        transport::LinkCounters c = l.counters();
+        if (const DirectTarget* d = w.direct_target(l.id)) {
+          c.frames_out += d->frames_out.load(std::memory_order_relaxed);
+          c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
+          c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
+        }
+        f({l, c, w.sequences(l.id)});
+      });
     });
   }
 }
@@ -212,6 +225,7 @@ uint64_t Router::sum_over_workers(uint64_t (Worker::*count)() const noexcept) co
 
 uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::ring_drops); }
 uint64_t Router::cross_worker_served() const { return sum_over_workers(&Worker::served_asleep); }
+uint64_t Router::cross_worker_direct() const { return sum_over_workers(&Worker::direct_frames); }
 uint64_t Router::input_pauses() const { return sum_over_workers(&Worker::input_pauses); }
 
 }  // namespace mavswitch

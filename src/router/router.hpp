@@ -6,8 +6,9 @@
 // worker with the fewest links and steers its datagrams there; other endpoints are dealt out
 // in turn.
 // Every worker routes what its links receive through the one shared Routing (read without
-// locks) and hands each frame straight to its destination link when it owns it, or to the
-// owning worker's FrameRing otherwise: one wake-up per batch. Worker 0 runs on the thread that
+// locks) and hands each frame straight to its destination link when it owns it, writes it
+// itself when the link is a datagram link another worker owns (on that link's socket), and
+// otherwise passes it to the owning worker's FrameRing: one wake-up per batch. Worker 0 runs on the thread that
 // calls run(); it is "the router's thread" of the API: in-process components, taps, timers
 // and statistics live there.
 #pragma once
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "protocol/message_table.hpp"
+#include "router/epochs.hpp"
 #include "router/local_link.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
@@ -107,9 +109,16 @@ class Router final {
   std::string endpoint_description(size_t i) const;
   uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
   uint64_t endpoint_passed_on(size_t i) const;  // datagrams passed to their peer's worker
-  // Calls f for each link of endpoint i, on the thread that owns the link, and waits; give it
-  // the link's sequence tracker too. From the router's thread or a thread outside the router.
-  using LinkVisitor = std::function<void(const transport::Link&, const routing::SequenceTracker*)>;
+  // One link as statistics see it.
+  struct LinkReport {
+    const transport::Link& link;
+    // The link's own counters, plus the frames other workers wrote to it themselves.
+    transport::LinkCounters counters;
+    const routing::SequenceTracker* sequences;  // what arrived on it, by source
+  };
+  // Calls f for each link of endpoint i, on the thread that owns the link, and waits. From the
+  // router's thread or a thread outside the router.
+  using LinkVisitor = std::function<void(const LinkReport&)>;
   void for_each_link(size_t endpoint_index, const LinkVisitor& f);
   // How many of the endpoint's links each worker holds (index: worker).
   std::vector<size_t> links_by_worker(size_t endpoint_index);
@@ -117,6 +126,8 @@ class Router final {
   uint64_t cross_worker_drops() const;
   // Batches of frames a worker drained and wrote for another that slept, instead of waking it.
   uint64_t cross_worker_served() const;
+  // Frames a worker wrote itself to datagram links another worker owns.
+  uint64_t cross_worker_direct() const;
   // Times a worker stopped reading because its queue to another worker was half full (the
   // input waited in the kernel's buffers meanwhile).
   uint64_t input_pauses() const;
@@ -136,6 +147,7 @@ class Router final {
 
   const protocol::MessageTable* table_;
   routing::Routing routing_;
+  Epochs epochs_;  // when a link's DirectTarget, which every worker may read, can be freed
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<transport::EndpointSpec> specs_;
   std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint

@@ -18,9 +18,13 @@ Worker::~Worker() { stop_and_join(); }
 void Worker::connect(const std::vector<Worker*>& all) {
   peers_ = all;
   if (all.size() > 1) {  // alone, nobody else ever takes the lock: it is simply held throughout
-    loop_.on_sleep([this] { active_.unlock(); },
+    loop_.on_sleep([this] {
+                     router_.epochs_.idle(index_);
+                     active_.unlock();
+                   },
                    [this] {
                      active_.lock();
+                     router_.epochs_.announce(index_);
                      // Awake: a producer need not serve or wake us; we drain at iteration end.
                      armed_.store(false, std::memory_order_relaxed);
                    });
@@ -45,6 +49,7 @@ void Worker::run() {
   {
     std::lock_guard awake(active_);  // released only while the loop sleeps
     stopped_ = false;
+    router_.epochs_.announce(index_);
     // As before every sleep: arm, then look, so that a batch published before we ran is not
     // left waiting for a wake-up.
     armed_.store(true);
@@ -75,15 +80,21 @@ Worker::Destination& Worker::slot(routing::LinkId id) {
 }
 
 void Worker::link_up(transport::Link& link) {
-  const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index], static_cast<uint32_t>(index_));
+  std::unique_ptr<DirectTarget> direct;
+  if (peers_.size() > 1) {
+    if (auto w = link.direct_write()) direct = std::make_unique<DirectTarget>(std::move(*w));
+  }
+  const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index],
+                                                       static_cast<uint32_t>(index_), direct.get());
   link.id = id;
-  slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>()};
+  slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>(), std::move(direct)};
   wire_links_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Worker::link_down(transport::Link& link) {
   if (link.id >= links_.size() || links_[link.id].wire != &link) return;
-  router_.routing_.remove_link(link.id);
+  router_.routing_.remove_link(link.id);  // unpublishes its DirectTarget: retire it
+  if (links_[link.id].direct) retired_.emplace_back(router_.epochs_.retire(), std::move(links_[link.id].direct));
   links_[link.id] = {};
   std::erase(to_flush_, &link);
   link.id = routing::kNoLink;
@@ -91,7 +102,7 @@ void Worker::link_down(transport::Link& link) {
 }
 
 void Worker::attach_local(routing::LinkId id, LocalLink& link) {
-  slot(id) = {nullptr, &link, nullptr};
+  slot(id) = {nullptr, &link, nullptr, nullptr};
   ++local_links_;
 }
 
@@ -104,6 +115,10 @@ void Worker::detach_local(routing::LinkId id) {
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
   return id < links_.size() ? links_[id].sequences.get() : nullptr;
+}
+
+const DirectTarget* Worker::direct_target(routing::LinkId id) const {
+  return id < links_.size() ? links_[id].direct.get() : nullptr;
 }
 
 // Inlined into frame_in(), the per-frame path, and into route() for the router's own frames.
@@ -161,9 +176,11 @@ void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   const routing::Routing::SendInfo dest = router_.routing_.send_info(to);
   if (dest.signs) [[unlikely]] {
-    deliver_signed(to, dest.owner, frame);
+    deliver_signed(to, dest, frame);
   } else if (dest.owner == index_) {
     hand_to_link(to, frame, frame.bytes());
+  } else if (dest.direct != nullptr) {
+    direct_.queue(to, *static_cast<const DirectTarget*>(dest.direct), frame.bytes());
   } else {
     // Gathered per owner while the decision runs: one ring record each, whatever the fan-out.
     auto& ids = remote_[dest.owner];
@@ -185,7 +202,7 @@ void Worker::hand_to_owners(const protocol::FrameView& frame) {
 }
 
 // Out of line: its frame-sized buffer and the signing stay off the common path.
-void Worker::deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame) {
+void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest, const protocol::FrameView& frame) {
   const routing::LinkPolicy* policy = router_.routing_.find_policy(to);
   if (policy == nullptr) return;  // its owner just closed it
   const auto& gate = *policy->signing;
@@ -194,13 +211,16 @@ void Worker::deliver_signed(routing::LinkId to, uint32_t owner, const protocol::
                                         router_.next_signing_timestamp(), signed_frame);
   // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
   policy->signing->count_out(n != 0);
-  send(owner, to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
+  send(dest, to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
 }
 
-void Worker::send(uint32_t owner, routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
-  if (owner == index_) {
+void Worker::send(const routing::Routing::SendInfo& dest, routing::LinkId to, const protocol::FrameView& frame,
+                  std::span<const uint8_t> bytes) {
+  if (dest.owner == index_) {
     hand_to_link(to, frame, bytes);
-  } else if (!outbound_[owner]->push(to, frame, bytes)) {
+  } else if (dest.direct != nullptr) {
+    direct_.queue(to, *static_cast<const DirectTarget*>(dest.direct), bytes);
+  } else if (!outbound_[dest.owner]->push(to, frame, bytes)) {
     ++ring_drops_;
   }
 }
@@ -228,7 +248,15 @@ void Worker::tap(const protocol::FrameView& frame) {
 void Worker::end_iteration() {
   if (peers_.size() > 1) exchange_batches();  // one worker: no rings, no handshake
   flush_pending();  // then one write per link that has output
+  if (peers_.size() > 1) end_direct_writes();  // last: draining above may deliver to components, which may send
   if (loop_.holding_input()) resume_input_when_room();
+}
+
+void Worker::end_direct_writes() {
+  direct_.flush();
+  router_.epochs_.announce(index_);
+  if (retired_.empty()) return;
+  std::erase_if(retired_, [&](const auto& r) { return router_.epochs_.safe(r.first); });
 }
 
 void Worker::exchange_batches() {

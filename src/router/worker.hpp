@@ -11,7 +11,8 @@
 // peer's lock and drains and flushes for it, on its own thread. The peer is woken instead when
 // the batch is large (its writes then run in parallel), when it is awake, and when its frames
 // could reach user code that expects its thread (worker 0 with in-process components, or taps
-// added for the router thread).
+// added for the router thread). Datagram links (UDP) skip all this: a worker writes frames for
+// another's UDP link itself, on that link's socket (DirectWriter).
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "router/direct_writer.hpp"
 #include "router/frame_ring.hpp"
 #include "router/local_link.hpp"
 #include "routing/counter.hpp"
@@ -56,6 +58,9 @@ class Worker final : public transport::LinkHost {
   void attach_local(routing::LinkId id, LocalLink& link);
   void detach_local(routing::LinkId id);
   const routing::SequenceTracker* sequences(routing::LinkId id) const;
+  // What other workers wrote to link `id` (one this worker owns) directly; null if none can.
+  const DirectTarget* direct_target(routing::LinkId id) const;
+  uint64_t direct_frames() const noexcept { return direct_.frames_written(); }
   uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
   // Batches another worker drained and wrote for this one while it slept.
   uint64_t served_asleep() const noexcept { return served_asleep_.get(); }
@@ -79,17 +84,20 @@ class Worker final : public transport::LinkHost {
     transport::Link* wire = nullptr;
     LocalLink* local = nullptr;
     std::unique_ptr<routing::SequenceTracker> sequences;
+    std::unique_ptr<DirectTarget> direct;  // published for the other workers (datagram links)
   };
 
   Destination& slot(routing::LinkId id);
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_deferred();
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
-  [[gnu::noinline]] void deliver_signed(routing::LinkId to, uint32_t owner, const protocol::FrameView& frame);
+  [[gnu::noinline]] void deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
+                                        const protocol::FrameView& frame);
   // Queues the frame once for each other worker that owns some of its destinations.
   void hand_to_owners(const protocol::FrameView& frame);
-  // To the link itself when this worker owns it, else into the owner's ring.
-  void send(uint32_t owner, routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
+  // To the link itself when this worker owns it or may write to it, else into the owner's ring.
+  void send(const routing::Routing::SendInfo& dest, routing::LinkId to, const protocol::FrameView& frame,
+            std::span<const uint8_t> bytes);
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void tap(const protocol::FrameView& frame);
   void end_iteration();
@@ -99,6 +107,8 @@ class Worker final : public transport::LinkHost {
   void hand_over(Worker& peer, size_t batch_bytes);
   void drain_inbound();
   void flush_pending();
+  // Direct writes sent: no target read so far is used again; free the retired ones no worker holds.
+  void end_direct_writes();
   // Whether a ring to another worker is too full to take more input (see input_paused()).
   bool must_pause();
   // Input held back: release it once there is room, else ask to be woken when there is.
@@ -114,6 +124,9 @@ class Worker final : public transport::LinkHost {
   std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
   std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)
   std::vector<Worker*> peers_;
+  DirectWriter direct_;
+  // Targets of this worker's links that went down, with the epoch each waits for.
+  std::vector<std::pair<uint64_t, std::unique_ptr<DirectTarget>>> retired_;
   // A frame a component sent from a handler while this worker was routing another (delivering
   // to that component): routed once the decision in progress is done, which it would otherwise
   // disturb (the delivery marks and the destination lists belong to one decision at a time).

@@ -24,7 +24,7 @@ RoutingContext& Routing::add_context() {
   return *contexts_.back();
 }
 
-LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner) {
+LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner, const void* direct) {
   std::lock_guard lock(mutex_);
   if (std::find(policies_.begin(), policies_.end(), policy) == policies_.end()) policies_.push_back(policy);
   LinkId id;
@@ -41,6 +41,7 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
   LinkSlot& s = slot(id);
   s.stats = {};
   s.owner.store(owner, std::memory_order_relaxed);
+  s.direct.store(direct, std::memory_order_release);
   s.policy.store(policy.get(), std::memory_order_release);
   s.traits.store(static_cast<uint8_t>(kActive | (policy->out.empty() ? 0 : kFiltersOut) |
                                       (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
@@ -68,6 +69,7 @@ void Routing::remove_link(LinkId link) {
   }
   s.traits.store(0, std::memory_order_release);
   s.policy.store(nullptr, std::memory_order_release);
+  s.direct.store(nullptr);  // seq_cst: ordered before the retiring epoch (router/epochs.hpp)
   std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
   // Its routes go before its id can be handed out again, or a new link could inherit them.
   table_.forget_link(link);

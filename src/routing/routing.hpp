@@ -123,10 +123,13 @@ class Routing {
   Routing& operator=(const Routing&) = delete;
 
   // Adds a link (its id is the smallest free one) or removes it, with every route through it.
-  // `owner` is the caller's tag for whoever sends on the link (the I/O worker). A policy
-  // passed by shared pointer is kept (once) for the Routing's lifetime, so links sharing an
-  // endpoint's policy cost nothing more; one passed by value is kept too.
-  LinkId add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner = 0);
+  // `owner` is the caller's tag for whoever sends on the link (the I/O worker); `direct`, an
+  // object of the caller's through which any sender may write to the link itself (null: only
+  // the owner writes). Routing only hands both back (send_info); the caller keeps `direct`
+  // alive for as long as a sender may still hold what it read. A policy passed by shared
+  // pointer is kept (once) for the Routing's lifetime, so links sharing an endpoint's policy
+  // cost nothing more; one passed by value is kept too.
+  LinkId add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner = 0, const void* direct = nullptr);
   LinkId add_link(LinkPolicy policy, uint32_t owner = 0) {
     return add_link(std::make_shared<const LinkPolicy>(std::move(policy)), owner);
   }
@@ -139,14 +142,16 @@ class Routing {
     return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
   }
   // What a sender needs of a link route() delivered to, from one read of its slot: who sends
-  // on it, and whether frames to it are signed.
+  // on it, whether frames to it are signed, and how others may write to it themselves.
   struct SendInfo {
     uint32_t owner;
     bool signs;
+    const void* direct;
   };
   SendInfo send_info(LinkId link) const noexcept {
     const LinkSlot& l = slot(link);
-    return {l.owner.load(std::memory_order_relaxed), (l.traits.load(std::memory_order_acquire) & kSignsOut) != 0};
+    return {l.owner.load(std::memory_order_relaxed), (l.traits.load(std::memory_order_acquire) & kSignsOut) != 0,
+            l.direct.load(std::memory_order_acquire)};
   }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
@@ -200,6 +205,7 @@ class Routing {
     std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
     std::atomic<uint8_t> traits{0};                  // 0: free
     std::atomic<uint32_t> owner{0};
+    std::atomic<const void*> direct{nullptr};
     BasicLinkRoutingStats<Counter> stats;
   };
   // Link slots live in chunks that never move, so readers need no lock while links come and go.

@@ -85,9 +85,11 @@ class Endpoint {
   // Listening endpoints served by several workers: the instances (one per worker) share a
   // ListenerGroup. Before start().
   void join_group(std::shared_ptr<ListenerGroup> group, size_t member);
-  // What placing a peer here would add to: the links its worker serves, of every endpoint, and
-  // the peers placed here that are not up yet.
-  size_t load() const noexcept { return host_.wire_links() + placing_.load(std::memory_order_relaxed); }
+  // What a new peer's placement compares (see udp_server_endpoint.cpp): first the endpoint's
+  // peers living here (or on their way here), then the links this worker serves, of every
+  // endpoint.
+  size_t homed() const noexcept { return homed_.load(std::memory_order_relaxed); }
+  size_t worker_links() const noexcept { return host_.wire_links(); }
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -105,13 +107,13 @@ class Endpoint {
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   size_t member_ = 0;                     // this instance's index in group_->members
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
-  std::atomic<size_t> placing_{0};        // peers placed here, not yet up (see load())
+  std::atomic<size_t> homed_{0};          // in a group: the peers placed on this member
 };
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The
 // kernel hands each new peer to one of them; a UDP server then places the peer on the instance
-// whose worker serves the fewest links and steers its datagrams there (see
-// udp_server_endpoint.cpp), so the workers share the links evenly however the hash fell.
+// that holds the fewest of its peers and steers its datagrams there (see
+// udp_server_endpoint.cpp), so the workers share the peers evenly however the hash fell.
 struct ListenerGroup {
   explicit ListenerGroup(size_t workers) : size(workers) {}
   const size_t size;               // members, one per worker

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "protocol/frame.hpp"
 #include "protocol/parser.hpp"
 #include "transport/clock.hpp"
+#include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
 
@@ -18,6 +20,16 @@ class EventLoop;
 class Resolver;
 class Endpoint;
 class Link;
+
+// What a thread other than a link's own needs to write datagrams to the link's peer itself:
+// the socket (which lives as long as the endpoint), the peer, and how frames are packed.
+struct DirectWrite {
+  int fd = -1;
+  SocketAddress to;
+  size_t queue_frames = 0;
+  bool coalesce = true;
+  bool segment = true;
+};
 
 struct LinkCounters {
   uint64_t frames_in = 0;
@@ -63,6 +75,10 @@ class Link {
   // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
   // by send() when the queue is full.
   virtual void flush() = 0;
+  // A datagram link may be written by other threads directly (see DirectWrite): then frames
+  // from several threads need no hand-over, and ordering between them is not owed (UDP). A
+  // byte stream has none: its bytes have one writer.
+  virtual std::optional<DirectWrite> direct_write() const { return std::nullopt; }
 
   Endpoint& endpoint() const noexcept { return endpoint_; }
   const std::string& peer() const noexcept { return peer_; }  // "127.0.0.1:5760", "/dev/ttyACM0"

@@ -56,6 +56,7 @@ class DatagramQueue {
   WriteResult send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent);
   bool empty() const noexcept { return count_ == 0; }
   size_t size() const noexcept { return count_; }
+  void clear() noexcept { head_ = count_ = 0; }
 
  private:
   struct Slot {

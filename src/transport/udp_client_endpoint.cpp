@@ -18,7 +18,8 @@ namespace {
 class UdpClientLink final : public Link, private EventLoop::Handler {
  public:
   UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target, size_t queue_frames)
-      : Link(endpoint, host, target.to_string()), target_(target), queue_(queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
+      : Link(endpoint, host, target.to_string()), target_(target), queue_frames_(queue_frames),
+        queue_(queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
     if (target.is_broadcast()) {
@@ -33,6 +34,10 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   ~UdpClientLink() override {
     host_.loop().remove(fd_);
     ::close(fd_);
+  }
+
+  std::optional<DirectWrite> direct_write() const override {
+    return DirectWrite{fd_, target_, queue_frames_, endpoint().spec().coalesce, endpoint().spec().gso};
   }
 
   void flush() override {
@@ -54,6 +59,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
 
   SocketAddress target_;
+  size_t queue_frames_;
   DatagramQueue queue_;
   int fd_ = -1;
 };

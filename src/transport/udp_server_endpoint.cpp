@@ -5,10 +5,13 @@
 //
 // With several I/O workers each has a socket on the port (SO_REUSEPORT), and a program in the
 // kernel hands each peer's datagrams to one of them by a hash of its address (see
-// reuseport_steering.hpp). The instance that hears a new peer places it on the instance whose
-// worker serves the fewest links, of every endpoint: itself, or another, and then the program
-// is told to send that peer's datagrams there. So the workers share the links evenly however
-// the hash fell, and a link never changes worker once placed. Datagrams that were already
+// reuseport_steering.hpp). The instance that hears a new peer places it on the instance that
+// holds the fewest of the endpoint's peers (of equals, the one whose worker serves the fewest
+// links): itself, or another, and then the program is told to send that peer's datagrams
+// there. So the workers share the peers evenly however the hash fell, and a link never changes
+// worker once placed. Why the endpoint's own peers: a worker's work for a UDP link is what the
+// link receives (what is sent to it is written by whichever worker routes it, see
+// router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams that were already
 // queued at the first instance are passed on; a peer's first few may thus be handled out of
 // order, as UDP allows.
 #include <sys/epoll.h>
@@ -38,6 +41,7 @@ class UdpPeerLink final : public Link {
  public:
   UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames);
   void flush() override;
+  std::optional<DirectWrite> direct_write() const override;
   void datagram(std::span<const uint8_t> d) { received_datagram(d); }
   const SocketAddress& address() const noexcept { return address_; }
 
@@ -45,6 +49,7 @@ class UdpPeerLink final : public Link {
   bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
   UdpServerEndpoint& server_;
   SocketAddress address_;
+  size_t queue_frames_;
   DatagramQueue queue_;
 };
 
@@ -134,26 +139,29 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   UdpServerEndpoint& member(size_t i) const { return static_cast<UdpServerEndpoint&>(*group_->members[i]); }
 
   // Chooses the member a new peer lives on, notes it and counts it there; kTaken when another
-  // member noted the peer first. The least loaded member, unless this one is within 1/32 of the
-  // total of it: small setups are shared exactly, and a large fleet, which the hash already
-  // spreads about evenly, lists few peers in the kernel's program (each one costs every
-  // datagram a comparison). Under the lock, so peers arriving on several workers at once are
-  // still shared evenly. (A link counts twice for a moment, up and not yet uncounted from
-  // placing_: never too few.)
+  // member noted the peer first. The member with the fewest peers (of equals, the one whose
+  // worker serves the fewest links), unless this one is within 1/32 of the endpoint's peers of
+  // it: small setups are shared exactly, and a large fleet, which the hash already spreads
+  // about evenly, lists few peers in the kernel's program (each one costs every datagram a
+  // comparison). Under the lock, so peers arriving on several workers at once are still shared
+  // evenly.
   size_t claim(const SocketAddress& from) {
     const std::lock_guard lock(group_->homes_mutex);
     size_t best = member_;
     if (steers_ && group_->steered.size() < kMaxPlacedSources) {  // past that, peers stay where they land
-      size_t total = 0;
+      auto fewer = [](const Endpoint& a, const Endpoint& b) {
+        return a.homed() != b.homed() ? a.homed() < b.homed() : a.worker_links() < b.worker_links();
+      };
       for (size_t i = 0; i < group_->members.size(); ++i) {
-        const size_t load = group_->members[i]->load();
-        total += load;
-        if (load < group_->members[best]->load()) best = i;
+        if (fewer(*group_->members[i], *group_->members[best])) best = i;
       }
-      if (load() <= group_->members[best]->load() + total / 32) best = member_;
+      if (homed() <= group_->members[best]->homed() + group_->homes.size() / 32 &&
+          !(homed() == group_->members[best]->homed() && fewer(*group_->members[best], *this))) {
+        best = member_;
+      }
     }
     if (!group_->homes.try_emplace(from, ListenerGroup::Home{best, false}).second) return kTaken;
-    member(best).placing_.fetch_add(1, std::memory_order_relaxed);
+    member(best).homed_.fetch_add(1, std::memory_order_relaxed);
     peer_added();
     return best;
   }
@@ -202,7 +210,6 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
-    if (group_) placing_.fetch_sub(1, std::memory_order_relaxed);
     peers_.emplace(from, std::move(peer)).first->second->datagram(first);
   }
 
@@ -219,7 +226,10 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void remove(std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash>::iterator it,
               const char* why) {
     log::info("{}: peer {} forgotten ({})", describe(), it->second->peer(), why);
-    if (group_) forget_home(it->first);
+    if (group_) {
+      forget_home(it->first);
+      homed_.fetch_sub(1, std::memory_order_relaxed);
+    }
     host_.link_down(*it->second);
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
     host_.loop().post([dead = std::shared_ptr<UdpPeerLink>(std::move(it->second))] {});
@@ -271,8 +281,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 };
 
 UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames)
-    : Link(server, host, address.to_string()), server_(server), address_(address),
+    : Link(server, host, address.to_string()), server_(server), address_(address), queue_frames_(queue_frames),
       queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
+
+// Replies leave from this instance's socket: every worker's socket on the port has the same
+// local address, and this one lives as long as the endpoint.
+std::optional<DirectWrite> UdpPeerLink::direct_write() const {
+  return DirectWrite{server_.fd(), address_, queue_frames_, server_.spec().coalesce, server_.spec().gso};
+}
 
 void UdpPeerLink::flush() {
   const WriteResult r = queue_.send_to(server_.fd(), &address_, &counters_.frames_out, &counters_.bytes_out);

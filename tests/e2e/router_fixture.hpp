@@ -38,12 +38,12 @@ class RouterThread {
   }
   size_t link_count(size_t endpoint_index) {
     size_t n = 0;
-    router.for_each_link(endpoint_index, [&](const transport::Link&, const routing::SequenceTracker*) { ++n; });
+    router.for_each_link(endpoint_index, [&](const Router::LinkReport&) { ++n; });
     return n;
   }
   transport::LinkCounters link_counters(size_t endpoint_index) {
     transport::LinkCounters c;
-    router.for_each_link(endpoint_index, [&](const transport::Link& l, const routing::SequenceTracker*) { c = l.counters(); });
+    router.for_each_link(endpoint_index, [&](const Router::LinkReport& r) { c = r.counters; });
     return c;
   }
   // Every router test runs with the number of I/O workers in MAVSWITCH_TEST_WORKERS (ctest runs

@@ -56,7 +56,8 @@ TEST(Serial, FramesFlowBothWays) {
       << gcs.received().count_msgid(msg::Attitude::kId) << " attitudes; router: "
       << [&] {
            std::string s;
-           rt.router.for_each_link(0, [&](const transport::Link& l, const routing::SequenceTracker*) {
+           rt.router.for_each_link(0, [&](const Router::LinkReport& r) {
+             const transport::Link& l = r.link;
              s += std::to_string(l.counters().frames_in) + " frames in, " + std::to_string(l.counters().bytes_in) +
                   " B, crc " + std::to_string(l.parser_stats().crc_failures) + ", skipped " +
                   std::to_string(l.parser_stats().bytes_skipped);

@@ -440,9 +440,12 @@ TEST(Workers, UdpPeersAreSharedEvenlyAmongTheWorkers) {
   }
 }
 
-// Peers are placed by the links each worker serves, of every endpoint: with UDP clients dealt
-// out two to worker 0 and one to worker 1, five new peers go three to worker 1, two to worker 0.
-TEST(Workers, PeersGoToTheWorkerWithTheFewestLinks) {
+// A server's peers are shared evenly among the workers whatever else the workers serve (a
+// worker's work for a UDP link is what the link receives: what is sent to it is written by
+// the worker that routes it); of two equal choices the worker that serves fewer links wins.
+// With UDP clients dealt out two to worker 0 and one to worker 1, four peers go two and two
+// (placing by every endpoint's links would make it one and three), and a fifth goes to worker 1.
+TEST(Workers, AServersPeersAreSharedEvenlyWhateverElseTheWorkersServe) {
   RouterThread rt(UdpServerRouter::with_workers(2));
   UdpPeer ground[3];
   for (auto& g : ground) rt.router.add_endpoint(udp_client(g.port()));
@@ -454,9 +457,93 @@ TEST(Workers, PeersGoToTheWorkerWithTheFewestLinks) {
   for (uint8_t i = 0; i < 5; ++i) {
     peers.push_back(std::make_unique<UdpPeer>());
     peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + i), 1));
+    if (i == 3) {
+      ASSERT_TRUE(wait_until([&] { return rt.link_count(3) == 4; }));
+      EXPECT_EQ(rt.router.links_by_worker(3), (std::vector<size_t>{2, 2}));
+    }
   }
   ASSERT_TRUE(wait_until([&] { return rt.link_count(3) == 5; }));
   EXPECT_EQ(rt.router.links_by_worker(3), (std::vector<size_t>{2, 3}));
+}
+
+// A frame for a UDP link that another worker owns is written by the worker that routed it, on
+// that link's socket, without a hand-over to the owner: four vehicles on two workers, three
+// ground stations (UDP clients, dealt out two and one). Every frame arrives once, each
+// vehicle's in order; the links' statistics count what the other worker wrote to them.
+TEST(Workers, AWorkerWritesToUdpLinksOfAnotherWorkerItself) {
+  constexpr size_t kVehicles = 4, kFrames = 200;
+  RouterThread rt(UdpServerRouter::with_workers(2));
+  UdpPeer ground[3];
+  for (auto& g : ground) rt.router.add_endpoint(udp_client(g.port()));
+  const uint16_t port = free_udp_port();
+  auto spec = udp_server(port);
+  spec.coalesce = false;
+  rt.router.add_endpoint(spec);
+  rt.start();
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) + rt.link_count(1) + rt.link_count(2) == 3; }));
+  std::vector<std::unique_ptr<UdpPeer>> vehicles;
+  for (size_t v = 0; v < kVehicles; ++v) {
+    vehicles.push_back(std::make_unique<UdpPeer>());
+    vehicles.back()->send_to(port, heartbeat(static_cast<uint8_t>(1 + v), 1));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(3) == kVehicles; }));
+  ASSERT_EQ(rt.router.links_by_worker(3), (std::vector<size_t>{2, 2}));
+  for (auto& g : ground) ASSERT_TRUE(g.wait_frames(kVehicles));
+  for (auto& g : ground) g.clear();
+  const uint64_t direct_before = rt.router.cross_worker_direct();
+  for (size_t k = 0; k < kFrames; ++k) {
+    for (size_t v = 0; v < kVehicles; ++v) {
+      vehicles[v]->send(attitude(static_cast<uint8_t>(1 + v), 1, static_cast<uint32_t>(k + 1), static_cast<uint8_t>(k)));
+    }
+    if (k % 20 == 19) std::this_thread::sleep_for(1ms);
+  }
+  for (size_t e = 0; e < 3; ++e) {
+    ASSERT_TRUE(ground[e].wait_frames(kVehicles * kFrames, 10'000ms)) << "ground " << e << ": " << ground[e].received().frames.size();
+    std::this_thread::sleep_for(20ms);
+    const auto seqs = attitude_seqs(ground[e]);
+    ASSERT_EQ(seqs.size(), kVehicles);
+    for (const auto& [sys, s] : seqs) {
+      ASSERT_EQ(s.size(), kFrames) << "ground " << e << " from system " << int{sys};
+      for (size_t k = 0; k < kFrames; ++k) ASSERT_EQ(s[k], static_cast<uint8_t>(k)) << "ground " << e << " from " << int{sys};
+    }
+    EXPECT_EQ(rt.link_counters(e).frames_out, kVehicles * (kFrames + 1)) << "ground " << e;
+  }
+  // Written directly: each vehicle's frame to the other worker's links, ground stations (one on
+  // worker 1, two on worker 0) and vehicles (two each): 3 + 3 + 4 + 4 per round.
+  EXPECT_EQ(rt.router.cross_worker_direct() - direct_before, 14 * kFrames);
+}
+
+// UDP peers that come and go (forgotten after 100 ms of silence, at the next of the server's
+// once-a-second checks, then back) while the other worker writes to them: each link's target is freed only once no worker can still hold it
+// (run under the sanitizers, a target freed too early is a use after free).
+TEST(Workers, UdpPeersComeAndGoWhileAnotherWorkerWritesToThem) {
+  constexpr size_t kSteady = 2, kFickle = 6, kRounds = 3;
+  UdpServerRouter server(2, [](transport::EndpointSpec& spec) { spec.idle_timeout = 100; });
+  RouterThread& rt = server.rt;
+  const uint16_t port = server.port;
+  auto steady = server.peers_saying_hello(kSteady);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kSteady; }));
+  std::vector<std::unique_ptr<UdpPeer>> fickle;
+  for (size_t i = 0; i < kFickle; ++i) fickle.push_back(std::make_unique<UdpPeer>());
+  uint8_t seq = 0;
+  for (size_t round = 0; round < kRounds; ++round) {
+    for (size_t i = 0; i < kFickle; ++i) fickle[i]->send_to(port, heartbeat(static_cast<uint8_t>(10 + i), 1));
+    // The steady peers keep talking (and stay) while the fickle ones fall silent and go.
+    const auto start = std::chrono::steady_clock::now();
+    bool gone = false;
+    for (int step = 0; step < 1500 && !gone; ++step) {  // at most ~3 s
+      for (size_t s = 0; s < kSteady; ++s) steady[s]->send(attitude(static_cast<uint8_t>(1 + s), 1, 1, seq));
+      ++seq;
+      std::this_thread::sleep_for(2ms);
+      gone = step % 10 == 9 && std::chrono::steady_clock::now() - start > 150ms && rt.link_count(0) == kSteady;
+    }
+    ASSERT_TRUE(gone) << "round " << round << ": " << rt.link_count(0) << " links";
+  }
+  for (auto& f : fickle) {
+    f->poll();
+    EXPECT_GT(f->received().count_msgid(msg::Attitude::kId), 0u) << "a fickle peer heard the steady ones";
+  }
+  EXPECT_GT(rt.router.cross_worker_direct(), 0u);
 }
 
 // New peers that start with a burst, all at once: frames that reached a worker before the
