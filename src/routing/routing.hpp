@@ -151,7 +151,7 @@ class Routing {
   SendInfo send_info(LinkId link) const noexcept {
     const LinkSlot& l = slot(link);
     return {l.owner.load(std::memory_order_relaxed), (l.traits.load(std::memory_order_acquire) & kSignsOut) != 0,
-            l.direct.load(std::memory_order_acquire)};
+            l.direct.load()};  // seq_cst: see router/epochs.hpp
   }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
