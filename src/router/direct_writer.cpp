@@ -1,5 +1,7 @@
 #include "router/direct_writer.hpp"
 
+#include <algorithm>
+
 namespace mavswitch {
 
 void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame) {
@@ -22,32 +24,45 @@ void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::sp
 }
 
 void DirectWriter::send(Pending& p) {
-  const transport::DirectWrite& w = p.target->write;
-  uint64_t frames = 0, bytes = 0;
-  for (;;) {
-    const transport::WriteResult r = p.queue->send_to(w.fd, &w.to, &frames, &bytes);
-    // An unreachable peer (an ICMP error on the socket) cost one datagram; go on with the rest.
-    if (r == transport::WriteResult::kError && !p.queue->empty()) continue;
-    if (r == transport::WriteResult::kBlocked) {
-      // The socket's buffer is full. Waiting for it is the owner's business; what this worker
-      // queued would outlive the iteration its target is good for, so it is dropped, counted.
-      p.target->dropped.fetch_add(p.queue->size(), std::memory_order_relaxed);
-      p.queue->clear();
-    }
-    break;
+  transport::DatagramQueue::PeerSend one{p.queue.get(), &p.target->write.to};
+  transport::DatagramQueue::send_all(p.target->write.fd, {&one, 1});
+  account(p, one);
+}
+
+void DirectWriter::account(Pending& p, const transport::DatagramQueue::PeerSend& sent) {
+  if (sent.result == transport::WriteResult::kBlocked) {
+    // The socket's buffer is full. Waiting for it is the owner's business; what this worker
+    // queued would outlive the iteration its target is good for, so it is dropped, counted.
+    p.target->dropped.fetch_add(p.queue->size(), std::memory_order_relaxed);
+    p.queue->clear();
   }
-  if (frames != 0) {
-    p.target->frames_out.fetch_add(frames, std::memory_order_relaxed);
-    p.target->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
-    written_.fetch_add(frames, std::memory_order_relaxed);
+  if (sent.frames != 0) {
+    p.target->frames_out.fetch_add(sent.frames, std::memory_order_relaxed);
+    p.target->bytes_out.fetch_add(sent.bytes, std::memory_order_relaxed);
+    written_.fetch_add(sent.frames, std::memory_order_relaxed);
   }
 }
 
+// Peers of one UDP server share its socket: their datagrams go out together, one sendmmsg for
+// up to 64 of them, rather than one call per peer.
 void DirectWriter::flush() {
-  for (const routing::LinkId to : pending_) {
-    Pending& p = by_link_[to];
-    send(p);
-    p.target = nullptr;
+  auto fd_of = [&](routing::LinkId id) { return by_link_[id].target->write.fd; };
+  std::sort(pending_.begin(), pending_.end(), [&](routing::LinkId a, routing::LinkId b) { return fd_of(a) < fd_of(b); });
+  for (size_t i = 0; i < pending_.size();) {
+    const int fd = fd_of(pending_[i]);
+    size_t end = i;
+    sends_.clear();
+    for (; end < pending_.size() && fd_of(pending_[end]) == fd; ++end) {
+      const Pending& p = by_link_[pending_[end]];
+      sends_.push_back({p.queue.get(), &p.target->write.to});
+    }
+    transport::DatagramQueue::send_all(fd, sends_);
+    for (size_t k = i; k < end; ++k) {
+      Pending& p = by_link_[pending_[k]];
+      account(p, sends_[k - i]);
+      p.target = nullptr;
+    }
+    i = end;
   }
   pending_.clear();
 }

@@ -7,6 +7,7 @@
 //
 // A DirectTarget is what the owner publishes in the link's routing slot; the writer reads it
 // per frame and uses it only until the end of that iteration (see epochs.hpp for its lifetime).
+// Peers of one UDP server share its socket, so their datagrams leave in one sendmmsg.
 #pragma once
 
 #include <atomic>
@@ -45,9 +46,11 @@ class DirectWriter {
     std::unique_ptr<transport::DatagramQueue> queue;
   };
   void send(Pending& p);
+  void account(Pending& p, const transport::DatagramQueue::PeerSend& sent);
 
   std::vector<Pending> by_link_;  // by link id; queues are kept for the next iteration
   std::vector<routing::LinkId> pending_;
+  std::vector<transport::DatagramQueue::PeerSend> sends_;  // one socket's share of a flush
   std::atomic<uint64_t> written_{0};  // read by statistics from other threads
 };
 

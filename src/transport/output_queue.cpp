@@ -92,71 +92,98 @@ void DatagramQueue::grow() {
 }
 
 WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent) {
+  PeerSend one{this, to};
+  const WriteResult r = send_all(fd, {&one, 1});
+  *frames_sent += one.frames;
+  *bytes_sent += one.bytes;
+  return r;
+}
+
+WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
   constexpr size_t kBatch = 64;            // datagrams per sendmmsg
   constexpr size_t kFramesPerDatagram = 32;
-  while (count_ > 0) {
+  bool refused = false;
+  size_t first = 0;  // sends before it are drained
+  for (;;) {
+    while (first < sends.size() && sends[first].queue->count_ == 0) ++first;
+    if (first == sends.size()) return refused ? WriteResult::kError : WriteResult::kDrained;
     mmsghdr msgs[kBatch];
     iovec iov[kBatch * kFramesPerDatagram];
     size_t frames_in[kBatch];
+    size_t from[kBatch];  // the send each datagram belongs to
+    frames_in[0] = 0, from[0] = first;  // there is one at least (`first` has frames); the compiler cannot tell
     alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(uint16_t))];
     size_t n = 0;  // datagrams
-    size_t used = 0;  // frames taken from the ring, in order
     size_t next_iov = 0;
-    while (n < kBatch && used < count_) {
-      msgs[n] = {};
-      msgs[n].msg_hdr.msg_iov = &iov[next_iov];
-      size_t bytes = 0;
-      size_t k = 0;
-      const uint16_t first_len = slots_[wrap(head_ + used, allocated_)].len;
-      auto joins = [&](uint16_t len) {  // may the next frame join this send?
-        if (coalesce_) return bytes + len <= kCoalescedDatagram;
-        return segment_ && len == first_len;  // a GSO run: one datagram per frame on the wire
-      };
-      do {  // one frame at least; more while they fit
-        const Slot& s = slots_[wrap(head_ + used, allocated_)];
-        iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
-        bytes += s.len;
-        ++used;
-        ++k;
-      } while (used < count_ && k < kFramesPerDatagram && joins(slots_[wrap(head_ + used, allocated_)].len));
-      msgs[n].msg_hdr.msg_iovlen = k;
-      if (segment_ && k > 1) {
-        msgs[n].msg_hdr.msg_control = control[n];
-        msgs[n].msg_hdr.msg_controllen = sizeof control[n];
-        cmsghdr* c = CMSG_FIRSTHDR(&msgs[n].msg_hdr);
-        c->cmsg_level = SOL_UDP;
-        c->cmsg_type = UDP_SEGMENT;
-        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-        std::memcpy(CMSG_DATA(c), &first_len, sizeof first_len);
+    for (size_t e = first; e < sends.size() && n < kBatch; ++e) {
+      DatagramQueue& q = *sends[e].queue;
+      size_t used = 0;  // frames of q taken, in order
+      while (n < kBatch && used < q.count_) {
+        msgs[n] = {};
+        msgs[n].msg_hdr.msg_iov = &iov[next_iov];
+        size_t bytes = 0;
+        size_t k = 0;
+        const uint16_t first_len = q.slots_[wrap(q.head_ + used, q.allocated_)].len;
+        auto joins = [&](uint16_t len) {  // may the next frame join this send?
+          if (q.coalesce_) return bytes + len <= kCoalescedDatagram;
+          return q.segment_ && len == first_len;  // a GSO run: one datagram per frame on the wire
+        };
+        do {  // one frame at least; more while they fit
+          const Slot& s = q.slots_[wrap(q.head_ + used, q.allocated_)];
+          iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
+          bytes += s.len;
+          ++used;
+          ++k;
+        } while (used < q.count_ && k < kFramesPerDatagram && joins(q.slots_[wrap(q.head_ + used, q.allocated_)].len));
+        msgs[n].msg_hdr.msg_iovlen = k;
+        if (q.segment_ && k > 1) {
+          msgs[n].msg_hdr.msg_control = control[n];
+          msgs[n].msg_hdr.msg_controllen = sizeof control[n];
+          cmsghdr* c = CMSG_FIRSTHDR(&msgs[n].msg_hdr);
+          c->cmsg_level = SOL_UDP;
+          c->cmsg_type = UDP_SEGMENT;
+          c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+          std::memcpy(CMSG_DATA(c), &first_len, sizeof first_len);
+        }
+        if (const SocketAddress* to = sends[e].to) {
+          msgs[n].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
+          msgs[n].msg_hdr.msg_namelen = to->size();
+        }
+        from[n] = e;
+        frames_in[n++] = k;
       }
-      if (to != nullptr) {
-        msgs[n].msg_hdr.msg_name = const_cast<sockaddr*>(to->get());
-        msgs[n].msg_hdr.msg_namelen = to->size();
-      }
-      frames_in[n++] = k;
     }
     const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(n), MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
-      if (segment_ && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
-        segment_ = false;  // no segmentation offload here: one frame per send from now on
+      DatagramQueue& q = *sends[from[0]].queue;
+      if (q.segment_ && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+        q.segment_ = false;  // no segmentation offload here: one frame per send from now on
         continue;
       }
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return WriteResult::kBlocked;
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
+        for (size_t e = first; e < sends.size(); ++e) {
+          if (sends[e].queue->count_ != 0) sends[e].result = WriteResult::kBlocked;
+        }
+        return WriteResult::kBlocked;
+      }
       // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
-      head_ = wrap(head_ + frames_in[0], allocated_);
-      count_ -= frames_in[0];
-      return WriteResult::kError;
+      q.head_ = wrap(q.head_ + frames_in[0], q.allocated_);
+      q.count_ -= frames_in[0];
+      sends[from[0]].result = WriteResult::kError;
+      refused = true;
+      continue;
     }
-    for (int i = 0; i < sent; ++i) {
-      for (size_t k = 0; k < frames_in[i]; ++k) *bytes_sent += slots_[wrap(head_ + k, allocated_)].len;
-      *frames_sent += frames_in[i];
-      head_ = wrap(head_ + frames_in[i], allocated_);
-      count_ -= frames_in[i];
+    for (size_t i = 0; i < static_cast<size_t>(sent); ++i) {
+      PeerSend& p = sends[from[i]];
+      DatagramQueue& q = *p.queue;
+      for (size_t k = 0; k < frames_in[i]; ++k) p.bytes += q.slots_[wrap(q.head_ + k, q.allocated_)].len;
+      p.frames += frames_in[i];
+      q.head_ = wrap(q.head_ + frames_in[i], q.allocated_);
+      q.count_ -= frames_in[i];
+      if (q.count_ == 0) q.head_ = 0;
     }
   }
-  head_ = 0;
-  return WriteResult::kDrained;
 }
 
 }  // namespace mavswitch::transport

@@ -52,8 +52,22 @@ class DatagramQueue {
       : capacity_(capacity_frames), coalesce_(coalesce), segment_(!coalesce && segment) {}
 
   bool push(std::span<const uint8_t> frame);
-  // Sends to `to`, or on a connected socket when to is null.
+  // Sends to `to`, or on a connected socket when to is null, until drained or blocked. A
+  // datagram the kernel refuses (an ICMP error reported on the socket) is dropped: kError.
   WriteResult send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent);
+
+  // One queue's part in a send of several (send_all): where it goes, and what it sent.
+  struct PeerSend {
+    DatagramQueue* queue;
+    const SocketAddress* to;
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+    WriteResult result = WriteResult::kDrained;
+  };
+  // The queues of several peers on one socket (a UDP server's), in as few sendmmsg calls as
+  // their datagrams fill: kBlocked when the socket would take no more (those not drained say
+  // so), else kError when some datagram was refused, else kDrained.
+  static WriteResult send_all(int fd, std::span<PeerSend> sends);
   bool empty() const noexcept { return count_ == 0; }
   size_t size() const noexcept { return count_; }
   void clear() noexcept { head_ = count_ = 0; }
