@@ -44,9 +44,13 @@ class UdpPeerLink final : public Link {
   std::optional<DirectWrite> direct_write() const override;
   void datagram(std::span<const uint8_t> d) { received_datagram(d); }
   const SocketAddress& address() const noexcept { return address_; }
+  // For the server, which sends every peer's queue at once (flush_peers).
+  DatagramQueue::PeerSend pending_send() { return {&queue_, &address_}; }
+  void sent(const DatagramQueue::PeerSend& s);
+  bool listed = false;  // in the server's list of peers with output
 
  private:
-  bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
+  bool enqueue(std::span<const uint8_t> frame) override;
   UdpServerEndpoint& server_;
   SocketAddress address_;
   size_t queue_frames_;
@@ -91,6 +95,27 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 
   uint16_t local_port() const override { return fd_ >= 0 ? transport::local_port(fd_) : 0; }
   int fd() const noexcept { return fd_; }
+  void has_output(UdpPeerLink& peer) {
+    if (peer.listed) return;
+    peer.listed = true;
+    with_output_.push_back(&peer);
+  }
+  // Every peer's queued datagrams, in as few sendmmsg calls as they fill (one per 64), rather
+  // than one call per peer: a fleet's vehicles, each hearing the others, are many peers.
+  void flush_peers() {
+    if (with_output_.empty()) return;
+    sends_.clear();
+    for (UdpPeerLink* p : with_output_) sends_.push_back(p->pending_send());
+    DatagramQueue::send_all(fd_, sends_);
+    auto peers = std::move(with_output_);
+    with_output_.clear();
+    for (size_t i = 0; i < peers.size(); ++i) {
+      peers[i]->listed = false;
+      peers[i]->sent(sends_[i]);
+    }
+    peers.clear();
+    with_output_.swap(peers);  // keep the capacity
+  }
   void blocked(UdpPeerLink& peer) {
     if (std::find(blocked_.begin(), blocked_.end(), &peer) == blocked_.end()) blocked_.push_back(&peer);
     if (!want_write_) {
@@ -107,9 +132,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (events & EPOLLOUT) {
       want_write_ = false;
       host_.loop().modify(fd_, EPOLLIN);
-      auto waiting = std::move(blocked_);
+      for (UdpPeerLink* p : blocked_) has_output(*p);
       blocked_.clear();
-      for (UdpPeerLink* p : waiting) p->flush();
+      flush_peers();
     }
   }
 
@@ -232,6 +257,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     }
     host_.link_down(*it->second);
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
+    with_output_.erase(std::remove(with_output_.begin(), with_output_.end(), it->second.get()), with_output_.end());
     host_.loop().post([dead = std::shared_ptr<UdpPeerLink>(std::move(it->second))] {});
     peers_.erase(it);
     peer_removed();
@@ -277,6 +303,8 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   EventLoop::TimerId idle_timer_ = 0;
   std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash> peers_;
   std::vector<UdpPeerLink*> blocked_;
+  std::vector<UdpPeerLink*> with_output_;  // peers with frames queued since the last flush
+  std::vector<DatagramQueue::PeerSend> sends_;
   protocol::ParserStats stray_;  // datagrams from unknown addresses that held no MAVLink
 };
 
@@ -290,10 +318,20 @@ std::optional<DirectWrite> UdpPeerLink::direct_write() const {
   return DirectWrite{server_.fd(), address_, queue_frames_, server_.spec().coalesce, server_.spec().gso};
 }
 
-void UdpPeerLink::flush() {
-  const WriteResult r = queue_.send_to(server_.fd(), &address_, &counters_.frames_out, &counters_.bytes_out);
-  note_write_blocked(r == WriteResult::kBlocked);
-  if (r == WriteResult::kBlocked) server_.blocked(*this);
+bool UdpPeerLink::enqueue(std::span<const uint8_t> frame) {
+  if (!queue_.push(frame)) return false;
+  server_.has_output(*this);
+  return true;
+}
+
+// The first peer flushed this iteration sends every peer's output; the others find theirs sent.
+void UdpPeerLink::flush() { server_.flush_peers(); }
+
+void UdpPeerLink::sent(const DatagramQueue::PeerSend& s) {
+  counters_.frames_out += s.frames;
+  counters_.bytes_out += s.bytes;
+  note_write_blocked(s.result == WriteResult::kBlocked);
+  if (s.result == WriteResult::kBlocked) server_.blocked(*this);
 }
 
 }  // namespace
