@@ -25,7 +25,7 @@ void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::sp
 
 void DirectWriter::send(Pending& p) {
   transport::DatagramQueue::PeerSend one{p.queue.get(), &p.target->write.to};
-  transport::DatagramQueue::send_all(p.target->write.fd, {&one, 1});
+  transport::DatagramQueue::send_all(p.target->write.fd_for(writer_), {&one, 1});
   account(p, one);
 }
 
@@ -46,7 +46,7 @@ void DirectWriter::account(Pending& p, const transport::DatagramQueue::PeerSend&
 // Peers of one UDP server share its socket: their datagrams go out together, one sendmmsg for
 // up to 64 of them, rather than one call per peer.
 void DirectWriter::flush() {
-  auto fd_of = [&](routing::LinkId id) { return by_link_[id].target->write.fd; };
+  auto fd_of = [&](routing::LinkId id) { return by_link_[id].target->write.fd_for(writer_); };
   std::sort(pending_.begin(), pending_.end(), [&](routing::LinkId a, routing::LinkId b) { return fd_of(a) < fd_of(b); });
   for (size_t i = 0; i < pending_.size();) {
     const int fd = fd_of(pending_[i]);

@@ -33,6 +33,7 @@ struct DirectTarget {
 
 class DirectWriter {
  public:
+  explicit DirectWriter(size_t writer) : writer_(writer) {}  // the worker's index
   // Queues a frame for link `to`, whose routing slot named `target` in this iteration.
   void queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame);
   // Sends everything queued. Afterwards nothing read before is used again.
@@ -49,6 +50,7 @@ class DirectWriter {
   void account(Pending& p, const transport::DatagramQueue::PeerSend& sent);
 
   std::vector<Pending> by_link_;  // by link id; queues are kept for the next iteration
+  size_t writer_;
   std::vector<routing::LinkId> pending_;
   std::vector<transport::DatagramQueue::PeerSend> sends_;  // one socket's share of a flush
   std::atomic<uint64_t> written_{0};  // read by statistics from other threads

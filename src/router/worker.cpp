@@ -9,7 +9,7 @@
 namespace mavswitch {
 
 Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
-    : router_(router), index_(index), context_(context), resolver_(loop_) {
+    : router_(router), index_(index), context_(context), resolver_(loop_), direct_(index) {
   loop_.on_iteration_end([this] { end_iteration(); });
 }
 

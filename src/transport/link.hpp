@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "protocol/frame.hpp"
 #include "protocol/parser.hpp"
@@ -25,6 +26,10 @@ class Link;
 // the socket (which lives as long as the endpoint), the peer, and how frames are packed.
 struct DirectWrite {
   int fd = -1;
+  // Sockets that share the port, one per worker (a listening endpoint's, by worker): a writer
+  // sends on its own, which has the same local address, rather than contending for `fd`.
+  std::vector<int> fd_by_writer;
+  int fd_for(size_t writer) const noexcept { return writer < fd_by_writer.size() ? fd_by_writer[writer] : fd; }
   SocketAddress to;
   size_t queue_frames = 0;
   bool coalesce = true;

@@ -37,7 +37,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
 
   std::optional<DirectWrite> direct_write() const override {
-    return DirectWrite{fd_, target_, queue_frames_, endpoint().spec().coalesce, endpoint().spec().gso};
+    return DirectWrite{fd_, {}, target_, queue_frames_, endpoint().spec().coalesce, endpoint().spec().gso};
   }
 
   void flush() override {

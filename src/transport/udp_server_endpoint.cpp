@@ -95,6 +95,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 
   uint16_t local_port() const override { return fd_ >= 0 ? transport::local_port(fd_) : 0; }
   int fd() const noexcept { return fd_; }
+  // The sockets of every member of the group, by worker (empty when alone).
+  std::vector<int> member_fds() const {
+    std::vector<int> fds;
+    if (group_) {
+      for (size_t i = 0; i < group_->members.size(); ++i) fds.push_back(member(i).fd());
+    }
+    return fds;
+  }
   void has_output(UdpPeerLink& peer) {
     if (peer.listed) return;
     peer.listed = true;
@@ -312,10 +320,11 @@ UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const Socket
     : Link(server, host, address.to_string()), server_(server), address_(address), queue_frames_(queue_frames),
       queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
 
-// Replies leave from this instance's socket: every worker's socket on the port has the same
-// local address, and this one lives as long as the endpoint.
+// Every worker's socket on the port has the same local address, so a reply may leave from any
+// of them: another worker sends on its own (they live as long as the endpoint).
 std::optional<DirectWrite> UdpPeerLink::direct_write() const {
-  return DirectWrite{server_.fd(), address_, queue_frames_, server_.spec().coalesce, server_.spec().gso};
+  return DirectWrite{server_.fd(), server_.member_fds(), address_, queue_frames_, server_.spec().coalesce,
+                     server_.spec().gso};
 }
 
 bool UdpPeerLink::enqueue(std::span<const uint8_t> frame) {
