@@ -20,10 +20,11 @@ std::string format_stats(Router& router) {
                  r.unknown_ids_forwarded, r.reboots, r.routes_expired);
   if (router.worker_count() > 1) {
     fmt::format_to(it,
-                   "  {} workers; batches written for a sleeping worker: {}; input paused for a busy worker: {} "
-                   "times; frames dropped between workers (queue full): {}\n",
-                   router.worker_count(), router.cross_worker_served(), router.input_pauses(),
-                   router.cross_worker_drops());
+                   "  {} workers; frames written to another worker's UDP links: {}; batches written for a "
+                   "sleeping worker: {}; input paused for a busy worker: {} times; frames dropped between workers "
+                   "(queue full): {}\n",
+                   router.worker_count(), router.cross_worker_direct(), router.cross_worker_served(),
+                   router.input_pauses(), router.cross_worker_drops());
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const uint64_t refused = router.endpoint_refused(i);

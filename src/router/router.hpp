@@ -3,14 +3,14 @@
 // The router runs N I/O workers (threads), each with its own event loop and its own share of
 // the links. Listening endpoints (UDP and TCP servers) get one socket per worker on the same
 // port (SO_REUSEPORT): the kernel spreads TCP clients, a UDP server places each new peer on the
-// worker with the fewest links and steers its datagrams there; other endpoints are dealt out
-// in turn.
+// worker holding the fewest of its peers and steers its datagrams there; other endpoints are
+// dealt out in turn.
 // Every worker routes what its links receive through the one shared Routing (read without
 // locks) and hands each frame straight to its destination link when it owns it, writes it
 // itself when the link is a datagram link another worker owns (on that link's socket), and
-// otherwise passes it to the owning worker's FrameRing: one wake-up per batch. Worker 0 runs on the thread that
-// calls run(); it is "the router's thread" of the API: in-process components, taps, timers
-// and statistics live there.
+// otherwise passes it to the owning worker's FrameRing: one wake-up per batch. Worker 0 runs
+// on the thread that calls run(); it is "the router's thread" of the API: in-process
+// components, taps, timers and statistics live there.
 #pragma once
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -24,9 +25,13 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
     std::vector<char*> argv;
     static std::string path = daemon_path();
     argv.push_back(path.data());
-    // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp).
+    // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp),
+    // unless the test says how many.
     static std::string workers_flag = "--workers", workers = std::getenv("MAVSWITCH_TEST_WORKERS") ? std::getenv("MAVSWITCH_TEST_WORKERS") : "";
-    if (!workers.empty()) {
+    const bool chosen = std::find_if(args.begin(), args.end(), [](const std::string& a) {
+                          return a == "-j" || a == "--workers";
+                        }) != args.end();
+    if (!workers.empty() && !chosen) {
       argv.push_back(workers_flag.data());
       argv.push_back(workers.data());
     }

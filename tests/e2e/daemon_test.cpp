@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/peers.hpp"
@@ -78,6 +79,36 @@ TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
   ASSERT_TRUE(wait_until([&] { return d.out().find("stats:") != std::string::npos; })) << d.out();
   EXPECT_NE(d.out().find("udp-server"), std::string::npos);
   EXPECT_NE(d.out().find("source 1/1"), std::string::npos) << d.out();
+  d.signal(SIGINT);
+  EXPECT_EQ(d.wait_exit(), 0);
+}
+
+// With two workers the ground station (a UDP client, dealt to worker 0) and the vehicle (placed
+// on worker 1, which serves fewer links) live apart: the statistics count the frames worker 1
+// wrote to the ground station's link itself, in the link's own "out" count too.
+TEST_F(DaemonTest, StatisticsCountFramesWrittenToAnotherWorkersUdpLink) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  DaemonProcess d({"-j", "2", "-t", "0", "127.0.0.1:" + std::to_string(server), "-e",
+                   "127.0.0.1:" + std::to_string(gcs.port())});
+  // The ground station's link is up before the vehicle is heard, so that it counts.
+  ASSERT_TRUE(wait_until([&] { return d.err().find("sending to") != std::string::npos; })) << d.err();
+  std::this_thread::sleep_for(20ms);
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  gcs.clear();
+  constexpr uint32_t kFrames = 20;
+  for (uint32_t i = 0; i < kFrames; ++i) vehicle.send(attitude(1, 1, i));
+  ASSERT_TRUE(gcs.wait_frames(kFrames));
+  d.signal(SIGUSR1);
+  const std::string direct = "frames written to another worker's UDP links: ";
+  ASSERT_TRUE(wait_until([&] { return d.out().find(direct) != std::string::npos; })) << d.out();
+  const std::string out = d.out();
+  EXPECT_GE(std::stoul(out.substr(out.find(direct) + direct.size())), kFrames) << out;
+  const std::string link = "127.0.0.1:" + std::to_string(gcs.port()) + ": in ";
+  ASSERT_NE(out.find(link), std::string::npos) << out;
+  const std::string after_in = out.substr(out.find(link));
+  EXPECT_GE(std::stoul(after_in.substr(after_in.find(", out ") + 6)), kFrames) << out;
   d.signal(SIGINT);
   EXPECT_EQ(d.wait_exit(), 0);
 }
