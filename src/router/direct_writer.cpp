@@ -13,8 +13,14 @@ void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::sp
     } else {
       pending_.push_back(to);
     }
+    // A queue is kept for the id; one made for a link packed otherwise (the id named a link of
+    // another endpoint) is made again.
     const transport::DirectWrite& w = target.write;
-    if (!p.queue) p.queue = std::make_unique<transport::DatagramQueue>(w.queue_frames, w.coalesce, w.segment);
+    const Shape shape{w.queue_frames, w.coalesce, w.segment};
+    if (!p.queue || p.shape != shape) {
+      p.queue = std::make_unique<transport::DatagramQueue>(w.queue_frames, w.coalesce, w.segment);
+      p.shape = shape;
+    }
     p.target = &target;
   }
   if (!p.queue->push(frame)) [[unlikely]] {

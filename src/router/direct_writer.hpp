@@ -38,13 +38,19 @@ class DirectWriter {
   void queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame);
   // Sends everything queued. Afterwards nothing read before is used again.
   void flush();
-  bool empty() const noexcept { return pending_.empty(); }
   uint64_t frames_written() const noexcept { return written_.load(std::memory_order_relaxed); }
 
  private:
+  struct Shape {  // what a queue was made for
+    size_t frames = 0;
+    bool coalesce = false;
+    bool segment = false;
+    bool operator==(const Shape&) const = default;
+  };
   struct Pending {
     const DirectTarget* target = nullptr;  // set while this iteration queued for the link
     std::unique_ptr<transport::DatagramQueue> queue;
+    Shape shape;
   };
   void send(Pending& p);
   void account(Pending& p, const transport::DatagramQueue::PeerSend& sent);

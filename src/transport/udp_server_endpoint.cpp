@@ -11,9 +11,9 @@
 // there. So the workers share the peers evenly however the hash fell, and a link never changes
 // worker once placed. Why the endpoint's own peers: a worker's work for a UDP link is what the
 // link receives (what is sent to it is written by whichever worker routes it, see
-// router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams that were already
-// queued at the first instance are passed on; a peer's first few may thus be handled out of
-// order, as UDP allows.
+// router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams
+// that were already queued at the first instance are passed on; a peer's first few may thus be
+// handled out of order, as UDP allows.
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -115,14 +115,11 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     sends_.clear();
     for (UdpPeerLink* p : with_output_) sends_.push_back(p->pending_send());
     DatagramQueue::send_all(fd_, sends_);
-    auto peers = std::move(with_output_);
-    with_output_.clear();
-    for (size_t i = 0; i < peers.size(); ++i) {
-      peers[i]->listed = false;
-      peers[i]->sent(sends_[i]);
+    for (size_t i = 0; i < with_output_.size(); ++i) {  // sent() lists nobody
+      with_output_[i]->listed = false;
+      with_output_[i]->sent(sends_[i]);
     }
-    peers.clear();
-    with_output_.swap(peers);  // keep the capacity
+    with_output_.clear();
   }
   void blocked(UdpPeerLink& peer) {
     if (std::find(blocked_.begin(), blocked_.end(), &peer) == blocked_.end()) blocked_.push_back(&peer);
@@ -188,10 +185,10 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       for (size_t i = 0; i < group_->members.size(); ++i) {
         if (fewer(*group_->members[i], *group_->members[best])) best = i;
       }
-      if (homed() <= group_->members[best]->homed() + group_->homes.size() / 32 &&
-          !(homed() == group_->members[best]->homed() && fewer(*group_->members[best], *this))) {
-        best = member_;
-      }
+      const Endpoint& least = *group_->members[best];
+      const size_t slack = group_->homes.size() / 32;
+      const bool even_here = homed() == least.homed() ? !fewer(least, *this) : homed() <= least.homed() + slack;
+      if (even_here) best = member_;
     }
     if (!group_->homes.try_emplace(from, ListenerGroup::Home{best, false}).second) return kTaken;
     member(best).homed_.fetch_add(1, std::memory_order_relaxed);

@@ -1,12 +1,15 @@
 // The per-link output queues: storage grows only as far as a peer falls behind, never past the
 // capacity; frames come out whole and in order across growth and wrap-around.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
 #include <vector>
 
 #include "transport/output_queue.hpp"
+#include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
 namespace {
@@ -147,6 +150,52 @@ TEST(DatagramQueue, GrowsFromAFewSlotsAndSendsEveryFrameInOrder) {
     EXPECT_TRUE(q.empty());
   }
   EXPECT_EQ(received, pushed);
+}
+
+// Several peers' queues on one UDP socket in one go (a server's peers): every peer gets its
+// own frames, whole and in order, one per datagram, with more datagrams than one sendmmsg holds
+// (64), and each peer's share is counted as its own.
+TEST(DatagramQueue, SeveralPeersOnOneSocketEachGetTheirOwnFramesInOrder) {
+  constexpr size_t kPeers = 3;
+  constexpr uint32_t kFrames = 50;  // 150 datagrams: three sendmmsg calls
+  auto udp_socket = [] {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    const int big = 1 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    const auto any = SocketAddress::numeric("127.0.0.1", 0);
+    EXPECT_EQ(bind(fd, any->get(), any->size()), 0);
+    return fd;
+  };
+  const int sender = udp_socket();
+  int receivers[kPeers];
+  std::vector<SocketAddress> addresses;
+  for (int& r : receivers) {
+    r = udp_socket();
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    getsockname(r, reinterpret_cast<sockaddr*>(&a), &len);
+    addresses.emplace_back(reinterpret_cast<sockaddr*>(&a), len);
+  }
+  std::vector<std::unique_ptr<DatagramQueue>> queues;
+  std::vector<DatagramQueue::PeerSend> sends;
+  for (size_t p = 0; p < kPeers; ++p) {
+    queues.push_back(std::make_unique<DatagramQueue>(100, /*coalesce=*/false, /*segment=*/false));
+    for (uint32_t k = 0; k < kFrames; ++k) ASSERT_TRUE(queues[p]->push(frame(static_cast<uint32_t>(p * 1000 + k))));
+    sends.push_back({queues[p].get(), &addresses[p]});
+  }
+  EXPECT_EQ(DatagramQueue::send_all(sender, sends), WriteResult::kDrained);
+  for (size_t p = 0; p < kPeers; ++p) {
+    EXPECT_TRUE(queues[p]->empty());
+    EXPECT_EQ(sends[p].frames, kFrames);
+    uint32_t received = 0;
+    uint8_t buf[512];
+    for (ssize_t r; (r = read(receivers[p], buf, sizeof buf)) > 0; ++received) {
+      ASSERT_EQ(std::vector<uint8_t>(buf, buf + r), frame(static_cast<uint32_t>(p * 1000 + received))) << "peer " << p;
+    }
+    EXPECT_EQ(received, kFrames) << "peer " << p;
+    close(receivers[p]);
+  }
+  close(sender);
 }
 
 }  // namespace
