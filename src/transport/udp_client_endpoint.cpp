@@ -18,7 +18,7 @@ namespace {
 class UdpClientLink final : public Link, private EventLoop::Handler {
  public:
   UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target, size_t queue_frames)
-      : Link(endpoint, host, target.to_string()), target_(target), queue_frames_(queue_frames),
+      : Link(endpoint, host, target.to_string()), target_(target),
         queue_(queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
@@ -37,7 +37,8 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
 
   std::optional<DirectWrite> direct_write() const override {
-    return DirectWrite{fd_, {}, target_, queue_frames_, endpoint().spec().coalesce, endpoint().spec().gso};
+    const EndpointSpec& spec = endpoint().spec();
+    return DirectWrite{fd_, {}, target_, spec.datagram_queue_frames, spec.coalesce, spec.gso};
   }
 
   void flush() override {
@@ -59,7 +60,6 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
 
   SocketAddress target_;
-  size_t queue_frames_;
   DatagramQueue queue_;
   int fd_ = -1;
 };

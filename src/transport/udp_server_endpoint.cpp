@@ -53,7 +53,6 @@ class UdpPeerLink final : public Link {
   bool enqueue(std::span<const uint8_t> frame) override;
   UdpServerEndpoint& server_;
   SocketAddress address_;
-  size_t queue_frames_;
   DatagramQueue queue_;
 };
 
@@ -314,14 +313,14 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 };
 
 UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames)
-    : Link(server, host, address.to_string()), server_(server), address_(address), queue_frames_(queue_frames),
+    : Link(server, host, address.to_string()), server_(server), address_(address),
       queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 // Every worker's socket on the port has the same local address, so a reply may leave from any
 // of them: another worker sends on its own (they live as long as the endpoint).
 std::optional<DirectWrite> UdpPeerLink::direct_write() const {
-  return DirectWrite{server_.fd(), server_.member_fds(), address_, queue_frames_, server_.spec().coalesce,
-                     server_.spec().gso};
+  const EndpointSpec& spec = server_.spec();
+  return DirectWrite{server_.fd(), server_.member_fds(), address_, spec.datagram_queue_frames, spec.coalesce, spec.gso};
 }
 
 bool UdpPeerLink::enqueue(std::span<const uint8_t> frame) {
