@@ -52,10 +52,10 @@ std::string format_stats(Router& router) {
       fmt::format_to(it,
                      "    {}: in {} frames / {} B, out {} frames / {} B; dropped in: filter {}, unknown-target {}, "
                      "signing {}; dropped out: queue-full {}, filter {}; bad input: crc {}, skipped {} B, "
-                     "bad-flags {}, unknown-id {}\n",
+                     "bad-flags {}, unknown-id {}; queue storage {} B\n",
                      l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
                      r2.signing_rejected, c.dropped_queue_full, r2.filtered_out, p.crc_failures, p.bytes_skipped,
-                     p.bad_incompat_flags, p.unknown_ids);
+                     p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
       if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {
           const double pct = s.received + s.lost ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost) : 0.0;

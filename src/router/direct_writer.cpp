@@ -73,4 +73,12 @@ void DirectWriter::flush() {
   pending_.clear();
 }
 
+size_t DirectWriter::trim() noexcept {
+  size_t released = 0;
+  for (Pending& p : by_link_) {
+    if (p.queue) released += p.queue->trim();
+  }
+  return released;
+}
+
 }  // namespace mavswitch

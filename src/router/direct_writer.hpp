@@ -38,6 +38,9 @@ class DirectWriter {
   void queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame);
   // Sends everything queued. Afterwards nothing read before is used again.
   void flush();
+  // Gives back what kept queues no longer need (see transport::QuietShrink); between flushes.
+  // Returns the bytes given back.
+  size_t trim() noexcept;
   uint64_t frames_written() const noexcept { return written_.load(std::memory_order_relaxed); }
 
  private:

@@ -202,7 +202,7 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
           c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
           c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
         }
-        f({l, c, w.sequences(l.id)});
+        f({l, c, w.sequences(l.id), l.queue_storage()});
       });
     });
   }

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "base/log.hpp"
 #include "protocol/signing.hpp"
 #include "router/router.hpp"
@@ -11,6 +15,22 @@ namespace mavswitch {
 Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
     : router_(router), index_(index), context_(context), resolver_(loop_), direct_(index) {
   loop_.on_iteration_end([this] { end_iteration(); });
+  loop_.every(kTrimPeriod, [this] { trim_queues(); });
+}
+
+// Output storage a burst grew and the link has not needed since goes back (a fleet's peers all
+// heard at once must not leave every queue at its high-water mark). The allocator keeps freed
+// memory for reuse; when a trim frees much, it is asked to hand the pages back to the system
+// too, so the process shrinks rather than holding its high-water mark (at most once a second,
+// and only after a burst: pages touched again cost a fault each).
+void Worker::trim_queues() {
+  size_t released = direct_.trim();
+  for (Destination& d : links_) {
+    if (d.wire != nullptr) released += d.wire->trim_queues();
+  }
+#ifdef __GLIBC__
+  if (released >= kReturnToSystem) malloc_trim(0);
+#endif
 }
 
 Worker::~Worker() { stop_and_join(); }

@@ -101,6 +101,9 @@ class Worker final : public transport::LinkHost {
   void hand_to_link(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void tap(const protocol::FrameView& frame);
   void end_iteration();
+  static constexpr transport::Millis kTrimPeriod = 1000;
+  static constexpr size_t kReturnToSystem = size_t{1} << 20;  // bytes freed by one trim
+  void trim_queues();
   void exchange_batches();  // publish outbound rings, serve or wake idle consumers, drain inbound
   // `peer` was armed (asleep, or about to sleep) when we published `batch_bytes` for it:
   // serve it or wake it.

@@ -80,6 +80,10 @@ class Link {
   // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
   // by send() when the queue is full.
   virtual void flush() = 0;
+  // Gives back output storage a burst left that the link has not needed since (see
+  // QuietShrink); called by the host about once a second. Returns the bytes given back.
+  virtual size_t trim_queues() { return 0; }
+  virtual size_t queue_storage() const noexcept { return 0; }  // bytes its output queue holds allocated
   // A datagram link may be written by other threads directly (see DirectWrite): then frames
   // from several threads need no hand-over, and ordering between them is not owed (UDP). A
   // byte stream has none: its bytes have one writer.

@@ -30,6 +30,7 @@ bool StreamQueue::push(std::span<const uint8_t> frame) {
     std::memcpy(ring_.get(), frame.data() + room, frame.size() - room);
   }
   size_ += frame.size();
+  shrink_.used(size_);
   return true;
 }
 
@@ -38,7 +39,7 @@ bool StreamQueue::push(std::span<const uint8_t> frame) {
 void StreamQueue::grow(size_t needed) {
   size_t size = std::max<size_t>(allocated_ == 0 ? kInitialBytes : allocated_ * 2, needed);
   size = std::min(size, capacity_);
-  auto bigger = std::make_unique<uint8_t[]>(size);
+  auto bigger = std::make_unique_for_overwrite<uint8_t[]>(size);  // pages are touched as frames arrive
   const size_t first = std::min(size_, allocated_ - head_);
   if (size_ > 0) {
     std::memcpy(bigger.get(), ring_.get() + head_, first);
@@ -67,28 +68,83 @@ WriteResult StreamQueue::write_to(int fd) {
   return WriteResult::kDrained;
 }
 
+size_t StreamQueue::trim() noexcept {
+  if (!shrink_.quiet(allocated_, kInitialBytes) || size_ != 0) return 0;
+  const size_t released = allocated_;
+  ring_.reset();
+  allocated_ = 0;
+  head_ = 0;
+  return released;
+}
+
 bool DatagramQueue::push(std::span<const uint8_t> frame) {
   if (count_ == capacity_ || frame.size() > protocol::kMaxFrameLen) return false;
-  if (count_ == allocated_) grow();
-  Slot& s = slots_[wrap(head_ + count_, allocated_)];
-  s.len = static_cast<uint16_t>(frame.size());
-  std::memcpy(s.bytes, frame.data(), frame.size());
+  if (end_ + frame.size() > bytes_allocated_ || first_ + count_ == lens_allocated_) [[unlikely]] {
+    make_room(frame.size());
+  }
+  std::memcpy(bytes_.get() + end_, frame.data(), frame.size());
+  end_ += frame.size();
+  lens_[first_ + count_] = static_cast<uint16_t>(frame.size());
   ++count_;
+  shrink_.used(end_ - begin_);
   return true;
 }
 
-// As StreamQueue::grow: from a few slots up to the capacity, doubling.
-void DatagramQueue::grow() {
-  const size_t size = std::min(capacity_, allocated_ == 0 ? kInitialSlots : allocated_ * 2);
-  auto bigger = std::make_unique<Slot[]>(size);
-  for (size_t k = 0; k < count_; ++k) {
-    const Slot& from = slots_[wrap(head_ + k, allocated_)];
-    bigger[k].len = from.len;
-    std::memcpy(bigger[k].bytes, from.bytes, from.len);
+// Room at the end of both buffers for one more frame of `bytes`. What a partial send left is
+// moved to the front when the space before it is at least as large (so each byte moved frees
+// one: a peer taking a frame at a time does not cost a move of the whole queue per frame) or
+// when the buffer may grow no more; otherwise the buffer doubles. Buffers end at twice what a
+// full queue of the largest frames needs, where moving always makes room.
+void DatagramQueue::make_room(size_t bytes) {
+  const size_t held = end_ - begin_;
+  const size_t max_bytes = 2 * capacity_ * protocol::kMaxFrameLen;
+  if (end_ + bytes > bytes_allocated_) {
+    if (begin_ > 0 && (begin_ >= held || bytes_allocated_ >= max_bytes)) {
+      std::memmove(bytes_.get(), bytes_.get() + begin_, held);
+      begin_ = 0;
+      end_ = held;
+    }
+    if (end_ + bytes > bytes_allocated_) {
+      const size_t size = std::min(max_bytes, std::max(bytes_allocated_ == 0 ? kInitialBytes : bytes_allocated_ * 2, held + bytes));
+      auto bigger = std::make_unique_for_overwrite<uint8_t[]>(size);  // pages are touched as frames arrive
+      if (held > 0) std::memcpy(bigger.get(), bytes_.get() + begin_, held);
+      bytes_ = std::move(bigger);
+      bytes_allocated_ = size;
+      begin_ = 0;
+      end_ = held;
+    }
   }
-  slots_ = std::move(bigger);
-  allocated_ = size;
-  head_ = 0;
+  if (first_ + count_ == lens_allocated_) {
+    const size_t max_frames = 2 * capacity_;
+    if (first_ > 0 && (first_ >= count_ || lens_allocated_ >= max_frames)) {
+      std::memmove(lens_.get(), lens_.get() + first_, count_ * sizeof(uint16_t));
+      first_ = 0;
+    } else {
+      const size_t size = std::min(max_frames, std::max(lens_allocated_ == 0 ? kInitialFrames : lens_allocated_ * 2, count_ + 1));
+      auto bigger = std::make_unique_for_overwrite<uint16_t[]>(size);
+      if (count_ > 0) std::memcpy(bigger.get(), lens_.get() + first_, count_ * sizeof(uint16_t));
+      lens_ = std::move(bigger);
+      lens_allocated_ = size;
+      first_ = 0;
+    }
+  }
+}
+
+// The oldest frames, sent or refused, leave; a queue that empties starts again at the front.
+void DatagramQueue::drop(size_t frames, size_t bytes) noexcept {
+  first_ += frames;
+  count_ -= frames;
+  begin_ += bytes;
+  if (count_ == 0) begin_ = end_ = first_ = 0;
+}
+
+size_t DatagramQueue::trim() noexcept {
+  if (!shrink_.quiet(allocated_bytes(), 4 * kInitialBytes) || count_ != 0) return 0;
+  const size_t released = allocated_bytes();
+  bytes_.reset();
+  lens_.reset();
+  bytes_allocated_ = lens_allocated_ = 0;
+  return released;
 }
 
 WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* frames_sent, uint64_t* bytes_sent) {
@@ -108,34 +164,35 @@ WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
     while (first < sends.size() && sends[first].queue->count_ == 0) ++first;
     if (first == sends.size()) return refused ? WriteResult::kError : WriteResult::kDrained;
     mmsghdr msgs[kBatch];
-    iovec iov[kBatch * kFramesPerDatagram];
+    iovec iov[kBatch];  // a datagram's frames (or a GSO run's) lie back to back: one iovec
     size_t frames_in[kBatch];
     size_t from[kBatch];  // the send each datagram belongs to
-    frames_in[0] = 0, from[0] = first;  // there is one at least (`first` has frames); the compiler cannot tell
+    frames_in[0] = 0, from[0] = first, iov[0] = {};  // there is one at least (`first` has frames); the compiler cannot tell
     alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(uint16_t))];
     size_t n = 0;  // datagrams
-    size_t next_iov = 0;
     for (size_t e = first; e < sends.size() && n < kBatch; ++e) {
       DatagramQueue& q = *sends[e].queue;
+      const uint16_t* lens = q.lens_.get() + q.first_;
       size_t used = 0;  // frames of q taken, in order
+      size_t offset = q.begin_;
       while (n < kBatch && used < q.count_) {
         msgs[n] = {};
-        msgs[n].msg_hdr.msg_iov = &iov[next_iov];
         size_t bytes = 0;
         size_t k = 0;
-        const uint16_t first_len = q.slots_[wrap(q.head_ + used, q.allocated_)].len;
+        const uint16_t first_len = lens[used];
         auto joins = [&](uint16_t len) {  // may the next frame join this send?
           if (q.coalesce_) return bytes + len <= kCoalescedDatagram;
           return q.segment_ && len == first_len;  // a GSO run: one datagram per frame on the wire
         };
         do {  // one frame at least; more while they fit
-          const Slot& s = q.slots_[wrap(q.head_ + used, q.allocated_)];
-          iov[next_iov++] = {const_cast<uint8_t*>(s.bytes), s.len};
-          bytes += s.len;
+          bytes += lens[used];
           ++used;
           ++k;
-        } while (used < q.count_ && k < kFramesPerDatagram && joins(q.slots_[wrap(q.head_ + used, q.allocated_)].len));
-        msgs[n].msg_hdr.msg_iovlen = k;
+        } while (used < q.count_ && k < kFramesPerDatagram && joins(lens[used]));
+        iov[n] = {q.bytes_.get() + offset, bytes};
+        offset += bytes;
+        msgs[n].msg_hdr.msg_iov = &iov[n];
+        msgs[n].msg_hdr.msg_iovlen = 1;
         if (q.segment_ && k > 1) {
           msgs[n].msg_hdr.msg_control = control[n];
           msgs[n].msg_hdr.msg_controllen = sizeof control[n];
@@ -168,20 +225,16 @@ WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
         return WriteResult::kBlocked;
       }
       // An unreachable peer (ICMP error reported on this socket) loses this datagram only.
-      q.head_ = wrap(q.head_ + frames_in[0], q.allocated_);
-      q.count_ -= frames_in[0];
+      q.drop(frames_in[0], iov[0].iov_len);
       sends[from[0]].result = WriteResult::kError;
       refused = true;
       continue;
     }
     for (size_t i = 0; i < static_cast<size_t>(sent); ++i) {
       PeerSend& p = sends[from[i]];
-      DatagramQueue& q = *p.queue;
-      for (size_t k = 0; k < frames_in[i]; ++k) p.bytes += q.slots_[wrap(q.head_ + k, q.allocated_)].len;
+      p.bytes += iov[i].iov_len;
       p.frames += frames_in[i];
-      q.head_ = wrap(q.head_ + frames_in[i], q.allocated_);
-      q.count_ -= frames_in[i];
-      if (q.count_ == 0) q.head_ = 0;
+      p.queue->drop(frames_in[i], iov[i].iov_len);
     }
   }
 }

@@ -51,6 +51,8 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
+  size_t trim_queues() override { return queue_.trim(); }
+  size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
 
   void on_io(uint32_t events) override {
     if (events & EPOLLIN) {

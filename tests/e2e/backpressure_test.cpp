@@ -74,3 +74,39 @@ TEST(Backpressure, AFullQueueIsWrittenBeforeAFrameIsDropped) {
   EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), kFrames);
   EXPECT_EQ(rt.link_counters(1).dropped_queue_full, 0u);
 }
+
+// What a slow receiver's queue grew to is given back once it has caught up and its link has
+// been quiet for a trim period (about a second): a burst does not leave a queue at its
+// high-water mark for good. The storage is what the link reports to statistics.
+TEST(Backpressure, QueueStorageASlowReceiverGrewIsGivenBackOnceItCatchesUp) {
+  RouterThread rt;
+  const uint16_t tcp_port = free_tcp_port();
+  rt.router.add_endpoint(tcp_server(tcp_port));
+  rt.start();
+  TcpPeer gcs(tcp_port);  // reads nothing until the burst is over
+  const int small = 4096;
+  setsockopt(gcs.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  gcs.send(heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  TcpPeer vehicle(tcp_port);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 2; }));
+
+  auto largest_storage = [&] {
+    size_t largest = 0;
+    rt.router.for_each_link(0, [&](const Router::LinkReport& r) { largest = std::max(largest, r.queue_storage); });
+    return largest;
+  };
+  constexpr uint32_t kFrames = 400;  // 106 KB: more than the kernel holds for a peer reading nothing
+  Bytes burst;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    const Bytes f = large_frame(1, 1, static_cast<uint8_t>(i));
+    burst.insert(burst.end(), f.begin(), f.end());
+  }
+  vehicle.send(burst);
+  ASSERT_TRUE(wait_until([&] { return largest_storage() >= 32 * 1024; }))
+      << "the slow receiver's queue grew to " << largest_storage() << " B";
+  ASSERT_TRUE(gcs.wait_frames(kFrames, 5000ms)) << "the receiver caught up: " << gcs.received().frames.size();
+  // Down to the few KiB a link that keeps up has (a stream queue's first 4 KiB are kept).
+  EXPECT_TRUE(wait_until([&] { return largest_storage() <= 4096; }, 4000ms))
+      << "still held after two trim periods of quiet: " << largest_storage() << " B";
+}

@@ -1,5 +1,6 @@
 // The per-link output queues: storage grows only as far as a peer falls behind, never past the
-// capacity; frames come out whole and in order across growth and wrap-around.
+// capacity, and is given back after a quiet while; frames come out whole and in order across
+// growth, wrap-around and moves.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -196,6 +197,108 @@ TEST(DatagramQueue, SeveralPeersOnOneSocketEachGetTheirOwnFramesInOrder) {
     close(receivers[p]);
   }
   close(sender);
+}
+
+// Drains q through a connected datagram pair, reading everything (bounded turns).
+size_t drain_datagrams(DatagramQueue& q, const int fds[2]) {
+  size_t received = 0;
+  uint64_t frames = 0, bytes = 0;
+  for (int turn = 0; turn < 1000 && !q.empty(); ++turn) {
+    EXPECT_NE(q.send_to(fds[0], nullptr, &frames, &bytes), WriteResult::kError);
+    uint8_t buf[2048];
+    while (read(fds[1], buf, sizeof buf) > 0) ++received;
+  }
+  EXPECT_TRUE(q.empty());
+  return received;
+}
+
+// A queue holds what its frames weigh: a fleet's HEARTBEATs (21 bytes) queued 500 deep take
+// about 500 x 21 bytes and their lengths, not 500 slots sized for the largest frame (280).
+TEST(DatagramQueue, HoldsWhatItsFramesWeigh) {
+  DatagramQueue q(512);
+  const std::vector<uint8_t> heartbeat(21, 0x5A);
+  for (int k = 0; k < 500; ++k) ASSERT_TRUE(q.push(heartbeat));
+  EXPECT_LE(q.allocated_bytes(), 2 * 500 * 21 + 2 * 512 * sizeof(uint16_t));
+  EXPECT_GE(q.allocated_bytes(), 500u * 21);
+}
+
+// A burst grows the queue. At a trim (its worker's, once a second) it gives the storage back
+// only when it is empty and has stayed under a quarter of it since the trim before: a queue
+// that fills up to the same depth between trims keeps what it has, one that falls silent after
+// a burst starts small again.
+TEST(DatagramQueue, GivesItsStorageBackAtATrimAfterAQuietPeriodButNotBetweenBursts) {
+  SocketPair pair(SOCK_DGRAM);
+  const int big = 1 << 22;
+  setsockopt(pair.fds[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+  setsockopt(pair.fds[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+  DatagramQueue q(512, /*coalesce=*/false, /*segment=*/false);
+  auto burst = [&](uint32_t frames) {
+    for (uint32_t k = 0; k < frames; ++k) ASSERT_TRUE(q.push(frame(k)));
+    EXPECT_EQ(drain_datagrams(q, pair.fds), frames);
+  };
+  burst(300);
+  const size_t after_burst = q.allocated_bytes();
+  EXPECT_GT(after_burst, 300u * 20);
+  q.trim();  // the burst was in this period
+  EXPECT_EQ(q.allocated_bytes(), after_burst);
+  for (int period = 0; period < 3; ++period) {  // a burst in every period: kept
+    burst(1);
+    burst(300);
+    q.trim();
+    EXPECT_EQ(q.allocated_bytes(), after_burst);
+  }
+  ASSERT_TRUE(q.push(frame(0)));  // not empty at the trim: kept, whatever the period held
+  q.trim();
+  EXPECT_EQ(q.allocated_bytes(), after_burst);
+  EXPECT_EQ(drain_datagrams(q, pair.fds), 1u);
+  burst(2);  // a quiet period: given back
+  q.trim();
+  EXPECT_EQ(q.allocated_bytes(), 0u);
+  burst(3);  // and the next frames start small
+  EXPECT_LE(q.allocated_bytes(), 2048u);
+}
+
+// Coalesced, the frames that leave together are one iovec of whole frames back to back: the
+// receiver gets exactly the frames pushed, in order, in datagrams of at most 1,400 bytes.
+TEST(DatagramQueue, CoalescedDatagramsCarryWholeFramesInOrderUpToTheLimit) {
+  SocketPair pair(SOCK_DGRAM);
+  DatagramQueue q(200, /*coalesce=*/true);
+  std::vector<uint8_t> expected;
+  for (uint32_t k = 0; k < 150; ++k) {
+    const auto f = frame(k);
+    ASSERT_TRUE(q.push(f));
+    expected.insert(expected.end(), f.begin(), f.end());
+  }
+  uint64_t frames = 0, bytes = 0;
+  ASSERT_EQ(q.send_to(pair.fds[0], nullptr, &frames, &bytes), WriteResult::kDrained);
+  EXPECT_EQ(frames, 150u);
+  EXPECT_EQ(bytes, expected.size());
+  std::vector<uint8_t> got;
+  size_t datagrams = 0;
+  uint8_t buf[4096];
+  for (ssize_t r; (r = read(pair.fds[1], buf, sizeof buf)) > 0; ++datagrams) {
+    EXPECT_LE(static_cast<size_t>(r), DatagramQueue::kCoalescedDatagram);
+    got.insert(got.end(), buf, buf + r);
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_LT(datagrams, 150u / 4) << "frames shared datagrams";
+}
+
+TEST(StreamQueue, GivesItsStorageBackAtATrimAfterAQuietPeriod) {
+  SocketPair pair(SOCK_STREAM);
+  StreamQueue q(256 * 1024);
+  std::vector<uint8_t> got;
+  for (uint32_t k = 0; k < 400; ++k) ASSERT_TRUE(q.push(frame(k)));
+  drain(q, pair.fds, got);
+  EXPECT_GT(q.allocated_bytes(), 16u * 1024);
+  q.trim();  // the burst was in this period
+  EXPECT_GT(q.allocated_bytes(), 16u * 1024);
+  ASSERT_TRUE(q.push(frame(1)));
+  drain(q, pair.fds, got);
+  q.trim();
+  EXPECT_EQ(q.allocated_bytes(), 0u);
+  ASSERT_TRUE(q.push(frame(2)));
+  EXPECT_LE(q.allocated_bytes(), 4096u);
 }
 
 }  // namespace
