@@ -22,6 +22,7 @@ void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::sp
       p.shape = shape;
     }
     p.target = &target;
+    p.used = true;
   }
   if (!p.queue->push(frame)) [[unlikely]] {
     send(p);  // full within one iteration: write it out and go on
@@ -73,10 +74,25 @@ void DirectWriter::flush() {
   pending_.clear();
 }
 
+size_t DirectWriter::storage() const noexcept {
+  size_t bytes = 0;
+  for (const Pending& p : by_link_) {
+    if (p.queue) bytes += p.queue->allocated_bytes();
+  }
+  return bytes;
+}
+
 size_t DirectWriter::trim() noexcept {
   size_t released = 0;
   for (Pending& p : by_link_) {
-    if (p.queue) released += p.queue->trim();
+    if (!p.queue) continue;
+    if (p.used) {
+      released += p.queue->trim();
+    } else if (p.queue->empty()) {
+      released += p.queue->allocated_bytes();
+      p.queue.reset();
+    }
+    p.used = false;
   }
   return released;
 }

@@ -38,10 +38,12 @@ class DirectWriter {
   void queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame);
   // Sends everything queued. Afterwards nothing read before is used again.
   void flush();
-  // Gives back what kept queues no longer need (see transport::QuietShrink); between flushes.
-  // Returns the bytes given back.
+  // Gives back what kept queues no longer need (see transport::QuietShrink), and drops the
+  // queues of links not written to since the last trim (a peer heard once, or gone); between
+  // flushes. Returns the bytes given back.
   size_t trim() noexcept;
   uint64_t frames_written() const noexcept { return written_.load(std::memory_order_relaxed); }
+  size_t storage() const noexcept;  // bytes its kept queues hold allocated (the writer's thread)
 
  private:
   struct Shape {  // what a queue was made for
@@ -54,6 +56,7 @@ class DirectWriter {
     const DirectTarget* target = nullptr;  // set while this iteration queued for the link
     std::unique_ptr<transport::DatagramQueue> queue;
     Shape shape;
+    bool used = false;  // since the last trim
   };
   void send(Pending& p);
   void account(Pending& p, const transport::DatagramQueue::PeerSend& sent);
