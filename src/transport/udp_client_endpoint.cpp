@@ -48,11 +48,11 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
       host_.loop().modify(fd_, EPOLLIN | (blocked ? EPOLLOUT : 0u));
     }
   }
+  size_t trim_queues() override { return queue_.trim(); }
+  size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
-  size_t trim_queues() override { return queue_.trim(); }
-  size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
 
   void on_io(uint32_t events) override {
     if (events & EPOLLIN) {
