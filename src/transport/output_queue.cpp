@@ -139,7 +139,7 @@ void DatagramQueue::drop(size_t frames, size_t bytes) noexcept {
 }
 
 size_t DatagramQueue::trim() noexcept {
-  if (!shrink_.quiet(allocated_bytes(), kInitialBytes + kInitialFrames * sizeof(uint16_t)) || count_ != 0) return 0;
+  if (!shrink_.quiet(allocated_bytes(), kFirstAllocation) || count_ != 0) return 0;
   const size_t released = allocated_bytes();
   bytes_.reset();
   lens_.reset();

@@ -109,6 +109,8 @@ class DatagramQueue {
  private:
   static constexpr size_t kInitialBytes = 1024;
   static constexpr size_t kInitialFrames = 16;
+  // What a first push allocates; a quiet queue keeps this much (QuietShrink's floor).
+  static constexpr size_t kFirstAllocation = kInitialBytes + kInitialFrames * sizeof(uint16_t);
   void make_room(size_t bytes);
   void drop(size_t frames, size_t bytes) noexcept;  // the oldest, sent or refused
   size_t capacity_;  // frames

@@ -17,9 +17,9 @@ namespace {
 
 class UdpClientLink final : public Link, private EventLoop::Handler {
  public:
-  UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target, size_t queue_frames)
+  UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target)
       : Link(endpoint, host, target.to_string()), target_(target),
-        queue_(queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
+        queue_(endpoint.spec().datagram_queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
     if (target.is_broadcast()) {
@@ -84,7 +84,7 @@ class UdpClientEndpoint final : public Endpoint {
                                  return;
                                }
                                try {
-                                 link_ = std::make_unique<UdpClientLink>(*this, host_, addrs[0], spec_.datagram_queue_frames);
+                                 link_ = std::make_unique<UdpClientLink>(*this, host_, addrs[0]);
                                } catch (const std::exception& e) {
                                  log::error("{}: {}", describe(), e.what());
                                  return;

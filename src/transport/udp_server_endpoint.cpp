@@ -39,7 +39,7 @@ class UdpServerEndpoint;
 
 class UdpPeerLink final : public Link {
  public:
-  UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames);
+  UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address);
   void flush() override;
   size_t trim_queues() override { return queue_.trim(); }
   size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
@@ -238,7 +238,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 
   // A new peer's link, on the member it was placed on (counted already), in its thread.
   void welcome(const SocketAddress& from, std::span<const uint8_t> first) {
-    auto peer = std::make_unique<UdpPeerLink>(*this, host_, from, spec_.datagram_queue_frames);
+    auto peer = std::make_unique<UdpPeerLink>(*this, host_, from);
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
     peers_.emplace(from, std::move(peer)).first->second->datagram(first);
@@ -314,9 +314,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   protocol::ParserStats stray_;  // datagrams from unknown addresses that held no MAVLink
 };
 
-UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address, size_t queue_frames)
+UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address)
     : Link(server, host, address.to_string()), server_(server), address_(address),
-      queue_(queue_frames, server.spec().coalesce, server.spec().gso) {}
+      queue_(server.spec().datagram_queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 // Every worker's socket on the port has the same local address, so a reply may leave from any
 // of them: another worker sends on its own (they live as long as the endpoint).
