@@ -8,7 +8,11 @@
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
 //           [--vehicle-to-vehicle] [--slow-gcs K] [--kernel-send-times] [--backlog N]
-//           -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//           [--settle S] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//
+// --settle S: seconds between the introductions and the measurement (default 0.3), for a
+// router that arranges itself once it knows its peers (mavswitch's workers gather a quiet
+// router's peers within about a second): the measurement then sees its steady state.
 //
 // --slow-gcs K: the first K ground stations connect, introduce themselves and then never read
 // (a GCS that hung): loss, latency and balance are reported for the others, which must not
@@ -73,6 +77,7 @@ struct Options {
   int slow_gcs = 0;
   bool kernel_send_times = false;
   size_t backlog = 0;  // --backlog N: the drain measurement (see below); 0: paced or flood
+  double settle = 0.3;  // --settle S
   std::vector<std::string> command;
 };
 
@@ -304,6 +309,7 @@ int main(int argc, char** argv) {
     else if (a == "--slow-gcs") o.slow_gcs = std::stoi(v), ++i;
     else if (a == "--kernel-send-times") o.kernel_send_times = true;
     else if (a == "--backlog") o.backlog = std::stoul(v), ++i;
+    else if (a == "--settle") o.settle = std::stod(v), ++i;
     else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
@@ -358,7 +364,7 @@ int main(int argc, char** argv) {
   };
   for (int g = 0; o.tcp && g < o.gcs; ++g) introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
   for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], static_cast<uint8_t>(v + 1), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.settle));
   const bool kernel_send_times = o.kernel_send_times && !o.tcp;
   if (kernel_send_times) {
     for (int fd : vehicle_fd) stamp_transmits(fd);  // after the introductions: numbering starts here

@@ -207,6 +207,12 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   else if (key == "routetimeout") g.route_timeout_ms = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
   else if (key == "sniffersysid") g.sniffer_sysid = static_cast<uint8_t>(get_uint(w, v, 255));
   else if (key == "workers") g.workers = static_cast<unsigned>(get_uint(w, v, 1024));
+  else if (key == "peerplacement") {
+    const std::string m = lower(v);
+    if (m == "adaptive") g.peer_placement = transport::EndpointSpec::Placement::kAdaptive;
+    else if (m == "even") g.peer_placement = transport::EndpointSpec::Placement::kEven;
+    else w.fail("'" + std::string(v) + "' must be adaptive or even");
+  }
   else if (key == "dialect") g.dialect_xml = std::string(v);
   else if (key == "log") g.log_dir = std::string(v);
   else if (key == "logtelemetry") g.log_telemetry = get_bool(w, v);

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   options.dedup_period = general.dedup_period_ms;
   options.sniffer_sysid = general.sniffer_sysid;
   options.workers = general.workers;
+  options.peer_placement = general.peer_placement;
   if (!general.dialect_xml.empty()) {
     try {
       custom_dialect = std::make_unique<dialect::Dialect>(dialect::load_dialect(general.dialect_xml));

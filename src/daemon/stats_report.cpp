@@ -32,8 +32,10 @@ std::string format_stats(Router& router) {
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
     fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
-                   shared ? fmt::format(" (peers by worker: {}; datagrams passed to their peer's worker: {})",
-                                        fmt::join(router.links_by_worker(i), ", "), router.endpoint_passed_on(i))
+                   shared ? fmt::format(" (peers by worker: {}; datagrams passed to their peer's worker: {}; peers "
+                                        "moved between workers: {})",
+                                        fmt::join(router.links_by_worker(i), ", "), router.endpoint_passed_on(i),
+                                        router.endpoint_moved(i))
                           : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();

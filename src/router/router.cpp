@@ -33,7 +33,7 @@ unsigned workers_wanted(const RouterOptions& options) {
 
 Router::Router(RouterOptions options)
     : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()),
-      epochs_(workers_wanted(options)) {
+      epochs_(workers_wanted(options)), peer_placement_(options.peer_placement) {
   routing_.set_route_timeout(options.route_timeout);
   routing_.set_dedup_period(options.dedup_period);
   routing_.set_sniffer_sysid(options.sniffer_sysid);
@@ -84,6 +84,7 @@ void Router::start() {
       continue;
     }
     spec.reuse_port = true;
+    spec.placement = peer_placement_;
     if (const auto address = transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
       transport::ensure_port_free(*address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
                                   fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
@@ -189,6 +190,7 @@ uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*co
 
 uint64_t Router::endpoint_refused(size_t i) const { return sum_over_instances(i, &transport::Endpoint::refused); }
 uint64_t Router::endpoint_passed_on(size_t i) const { return sum_over_instances(i, &transport::Endpoint::passed_on); }
+uint64_t Router::endpoint_moved(size_t i) const { return sum_over_instances(i, &transport::Endpoint::moved); }
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   for (const auto& inst : instances_) {

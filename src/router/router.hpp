@@ -39,6 +39,8 @@ struct RouterOptions {
   // The dialect frames are validated and routed with; null: the built-in dialect.
   const protocol::MessageTable* message_table = nullptr;
   unsigned workers = 1;  // I/O threads; 0: one per core
+  // How a UDP server's peers are shared among several workers (EndpointSpec::Placement).
+  transport::EndpointSpec::Placement peer_placement = transport::EndpointSpec::Placement::kAdaptive;
 };
 
 class Router final {
@@ -109,6 +111,7 @@ class Router final {
   std::string endpoint_description(size_t i) const;
   uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
   uint64_t endpoint_passed_on(size_t i) const;  // datagrams passed to their peer's worker
+  uint64_t endpoint_moved(size_t i) const;      // peers moved between workers (adaptive placement)
   // One link as statistics see it.
   struct LinkReport {
     const transport::Link& link;
@@ -155,6 +158,7 @@ class Router final {
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
+  transport::EndpointSpec::Placement peer_placement_;
   bool taps_need_router_thread_ = false;  // some tap was added with TapThread::kRouterThread
   std::vector<Instance> instances_;  // last: endpoints close before the workers go
 };

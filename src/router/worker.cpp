@@ -4,6 +4,7 @@
 
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <time.h>
 #endif
 
 #include "base/log.hpp"
@@ -15,7 +16,38 @@ namespace mavswitch {
 Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
     : router_(router), index_(index), context_(context), resolver_(loop_), direct_(index) {
   loop_.on_iteration_end([this] { end_iteration(); });
-  loop_.every(kTrimPeriod, [this] { trim_queues(); });
+  loop_.every(kTrimPeriod, [this] {
+    trim_queues();
+    measure_busy();
+  });
+}
+
+void Worker::measure_busy() {
+  timespec cpu{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) != 0) return;
+  const int64_t cpu_ns = int64_t{cpu.tv_sec} * 1'000'000'000 + cpu.tv_nsec;
+  const transport::Millis now = transport::now_ms();
+  if (busy_measured_at_ != 0 && now > busy_measured_at_) {
+    busy_.store(static_cast<double>(cpu_ns - busy_cpu_ns_) / (static_cast<double>(now - busy_measured_at_) * 1e6),
+                std::memory_order_relaxed);
+  }
+  busy_measured_at_ = now;
+  busy_cpu_ns_ = cpu_ns;
+}
+
+std::vector<uint16_t> Worker::sources_heard(const transport::Link& link) const {
+  std::vector<uint16_t> keys;
+  if (const routing::SequenceTracker* s = sequences(link.id)) {
+    for (const auto& [key, source] : s->sources()) keys.push_back(key);
+  }
+  return keys;
+}
+
+void Worker::inherit_sources(transport::Link& link, std::span<const uint16_t> sources) {
+  const transport::Millis now = loop_.now();
+  for (const uint16_t key : sources) {
+    router_.routing_.learn_source(link.id, static_cast<uint8_t>(key >> 8), static_cast<uint8_t>(key & 0xFF), now);
+  }
 }
 
 // Output storage a burst grew and the link has not needed since goes back (a fleet's peers all
@@ -75,6 +107,7 @@ void Worker::run() {
     armed_.store(true);
     drain_inbound();
     flush_pending();
+    measure_busy();  // from here: the first period's share is known a second in
     loop_.run();
     stopped_ = true;  // nobody serves this worker from now on
     armed_.store(false);

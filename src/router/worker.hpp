@@ -70,6 +70,9 @@ class Worker final : public transport::LinkHost {
   void link_up(transport::Link& link) override;
   void link_down(transport::Link& link) override;
   size_t wire_links() const noexcept override { return wire_links_.load(std::memory_order_relaxed); }
+  double busy() const noexcept override { return busy_.load(std::memory_order_relaxed); }
+  std::vector<uint16_t> sources_heard(const transport::Link& link) const override;
+  void inherit_sources(transport::Link& link, std::span<const uint16_t> sources) override;
   void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
   void needs_flush(transport::Link& link) override;
   bool input_paused(int fd) override;
@@ -150,6 +153,11 @@ class Worker final : public transport::LinkHost {
   bool stopped_ = true;   // under active_: its loop is not running
   size_t local_links_ = 0;  // under active_: in-process components attached here (worker 0)
   std::atomic<size_t> wire_links_{0};  // links up on this worker (read by other workers placing peers)
+  // busy(): the thread's CPU time over the last measured period, as a share of that period.
+  void measure_busy();
+  std::atomic<double> busy_{0};
+  transport::Millis busy_measured_at_ = 0;
+  int64_t busy_cpu_ns_ = 0;
   routing::Counter ring_drops_;
   // Since when must_pause() has said yes (kNotPaused: it has not): see input_paused().
   static constexpr transport::Millis kNotPaused = -1;

@@ -45,6 +45,11 @@ struct EndpointSpec {
   bool gso = true;                  // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
+  // A UDP server served by several workers: kAdaptive keeps its peers on one worker while the
+  // router is quiet and spreads them when a worker gets busy (peer_balance.hpp); kEven shares
+  // them evenly from the first datagram and never moves them.
+  enum class Placement { kAdaptive, kEven };
+  Placement placement = Placement::kAdaptive;
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;
@@ -77,6 +82,9 @@ class Endpoint {
   // their peer's and were passed on to it (a peer's first moments; steady traffic arrives where
   // its peer lives).
   uint64_t passed_on() const noexcept { return passed_on_.load(std::memory_order_relaxed); }
+  // Peers this instance handed to another worker's instance after they had lived here (the
+  // adaptive placement gathering or spreading them).
+  uint64_t moved() const noexcept { return moved_.load(std::memory_order_relaxed); }
   bool listening() const noexcept { return listens(spec_); }
 
   // Routing policy index the engine keeps for this endpoint's links.
@@ -90,6 +98,7 @@ class Endpoint {
   // endpoint.
   size_t homed() const noexcept { return homed_.load(std::memory_order_relaxed); }
   size_t worker_links() const noexcept { return host_.wire_links(); }
+  double worker_busy() const noexcept { return host_.busy(); }
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -104,6 +113,7 @@ class Endpoint {
   LinkHost& host_;
   std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
   std::atomic<uint64_t> passed_on_{0};
+  std::atomic<uint64_t> moved_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   size_t member_ = 0;                     // this instance's index in group_->members
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
@@ -129,6 +139,9 @@ struct ListenerGroup {
   std::mutex homes_mutex;
   std::unordered_map<SocketAddress, Home, SocketAddressHash> homes;
   std::vector<PlacedSource> steered;  // under homes_mutex: what the kernel's program lists
+  // After peers moved, none moves again before this time (a worker's busy share needs a period
+  // or two under the new placement to say anything about it).
+  std::atomic<Millis> settled_at{0};
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

@@ -60,6 +60,15 @@ class LinkHost {
   // How many wire links the host serves now, of every endpoint: what a listening endpoint
   // served by several hosts compares to place a new peer. Read from other threads.
   virtual size_t wire_links() const noexcept { return 0; }
+  // The share of one core the host's thread used over the last second (0.25: a quarter); read
+  // from other threads. What a listening endpoint served by several hosts weighs to decide
+  // whether its peers gather on one or spread (peer_balance.hpp).
+  virtual double busy() const noexcept { return 0; }
+  // A peer's link that moves to another host: the sources (sysid << 8 | compid) heard on it,
+  // asked before it goes down; the link that replaces it is given them (after link_up), so
+  // frames targeted at those sources reach it before they are heard again.
+  virtual std::vector<uint16_t> sources_heard(const Link& /*link*/) const { return {}; }
+  virtual void inherit_sources(Link& /*link*/, std::span<const uint16_t> /*sources*/) {}
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
   virtual Resolver& resolver() = 0;

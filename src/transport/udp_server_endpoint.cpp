@@ -8,12 +8,20 @@
 // reuseport_steering.hpp). The instance that hears a new peer places it on the instance that
 // holds the fewest of the endpoint's peers (of equals, the one whose worker serves the fewest
 // links): itself, or another, and then the program is told to send that peer's datagrams
-// there. So the workers share the peers evenly however the hash fell, and a link never changes
-// worker once placed. Why the endpoint's own peers: a worker's work for a UDP link is what the
+// there. So the workers share the peers evenly however the hash fell (with the even placement
+// a link then never changes worker). Why the endpoint's own peers: a worker's work for a UDP link is what the
 // link receives (what is sent to it is written by whichever worker routes it, see
 // router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams
 // that were already queued at the first instance are passed on; a peer's first few may thus be
 // handled out of order, as UDP allows.
+//
+// With the adaptive placement (the default) each instance also asks peer_balance.hpp once a
+// second whether its peers should move: all to one worker while the router is quiet, some to
+// an idle worker when this one is busy. A peer moves as it arrived: its link here goes (what
+// it had queued is written first), a new one is made on the other worker and given the sources
+// heard on the old one, so that frames targeted at them keep their way, and the kernel is told
+// to send its datagrams there; those already queued here are passed on. Its statistics start
+// again with the new link.
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,6 +37,7 @@
 #include "transport/endpoint_kinds.hpp"
 #include "transport/event_loop.hpp"
 #include "transport/output_queue.hpp"
+#include "transport/peer_balance.hpp"
 #include "transport/reuseport_steering.hpp"
 #include "transport/socket_util.hpp"
 
@@ -50,6 +59,7 @@ class UdpPeerLink final : public Link {
   DatagramQueue::PeerSend pending_send() { return {&queue_, &address_}; }
   void sent(const DatagramQueue::PeerSend& s);
   bool listed = false;  // in the server's list of peers with output
+  uint64_t frames_at_balance = 0;  // frames_in when the server last weighed its peers
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override;
@@ -85,7 +95,10 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       }
     }
     host_.loop().add(fd_, EPOLLIN, this);
-    idle_timer_ = host_.loop().every(1000, [this] { forget_idle(); });
+    idle_timer_ = host_.loop().every(1000, [this] {
+      forget_idle();
+      rebalance();
+    });
     // One of several workers' sockets on this port: the router says "listening" once for all.
     if (!spec_.reuse_port) log::info("{}: listening", describe());
   }
@@ -236,12 +249,72 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     return true;
   }
 
-  // A new peer's link, on the member it was placed on (counted already), in its thread.
-  void welcome(const SocketAddress& from, std::span<const uint8_t> first) {
+  // A new peer's link, on the member it was placed on (counted already), in its thread. A peer
+  // that moved here from another member comes with no datagram but with the sources heard there.
+  void welcome(const SocketAddress& from, std::span<const uint8_t> first, std::span<const uint16_t> sources = {}) {
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from);
-    log::info("{}: new peer {}", describe(), peer->peer());
+    if (sources.empty()) log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
-    peers_.emplace(from, std::move(peer)).first->second->datagram(first);
+    host_.inherit_sources(*peer, sources);
+    UdpPeerLink& link = *peers_.emplace(from, std::move(peer)).first->second;
+    if (!first.empty()) link.datagram(first);
+  }
+
+  // Once a second: whether this instance's peers should live elsewhere (see the top).
+  void rebalance() {
+    if (!group_ || !steers_ || spec_.placement != EndpointSpec::Placement::kAdaptive) return;
+    std::vector<PeerLoad> loads;
+    std::vector<const SocketAddress*> addresses;
+    for (auto& [address, peer] : peers_) {
+      const uint64_t frames = peer->counters().frames_in;
+      loads.push_back({addresses.size(), frames - peer->frames_at_balance});
+      addresses.push_back(&address);
+      peer->frames_at_balance = frames;
+    }
+    const Millis now = now_ms();
+    if (loads.empty() || now < group_->settled_at.load(std::memory_order_relaxed)) return;
+    std::vector<double> busy;
+    for (size_t i = 0; i < group_->members.size(); ++i) busy.push_back(member(i).worker_busy());
+    const std::vector<PeerMove> moves = plan_peer_moves(busy, member_, loads);
+    if (moves.empty()) return;
+    group_->settled_at.store(now + kSettle, std::memory_order_relaxed);
+    flush_peers();  // what the movers have queued leaves from here
+    std::vector<std::pair<SocketAddress, size_t>> movers;
+    for (const PeerMove& m : moves) movers.emplace_back(*addresses[m.peer], m.to);
+    for (const auto& [address, to] : movers) move(address, to);
+    log::info("{}: {} peers moved from worker {} to worker {} (workers busy: {:.2f})", describe(), movers.size(),
+              member_, movers.front().second, fmt::join(busy, ", "));
+  }
+  static constexpr Millis kSettle = 5000;
+
+  // Hands a peer that lives here to member `to`: its link here goes, one is made there with the
+  // sources heard here, and then the kernel is told (datagrams it already queued here are
+  // passed on: the home says `to` by then).
+  void move(const SocketAddress& from, size_t to) {
+    const auto it = peers_.find(from);
+    if (it == peers_.end() || to == member_) return;
+    std::vector<uint16_t> sources = host_.sources_heard(*it->second);
+    drop_link(it);
+    homed_.fetch_sub(1, std::memory_order_relaxed);
+    UdpServerEndpoint& target = member(to);
+    target.homed_.fetch_add(1, std::memory_order_relaxed);
+    target.host_.loop().post([&target, from, sources = std::move(sources)] { target.welcome(from, {}, sources); });
+    moved_.fetch_add(1, std::memory_order_relaxed);
+    const std::lock_guard lock(group_->homes_mutex);
+    const auto h = group_->homes.find(from);
+    if (h == group_->homes.end()) return;
+    const uint32_t key = steering_key(from);
+    auto& steered = group_->steered;
+    if (h->second.steered) {
+      std::erase_if(steered, [&](const PlacedSource& p) { return p.key == key && p.socket == h->second.member; });
+    }
+    h->second.member = to;
+    h->second.steered = hashed_socket(key, static_cast<uint32_t>(group_->size)) != to;
+    if (h->second.steered) steered.push_back({key, static_cast<uint32_t>(to)});
+    if (!steer_by_source(fd_, static_cast<uint32_t>(group_->size), steered)) {
+      log::warning("{}: cannot steer peer {} to its worker ({}); its datagrams are passed on to it", describe(),
+                   from.to_string(), errno_text());
+    }
   }
 
   bool holds_mavlink(std::span<const uint8_t> d) {
@@ -254,19 +327,25 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     return any;
   }
 
-  void remove(std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash>::iterator it,
-              const char* why) {
+  using PeerMap = std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash>;
+
+  void remove(PeerMap::iterator it, const char* why) {
     log::info("{}: peer {} forgotten ({})", describe(), it->second->peer(), why);
     if (group_) {
       forget_home(it->first);
       homed_.fetch_sub(1, std::memory_order_relaxed);
     }
+    drop_link(it);
+    peer_removed();
+  }
+
+  // The link goes (nothing is routed to it after), the object at the end of this iteration.
+  void drop_link(PeerMap::iterator it) {
     host_.link_down(*it->second);
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
     with_output_.erase(std::remove(with_output_.begin(), with_output_.end(), it->second.get()), with_output_.end());
     host_.loop().post([dead = std::shared_ptr<UdpPeerLink>(std::move(it->second))] {});
     peers_.erase(it);
-    peer_removed();
   }
 
   // A peer that goes is no longer steered: its next datagram, wherever the hash sends it, makes
@@ -307,7 +386,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   bool steers_ = false;  // several workers, and the kernel took the steering program
   bool want_write_ = false;
   EventLoop::TimerId idle_timer_ = 0;
-  std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash> peers_;
+  PeerMap peers_;
   std::vector<UdpPeerLink*> blocked_;
   std::vector<UdpPeerLink*> with_output_;  // peers with frames queued since the last flush
   std::vector<DatagramQueue::PeerSend> sends_;

@@ -12,7 +12,12 @@ namespace mavswitch::test {
 
 class RouterThread {
  public:
-  explicit RouterThread(RouterOptions options = {}) : router(with_test_workers(options)) {}
+  // Tests share a UDP server's peers evenly among the workers (the spread a busy router
+  // reaches), so that every test crosses between workers; tests of the adaptive placement ask
+  // for it.
+  explicit RouterThread(RouterOptions options = {},
+                        transport::EndpointSpec::Placement placement = transport::EndpointSpec::Placement::kEven)
+      : router(with_test_workers(options, placement)) {}
   ~RouterThread() { stop(); }
 
   // The common case: one UDP server endpoint on a free port; returns the port.
@@ -48,7 +53,8 @@ class RouterThread {
   }
   // Every router test runs with the number of I/O workers in MAVSWITCH_TEST_WORKERS (ctest runs
   // the suite with 1 and with 3), unless the test asks for a number other than the default 1.
-  static RouterOptions with_test_workers(RouterOptions options) {
+  static RouterOptions with_test_workers(RouterOptions options, transport::EndpointSpec::Placement placement) {
+    options.peer_placement = placement;
     if (options.workers == 1) {
       if (const char* w = std::getenv("MAVSWITCH_TEST_WORKERS")) options.workers = static_cast<unsigned>(std::atoi(w));
     }

@@ -312,8 +312,9 @@ TEST(Workers, AStuckWorkerDoesNotHoldUpTheOthersLinks) {
 // A router whose one endpoint is a UDP server, with `workers` I/O workers; `adjust` may
 // change the server's spec first.
 struct UdpServerRouter {
-  explicit UdpServerRouter(unsigned workers, const std::function<void(transport::EndpointSpec&)>& adjust = {})
-      : rt(with_workers(workers)), port(free_udp_port()) {
+  explicit UdpServerRouter(unsigned workers, const std::function<void(transport::EndpointSpec&)>& adjust = {},
+                           transport::EndpointSpec::Placement placement = transport::EndpointSpec::Placement::kEven)
+      : rt(with_workers(workers), placement), port(free_udp_port()) {
     auto spec = udp_server(port);
     if (adjust) adjust(spec);
     rt.router.add_endpoint(spec);
@@ -589,6 +590,42 @@ TEST(Workers, APlacedPeerForgottenForSilenceComesBackAsNew) {
   for (auto& p : peers) p->poll(), p->clear();
   peers[0]->send(attitude(1, 1, 1));
   for (size_t i = 1; i < kPeers; ++i) EXPECT_TRUE(peers[i]->wait_frames(1)) << "peer " << i;
+}
+
+// The adaptive placement: peers are placed evenly as they come, and once the router has been
+// quiet for a measurement they move to one worker (two workers each waking for their own peers
+// cost more than one waking for all). A moved peer's sources keep their routes: a frame
+// targeted at one reaches it before it speaks again; and its datagrams now arrive where it lives.
+TEST(Workers, AQuietRoutersPeersGatherOnOneWorkerAndKeepTheirRoutes) {
+  constexpr size_t kPeers = 4;
+  UdpServerRouter server(2, {}, transport::EndpointSpec::Placement::kAdaptive);
+  RouterThread& rt = server.rt;
+  auto peers = server.peers_saying_hello(kPeers);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kPeers; }));
+  ASSERT_TRUE(wait_until([&] { return rt.router.links_by_worker(0) == std::vector<size_t>{kPeers, 0}; }, 8000ms))
+      << rt.router.links_by_worker(0)[0] << ", " << rt.router.links_by_worker(0)[1];
+  EXPECT_GE(rt.router.endpoint_moved(0), kPeers / 2) << "placed two and two, then gathered";
+  for (auto& p : peers) p->poll(), p->clear();
+  for (size_t i = 1; i < kPeers; ++i) {
+    peers[0]->send(command_long(1, 1, static_cast<uint8_t>(1 + i), 1));
+  }
+  for (size_t i = 1; i < kPeers; ++i) {
+    EXPECT_TRUE(peers[i]->wait_frames(1)) << "peer " << i << ": a command targeted at it";
+  }
+  peers[1]->send(attitude(2, 1, 7));
+  for (size_t i = 0; i < kPeers; ++i) {
+    if (i != 1) {
+      EXPECT_TRUE(peers[i]->wait_frames(i == 0 ? 1 : 2)) << "peer " << i << ": a broadcast";
+    }
+  }
+  EXPECT_EQ(rt.link_count(0), kPeers) << "no peer became a second link";
+  EXPECT_EQ(rt.router.links_by_worker(0), (std::vector<size_t>{kPeers, 0}));
+  const uint64_t passed_on = rt.router.endpoint_passed_on(0);
+  for (uint32_t round = 0; round < 5; ++round) {
+    for (size_t i = 1; i < kPeers; ++i) peers[i]->send(attitude(static_cast<uint8_t>(1 + i), 1, round));
+  }
+  EXPECT_TRUE(peers[0]->wait_frames(1 + 5 * (kPeers - 1)));
+  EXPECT_EQ(rt.router.endpoint_passed_on(0), passed_on) << "the kernel sends a moved peer's datagrams to its new worker";
 }
 
 TEST(Workers, APortSomeoneElseHoldsIsRefused) {
