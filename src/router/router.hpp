@@ -2,9 +2,9 @@
 //
 // The router runs N I/O workers (threads), each with its own event loop and its own share of
 // the links. Listening endpoints (UDP and TCP servers) get one socket per worker on the same
-// port (SO_REUSEPORT): the kernel spreads TCP clients, a UDP server places each new peer on the
-// worker holding the fewest of its peers and steers its datagrams there; other endpoints are
-// dealt out in turn.
+// port (SO_REUSEPORT): the kernel hands each TCP client and each new UDP peer to one of them,
+// and the server then places it (RouterOptions::peer_placement: by default on one worker while
+// the router is not busy, spread when it is); other endpoints are dealt out in turn.
 // Every worker routes what its links receive through the one shared Routing (read without
 // locks) and hands each frame straight to its destination link when it owns it, writes it
 // itself when the link is a datagram link another worker owns (on that link's socket), and

@@ -628,6 +628,27 @@ TEST(Workers, AQuietRoutersPeersGatherOnOneWorkerAndKeepTheirRoutes) {
   EXPECT_EQ(rt.router.endpoint_passed_on(0), passed_on) << "the kernel sends a moved peer's datagrams to its new worker";
 }
 
+// TCP clients, with the adaptive placement: the kernel hands each connection to a worker by
+// a hash, and a router that is not busy keeps them all on worker 0 (their frames then cross
+// no queue); they are served as any.
+TEST(Workers, AQuietRoutersTcpClientsLiveOnOneWorker) {
+  constexpr size_t kClients = 6;
+  RouterOptions options;
+  options.workers = 2;
+  RouterThread rt(options, transport::EndpointSpec::Placement::kAdaptive);
+  const uint16_t port = free_tcp_port();
+  rt.router.add_endpoint(tcp_server(port));
+  rt.start();
+  std::vector<std::unique_ptr<TcpPeer>> clients;
+  for (size_t i = 0; i < kClients; ++i) clients.push_back(std::make_unique<TcpPeer>(port));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == kClients; })) << rt.link_count(0);
+  EXPECT_EQ(rt.router.links_by_worker(0), (std::vector<size_t>{kClients, 0}));
+  clients[0]->send(heartbeat(1, 1));
+  for (size_t i = 1; i < kClients; ++i) EXPECT_TRUE(clients[i]->wait_frames(1)) << "client " << i;
+  clients[3]->send(command_long(200, 1, 1, 1));
+  EXPECT_TRUE(clients[0]->wait_frames(1)) << "a command for the first client's system";
+}
+
 TEST(Workers, APortSomeoneElseHoldsIsRefused) {
   for (const int type : {SOCK_DGRAM, SOCK_STREAM}) {
     for (const bool holder_shares : {false, true}) {
