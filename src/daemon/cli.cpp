@@ -92,7 +92,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   app.add_option("-j,--workers", workers, "I/O threads (Workers; default: one per core)")->check(CLI::Range(0u, 1024u));
   app.add_option("--peer-placement", placement,
-                 "UDP server peers with several workers: adaptive (gather while quiet, spread when busy) or even "
+                 "Server peers and clients with several workers: adaptive (gather while quiet, spread when busy) or even "
                  "(PeerPlacement)")
       ->check(CLI::IsMember({"adaptive", "even"}));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");

@@ -39,7 +39,7 @@ struct RouterOptions {
   // The dialect frames are validated and routed with; null: the built-in dialect.
   const protocol::MessageTable* message_table = nullptr;
   unsigned workers = 1;  // I/O threads; 0: one per core
-  // How a UDP server's peers are shared among several workers (EndpointSpec::Placement).
+  // How a server's peers and clients are shared among several workers (EndpointSpec::Placement).
   transport::EndpointSpec::Placement peer_placement = transport::EndpointSpec::Placement::kAdaptive;
 };
 

@@ -4,8 +4,8 @@
 
 #ifdef __GLIBC__
 #include <malloc.h>
-#include <time.h>
 #endif
+#include <time.h>
 
 #include "base/log.hpp"
 #include "protocol/signing.hpp"

@@ -45,9 +45,11 @@ struct EndpointSpec {
   bool gso = true;                  // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
-  // A UDP server served by several workers: kAdaptive keeps its peers on one worker while the
-  // router is quiet and spreads them when a worker gets busy (peer_balance.hpp); kEven shares
-  // them evenly from the first datagram and never moves them.
+  // A server served by several workers: kAdaptive keeps its peers on one worker while the
+  // router is not busy and spreads them when a worker is (peer_balance.hpp; a UDP server moves
+  // peers it has, a TCP server places each new client); kEven shares a UDP server's peers
+  // evenly from the first datagram and never moves them, and leaves TCP clients where the
+  // kernel's hash put them.
   enum class Placement { kAdaptive, kEven };
   Placement placement = Placement::kAdaptive;
 };

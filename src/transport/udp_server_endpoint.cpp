@@ -9,9 +9,9 @@
 // holds the fewest of the endpoint's peers (of equals, the one whose worker serves the fewest
 // links): itself, or another, and then the program is told to send that peer's datagrams
 // there. So the workers share the peers evenly however the hash fell (with the even placement
-// a link then never changes worker). Why the endpoint's own peers: a worker's work for a UDP link is what the
-// link receives (what is sent to it is written by whichever worker routes it, see
-// router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams
+// a link then never changes worker). Why the endpoint's own peers: a worker's work for a UDP
+// link is what the link receives (what is sent to it is written by whichever worker routes it,
+// see router/direct_writer.hpp), and one server's peers are alike (a fleet's vehicles). Datagrams
 // that were already queued at the first instance are passed on; a peer's first few may thus be
 // handled out of order, as UDP allows.
 //
@@ -281,40 +281,50 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     flush_peers();  // what the movers have queued leaves from here
     std::vector<std::pair<SocketAddress, size_t>> movers;
     for (const PeerMove& m : moves) movers.emplace_back(*addresses[m.peer], m.to);
-    for (const auto& [address, to] : movers) move(address, to);
+    if (!move(movers)) return;
     log::info("{}: {} peers moved from worker {} to worker {} (workers busy: {:.2f})", describe(), movers.size(),
               member_, movers.front().second, fmt::join(busy, ", "));
   }
-  static constexpr Millis kSettle = 5000;
+  static constexpr Millis kSettle = 2000;
 
-  // Hands a peer that lives here to member `to`: its link here goes, one is made there with the
-  // sources heard here, and then the kernel is told (datagrams it already queued here are
-  // passed on: the home says `to` by then).
-  void move(const SocketAddress& from, size_t to) {
-    const auto it = peers_.find(from);
-    if (it == peers_.end() || to == member_) return;
-    std::vector<uint16_t> sources = host_.sources_heard(*it->second);
-    drop_link(it);
-    homed_.fetch_sub(1, std::memory_order_relaxed);
-    UdpServerEndpoint& target = member(to);
-    target.homed_.fetch_add(1, std::memory_order_relaxed);
-    target.host_.loop().post([&target, from, sources = std::move(sources)] { target.welcome(from, {}, sources); });
-    moved_.fetch_add(1, std::memory_order_relaxed);
+  // Hands peers that live here to other members: each one's link here goes, one is made there
+  // with the sources heard here, and then the kernel is told (datagrams it already queued here
+  // are passed on: the home says where by then). False, and nothing moved, when the kernel's
+  // program could not list them all.
+  bool move(const std::vector<std::pair<SocketAddress, size_t>>& movers) {
+    {
+      const std::lock_guard lock(group_->homes_mutex);
+      if (group_->steered.size() + movers.size() > kMaxPlacedSources) return false;
+    }
+    for (const auto& [from, to] : movers) {
+      const auto it = peers_.find(from);
+      if (it == peers_.end() || to == member_) continue;
+      std::vector<uint16_t> sources = host_.sources_heard(*it->second);
+      drop_link(it);
+      homed_.fetch_sub(1, std::memory_order_relaxed);
+      UdpServerEndpoint& target = member(to);
+      target.homed_.fetch_add(1, std::memory_order_relaxed);
+      target.host_.loop().post([&target, from, sources = std::move(sources)] { target.welcome(from, {}, sources); });
+      moved_.fetch_add(1, std::memory_order_relaxed);
+    }
     const std::lock_guard lock(group_->homes_mutex);
-    const auto h = group_->homes.find(from);
-    if (h == group_->homes.end()) return;
-    const uint32_t key = steering_key(from);
     auto& steered = group_->steered;
-    if (h->second.steered) {
-      std::erase_if(steered, [&](const PlacedSource& p) { return p.key == key && p.socket == h->second.member; });
+    for (const auto& [from, to] : movers) {
+      const auto h = group_->homes.find(from);
+      if (h == group_->homes.end()) continue;
+      const uint32_t key = steering_key(from);
+      if (h->second.steered) {
+        std::erase_if(steered, [&](const PlacedSource& p) { return p.key == key && p.socket == h->second.member; });
+      }
+      h->second.member = to;
+      h->second.steered = hashed_socket(key, static_cast<uint32_t>(group_->size)) != to;
+      if (h->second.steered) steered.push_back({key, static_cast<uint32_t>(to)});
     }
-    h->second.member = to;
-    h->second.steered = hashed_socket(key, static_cast<uint32_t>(group_->size)) != to;
-    if (h->second.steered) steered.push_back({key, static_cast<uint32_t>(to)});
     if (!steer_by_source(fd_, static_cast<uint32_t>(group_->size), steered)) {
-      log::warning("{}: cannot steer peer {} to its worker ({}); its datagrams are passed on to it", describe(),
-                   from.to_string(), errno_text());
+      log::warning("{}: cannot steer {} moved peers to their worker ({}); their datagrams are passed on", describe(),
+                   movers.size(), errno_text());
     }
+    return true;
   }
 
   bool holds_mavlink(std::span<const uint8_t> d) {
