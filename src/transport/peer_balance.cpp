@@ -1,25 +1,42 @@
 #include "transport/peer_balance.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 namespace mavswitch::transport {
 
+namespace {
+
+bool not_busy(std::span<const double> busy) { return std::accumulate(busy.begin(), busy.end(), 0.0) < kGatherBelow; }
+
+// The least busy member other than `except` (SIZE_MAX: any).
+size_t least_busy(std::span<const double> busy, size_t except = SIZE_MAX) {
+  size_t least = except == 0 ? 1 : 0;
+  for (size_t i = 0; i < busy.size(); ++i) {
+    if (i != except && busy[i] < busy[least]) least = i;
+  }
+  return least;
+}
+
+}  // namespace
+
+size_t place_newcomer(std::span<const double> busy) {
+  if (busy.empty() || not_busy(busy)) return kGatherMember;
+  return least_busy(busy);
+}
+
 std::vector<PeerMove> plan_peer_moves(std::span<const double> busy, size_t self, std::span<const PeerLoad> peers) {
   std::vector<PeerMove> moves;
   if (peers.empty() || self >= busy.size() || busy.size() < 2) return moves;
-  const double total = std::accumulate(busy.begin(), busy.end(), 0.0);
-  if (total < kGatherBelow) {
+  if (not_busy(busy)) {
     if (self != kGatherMember) {
       for (const PeerLoad& p : peers) moves.push_back({p.peer, kGatherMember});
     }
     return moves;
   }
   if (busy[self] <= kSpreadAbove) return moves;
-  size_t least = self == 0 ? 1 : 0;
-  for (size_t i = 0; i < busy.size(); ++i) {
-    if (i != self && busy[i] < busy[least]) least = i;
-  }
+  const size_t least = least_busy(busy, self);
   if (busy[least] >= busy[self] / 2) return moves;
   // Frames stand for the work a peer brings: hand over peers worth about half the difference,
   // busiest first, each that brings the remainder closer to it, and never every peer (that

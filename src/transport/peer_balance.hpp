@@ -41,4 +41,8 @@ struct PeerMove {
 // member). At most one direction per call: gather when quiet, else spread from a busy self.
 std::vector<PeerMove> plan_peer_moves(std::span<const double> busy, size_t self, std::span<const PeerLoad> peers);
 
+// Where a newcomer that cannot move once it lives somewhere (a TCP server's client) goes: the
+// gathering member while the workers are not busy, else the least busy one.
+size_t place_newcomer(std::span<const double> busy);
+
 }  // namespace mavswitch::transport

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -102,8 +101,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (!group_ || spec_.placement != EndpointSpec::Placement::kAdaptive) return member_;
     std::vector<double> busy;
     for (const Endpoint* m : group_->members) busy.push_back(m->worker_busy());
-    if (std::accumulate(busy.begin(), busy.end(), 0.0) < kGatherBelow) return kGatherMember;
-    return static_cast<size_t>(std::min_element(busy.begin(), busy.end()) - busy.begin());
+    return place_newcomer(busy);
   }
 
   // A connected client's link, in this member's thread.

@@ -60,6 +60,12 @@ TEST(PeerBalance, APeerIsNeverSplitAndTheLastOneStays) {
   EXPECT_EQ(moves[0].to, 1u);
 }
 
+TEST(PeerBalance, ANewcomerGoesToTheGatheringWorkerUnlessBusyThenToTheLeastBusy) {
+  EXPECT_EQ(place_newcomer(std::vector<double>{0.2, 0.1, 0.0}), kGatherMember);
+  EXPECT_EQ(place_newcomer(std::vector<double>{0.9, 0.5, 0.3}), 2u);
+  EXPECT_EQ(place_newcomer(std::vector<double>{0.1, 0.8}), 0u);
+}
+
 TEST(PeerBalance, OneWorkerOrNoPeersIsNothingToDecide) {
   EXPECT_TRUE(plan_peer_moves(std::vector<double>{0.0}, 0, peers_sending({1, 2})).empty());
   EXPECT_TRUE(plan_peer_moves(std::vector<double>{0.9, 0.0}, 0, {}).empty());
