@@ -304,7 +304,8 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       homed_.fetch_sub(1, std::memory_order_relaxed);
       UdpServerEndpoint& target = member(to);
       target.homed_.fetch_add(1, std::memory_order_relaxed);
-      target.host_.loop().post([&target, from, sources = std::move(sources)] { target.welcome(from, {}, sources); });
+      target.host_.loop().post(
+          [&target, address = from, sources = std::move(sources)] { target.welcome(address, {}, sources); });
       moved_.fetch_add(1, std::memory_order_relaxed);
     }
     const std::lock_guard lock(group_->homes_mutex);
