@@ -56,4 +56,12 @@ std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
   return nullptr;
 }
 
+std::vector<double> Endpoint::group_busy() const {
+  std::vector<double> busy;
+  if (group_) {
+    for (const Endpoint* m : group_->members) busy.push_back(m->host_.busy());
+  }
+  return busy;
+}
+
 }  // namespace mavswitch::transport

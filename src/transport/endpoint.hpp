@@ -100,7 +100,6 @@ class Endpoint {
   // endpoint.
   size_t homed() const noexcept { return homed_.load(std::memory_order_relaxed); }
   size_t worker_links() const noexcept { return host_.wire_links(); }
-  double worker_busy() const noexcept { return host_.busy(); }
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -110,6 +109,8 @@ class Endpoint {
   // Count the endpoint's peers (the group's, when several instances serve it).
   void peer_added() noexcept;
   void peer_removed() noexcept;
+  // In a group: each member's worker's busy share (LinkHost::busy), by member.
+  std::vector<double> group_busy() const;
 
   EndpointSpec spec_;
   LinkHost& host_;

@@ -99,9 +99,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   // adaptive.
   size_t place() const {
     if (!group_ || spec_.placement != EndpointSpec::Placement::kAdaptive) return member_;
-    std::vector<double> busy;
-    for (const Endpoint* m : group_->members) busy.push_back(m->worker_busy());
-    return place_newcomer(busy);
+    return place_newcomer(group_busy());
   }
 
   // A connected client's link, in this member's thread.

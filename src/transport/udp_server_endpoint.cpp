@@ -273,8 +273,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     }
     const Millis now = now_ms();
     if (loads.empty() || now < group_->settled_at.load(std::memory_order_relaxed)) return;
-    std::vector<double> busy;
-    for (size_t i = 0; i < group_->members.size(); ++i) busy.push_back(member(i).worker_busy());
+    const std::vector<double> busy = group_busy();
     const std::vector<PeerMove> moves = plan_peer_moves(busy, member_, loads);
     if (moves.empty()) return;
     group_->settled_at.store(now + kSettle, std::memory_order_relaxed);
