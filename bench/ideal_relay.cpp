@@ -3,8 +3,9 @@
 // copied to every other client in large writes.
 //   ideal_relay udp --listen PORT [-e HOST:PORT]... [--peers] [--threads N]
 //     --peers: also to the other senders. --threads N: N threads, each with its own socket on the
-//     port (SO_REUSEPORT), a sender's datagrams steered to thread (MAVLink system id mod N), the
-//     way mavswitch's workers share a port: the limit of relaying on N cores, for its scaling.
+//     port (SO_REUSEPORT), a sender's datagrams steered to thread (MAVLink system id mod N): the
+//     limit of relaying on N cores, for the workers' scaling. --kernel-hash: no steering, each
+//     sender on the socket the kernel's hash picks, as mavswitch's workers share a port.
 //   --split-targets K: a frame from system S goes only to the targets whose index is S mod K
 //     (mod K), so that with --threads K each target hears from one thread only: what targets
 //     written from several cores cost the kernel (BENCHMARKS.md, "Several workers: scaling").
@@ -160,11 +161,13 @@ void udp_relay(int fd, const std::vector<sockaddr_in>& targets, KnownPeers* know
   }
 }
 
+bool g_kernel_hash = false;
+
 int udp_relay(int port, const std::vector<sockaddr_in>& targets, bool peers, int threads) {
   static KnownPeers known;
   std::vector<int> fds;
   for (int t = 0; t < threads; ++t) fds.push_back(udp_socket(port, threads > 1));
-  if (threads > 1) steer_by_system_id(fds[0], static_cast<uint32_t>(threads));
+  if (threads > 1 && !g_kernel_hash) steer_by_system_id(fds[0], static_cast<uint32_t>(threads));
   std::vector<std::thread> others;
   for (int t = 1; t < threads; ++t) others.emplace_back([&, t] { udp_relay(fds[static_cast<size_t>(t)], targets, peers ? &known : nullptr); });
   udp_relay(fds[0], targets, peers ? &known : nullptr);
@@ -217,7 +220,7 @@ int tcp_relay(int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) return std::fprintf(stderr, "usage: ideal_relay udp|tcp --listen PORT [-e HOST:PORT]... [--peers] [--threads N] [--split-targets K]\n"), 2;
+  if (argc < 4) return std::fprintf(stderr, "usage: ideal_relay udp|tcp --listen PORT [-e HOST:PORT]... [--peers] [--threads N] [--kernel-hash] [--split-targets K]\n"), 2;
   const std::string mode = argv[1];
   int port = 0;
   bool peers = false;
@@ -234,6 +237,7 @@ int main(int argc, char** argv) {
     else if (a == "--work-ns" && i + 1 < argc) g_work_ns = std::stol(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::max(1, std::stoi(argv[++i]));
     else if (a == "--split-targets" && i + 1 < argc) g_split_targets = std::stoul(argv[++i]);
+    else if (a == "--kernel-hash") g_kernel_hash = true;
   }
   return mode == "tcp" ? tcp_relay(port) : udp_relay(port, targets, peers, threads);
 }

@@ -13,14 +13,15 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
       -DMAVSWITCH_FUZZ=ON -DMAVSWITCH_BUILD_TESTS=OFF -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build build-fuzz --target "${targets[@]}"
 
-# Seeds: real traffic cut into 1 KiB pieces, the smaller official XML files, our configs.
+# Seeds: real traffic (the captures node-mavlink ships, installed by scripts/test.sh) cut into
+# 1 KiB pieces, the smaller official XML files, our configs.
 definitions=""
 for d in "${MAVSWITCH_MAVLINK_DIR:-}" third_party/mavlink ../shared/mavlink; do  # the build's search order
   if [ -n "$d" ] && [ -f "$d/message_definitions/v1.0/common.xml" ]; then definitions=$d/message_definitions/v1.0; break; fi
 done
 seeds=build-fuzz/seeds
 rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config"
-for capture in ../shared/captures/*.bin; do
+for capture in tests/interop/node_modules/node-mavlink/examples/*.bin; do
   [ -f "$capture" ] && split -b 1024 "$capture" "$seeds/frames/$(basename "$capture" .bin)-"
 done
 for xml in minimal standard test python_array_test icarous uAvionix; do

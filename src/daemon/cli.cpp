@@ -73,7 +73,6 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   std::optional<unsigned> sniffer;
   std::optional<size_t> max_peers;
   std::optional<unsigned> workers;
-  std::string placement;
 
   app.add_option("endpoints", positional, "Serial device (/dev/ttyX[:baud[,baud...]]) or UDP server (host:port)");
   app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default");
@@ -90,13 +89,10 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
   app.add_option("--max-peers", max_peers, "UDP server peers / TCP server clients per endpoint (MaxPeers, MaxClients)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
-  app.add_option("-j,--workers", workers, "I/O threads (Workers; default: one per core)")->check(CLI::Range(0u, 1024u));
-  app.add_option("--peer-placement", placement,
-                 "Server peers and clients with several workers: adaptive (gather while quiet, spread when busy) or even "
-                 "(PeerPlacement)")
-      ->check(CLI::IsMember({"adaptive", "even"}));
+  app.add_option("-j,--workers", workers, "I/O threads (Workers; default 1, 0: one per core)")->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
-  app.add_flag("--no-gso", no_gso, "UDP without coalescing: no segmentation offload (for measuring what it buys)");
+  // For the benchmarks, which measure what segmentation offload buys: not in --help.
+  app.add_flag("--no-gso", no_gso, "UDP without coalescing: no segmentation offload")->group("");
   app.add_flag("-V,--version", version, "Print the version");
 
   try {
@@ -153,10 +149,6 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (sniffer) c.general.sniffer_sysid = static_cast<uint8_t>(*sniffer);
     if (!dialect.empty()) c.general.dialect_xml = dialect;
     if (workers) c.general.workers = *workers;
-    if (!placement.empty()) {
-      c.general.peer_placement = placement == "even" ? transport::EndpointSpec::Placement::kEven
-                                                     : transport::EndpointSpec::Placement::kAdaptive;
-    }
     for (auto& e : c.endpoints) {
       if (no_coalesce) e.spec.coalesce = false;
       if (no_gso) e.spec.gso = false;

@@ -32,8 +32,7 @@ struct GeneralConfig {
   routing::Millis dedup_period_ms = 0;
   routing::Millis route_timeout_ms = 10'000;
   uint8_t sniffer_sysid = 0;
-  unsigned workers = 0;     // I/O threads; 0: one per core
-  transport::EndpointSpec::Placement peer_placement = transport::EndpointSpec::Placement::kAdaptive;
+  unsigned workers = 1;     // I/O threads; 0: one per core
   std::string dialect_xml;  // empty: the built-in dialect
 
   std::string log_dir;      // Log

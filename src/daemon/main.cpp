@@ -60,7 +60,6 @@ int main(int argc, char** argv) {
   options.dedup_period = general.dedup_period_ms;
   options.sniffer_sysid = general.sniffer_sysid;
   options.workers = general.workers;
-  options.peer_placement = general.peer_placement;
   if (!general.dialect_xml.empty()) {
     try {
       custom_dialect = std::make_unique<dialect::Dialect>(dialect::load_dialect(general.dialect_xml));
@@ -103,8 +102,8 @@ int main(int argc, char** argv) {
     tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
         general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
         general.log_mode, general.log_system_id});
-    // Serialized with the flush timer by the router thread's lock, so any worker may write it.
-    router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); }, Router::TapThread::kAnyWorker);
+    // On the router's thread, as its flush timer is: no lock.
+    router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->flush(); });
   }
   // Replay protection across restarts: our signing clock and the streams' newest timestamps.

@@ -20,11 +20,10 @@ std::string format_stats(Router& router) {
                  r.unknown_ids_forwarded, r.reboots, r.routes_expired);
   if (router.worker_count() > 1) {
     fmt::format_to(it,
-                   "  {} workers; frames written to another worker's UDP links: {}; batches written for a "
-                   "sleeping worker: {}; input paused for a busy worker: {} times; frames dropped between workers "
-                   "(queue full): {}\n",
-                   router.worker_count(), router.cross_worker_direct(), router.cross_worker_served(),
-                   router.input_pauses(), router.cross_worker_drops());
+                   "  {} workers; frames written to another worker's UDP links: {}; input paused for a busy "
+                   "worker: {} times; frames dropped between workers (queue full): {}\n",
+                   router.worker_count(), router.cross_worker_direct(), router.input_pauses(),
+                   router.cross_worker_drops());
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const uint64_t refused = router.endpoint_refused(i);
@@ -32,11 +31,7 @@ std::string format_stats(Router& router) {
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
     fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
-                   shared ? fmt::format(" (peers by worker: {}; datagrams passed to their peer's worker: {}; peers "
-                                        "moved between workers: {})",
-                                        fmt::join(router.links_by_worker(i), ", "), router.endpoint_passed_on(i),
-                                        router.endpoint_moved(i))
-                          : "");
+                   shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();
       fmt::format_to(it,

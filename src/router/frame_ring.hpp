@@ -25,9 +25,10 @@ class FrameRing {
   static constexpr size_t kCapacity = size_t{1} << 18;  // 256 KiB, allocated on first use
   static constexpr size_t kMaxDestinations = 256;       // per record
 
-  // Producer: queues a frame for the links `to` (1 to kMaxDestinations of them); `bytes` is
-  // what goes on the wire (the frame itself, or its signed copy). Invisible to the consumer
-  // until publish().
+  // Producer: queues a frame for the links `to` (up to kMaxDestinations of them; none: a ring
+  // whose consumer takes frames, not deliveries, as the taps' ring does); `bytes` is what goes
+  // on the wire (the frame itself, or its signed copy). Invisible to the consumer until
+  // publish().
   bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
     const size_t ids = to.size() * sizeof(routing::LinkId);
     const size_t record = (sizeof(Header) + ids + bytes.size() + 7) & ~size_t{7};
@@ -83,6 +84,23 @@ class FrameRing {
   // their space. True when that space was asked for (want_room()): wake the producer.
   template <class F>
   bool drain(F&& f) {
+    return drain_records([&](const uint8_t* ids, uint32_t count, const protocol::FrameView& frame) {
+      for (uint32_t k = 0; k < count; ++k) {
+        routing::LinkId to;
+        std::memcpy(&to, ids + k * sizeof to, sizeof to);
+        f(to, frame);
+      }
+    });
+  }
+  // Consumer: calls f(frame) once for every published frame, whatever its destinations.
+  template <class F>
+  bool drain_frames(F&& f) {
+    return drain_records([&](const uint8_t*, uint32_t, const protocol::FrameView& frame) { f(frame); });
+  }
+
+ private:
+  template <class F>
+  bool drain_records(F&& f) {
     const size_t tail = tail_.load(std::memory_order_seq_cst);
     size_t head = head_.load(std::memory_order_relaxed);
     if (head == tail) return false;
@@ -101,18 +119,13 @@ class FrameRing {
       const uint8_t* ids = buffer_.get() + offset + sizeof h;
       const size_t ids_size = h.count * sizeof(routing::LinkId);
       const protocol::FrameView frame(ids + ids_size, h.size, h.msgid, h.flags, h.info);
-      for (uint32_t k = 0; k < h.count; ++k) {
-        routing::LinkId to;
-        std::memcpy(&to, ids + k * sizeof to, sizeof to);
-        f(to, frame);
-      }
+      f(ids, h.count, frame);
       head += (sizeof h + ids_size + h.size + 7) & ~size_t{7};
     }
     head_.store(head, std::memory_order_seq_cst);
     return room_wanted_.load(std::memory_order_seq_cst) && room_wanted_.exchange(false);
   }
 
- private:
   struct Header {
     uint32_t count;  // destination link ids after the header, then the frame; kSkip: padding
     uint32_t msgid;
@@ -120,7 +133,7 @@ class FrameRing {
     uint8_t flags;
     const protocol::MessageInfo* info;
   };
-  static constexpr uint32_t kSkip = 0;
+  static constexpr uint32_t kSkip = UINT32_MAX;
   void write_header(size_t at, const Header& h) noexcept { std::memcpy(buffer_.get() + at, &h, sizeof h); }
 
   std::unique_ptr<uint8_t[]> buffer_;  // written by the producer only before the tail covering it

@@ -33,7 +33,7 @@ unsigned workers_wanted(const RouterOptions& options) {
 
 Router::Router(RouterOptions options)
     : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()),
-      epochs_(workers_wanted(options)), peer_placement_(options.peer_placement) {
+      epochs_(workers_wanted(options)) {
   routing_.set_route_timeout(options.route_timeout);
   routing_.set_dedup_period(options.dedup_period);
   routing_.set_sniffer_sysid(options.sniffer_sysid);
@@ -69,12 +69,12 @@ void Router::start() {
     transport::EndpointSpec spec = specs_[i];
     const bool shared = n > 1 && transport::listens(spec);
     const size_t first = instances_.size();
-    const auto group = shared ? std::make_shared<transport::ListenerGroup>(n) : nullptr;
+    const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
     auto add = [&](size_t worker) {
       instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
       instances_.back().endpoint->policy_index = i;
       if (group) {  // before start()
-        instances_.back().endpoint->join_group(group, group->members.size());
+        instances_.back().endpoint->join_group(group);
         group->members.push_back(instances_.back().endpoint.get());
       }
     };
@@ -84,7 +84,6 @@ void Router::start() {
       continue;
     }
     spec.reuse_port = true;
-    spec.placement = peer_placement_;
     if (const auto address = transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
       transport::ensure_port_free(*address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
                                   fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
@@ -139,6 +138,7 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
 }
 
 routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
   const routing::LinkId id = routing_.add_link(std::move(policy), 0);
   workers_[0]->attach_local(id, link);
   routing_.pin(id, sysid, compid, event_loop().now());
@@ -146,6 +146,7 @@ routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t com
 }
 
 void Router::detach_local(routing::LinkId id) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::detach_local");
   if (!routing_.active(id)) return;
   routing_.remove_link(id);
   workers_[0]->detach_local(id);
@@ -189,8 +190,6 @@ uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*co
 }
 
 uint64_t Router::endpoint_refused(size_t i) const { return sum_over_instances(i, &transport::Endpoint::refused); }
-uint64_t Router::endpoint_passed_on(size_t i) const { return sum_over_instances(i, &transport::Endpoint::passed_on); }
-uint64_t Router::endpoint_moved(size_t i) const { return sum_over_instances(i, &transport::Endpoint::moved); }
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   for (const auto& inst : instances_) {
@@ -204,9 +203,24 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
           c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
           c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
         }
-        f({l, c, w.sequences(l.id), l.queue_storage()});
+        f({l, c, w.sequences(l.id), l.queue_storage(), inst.worker});
       });
     });
+  }
+}
+
+// Two rounds: a frame read in the first may be handed to another worker, which writes it in
+// the second.
+void Router::settle() {
+  if (!running()) return;
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::promise<void>> ended(workers_.size());
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      Worker& worker = *workers_[w];
+      if (worker.thread_id() == std::this_thread::get_id()) throw std::logic_error("Router::settle on a worker's thread");
+      worker.loop().post([&worker, &done = ended[w]] { worker.at_iteration_end([&done] { done.set_value(); }); });
+    }
+    for (auto& e : ended) e.get_future().wait();
   }
 }
 
@@ -226,7 +240,6 @@ uint64_t Router::sum_over_workers(uint64_t (Worker::*count)() const noexcept) co
 }
 
 uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::ring_drops); }
-uint64_t Router::cross_worker_served() const { return sum_over_workers(&Worker::served_asleep); }
 uint64_t Router::cross_worker_direct() const { return sum_over_workers(&Worker::direct_frames); }
 uint64_t Router::input_pauses() const { return sum_over_workers(&Worker::input_pauses); }
 

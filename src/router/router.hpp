@@ -1,16 +1,15 @@
 // mavswitch::Router: a MAVLink routing engine you can embed. Add endpoints, start, run.
 //
-// The router runs N I/O workers (threads), each with its own event loop and its own share of
-// the links. Listening endpoints (UDP and TCP servers) get one socket per worker on the same
-// port (SO_REUSEPORT): the kernel hands each TCP client and each new UDP peer to one of them,
-// and the server then places it (RouterOptions::peer_placement: by default on one worker while
-// the router is not busy, spread when it is); other endpoints are dealt out in turn.
-// Every worker routes what its links receive through the one shared Routing (read without
-// locks) and hands each frame straight to its destination link when it owns it, writes it
-// itself when the link is a datagram link another worker owns (on that link's socket), and
-// otherwise passes it to the owning worker's FrameRing: one wake-up per batch. Worker 0 runs
-// on the thread that calls run(); it is "the router's thread" of the API: in-process
-// components, taps, timers and statistics live there.
+// The router runs one I/O worker by default (RouterOptions::workers). Several are plain shards:
+// each has its own event loop and links; a listening endpoint (UDP or TCP server) has a socket
+// on each, sharing the port (SO_REUSEPORT), and each peer or client lives on the worker the
+// kernel's hash delivered it to, for good; other endpoints are dealt out in turn. Every worker
+// routes what its links receive through the one shared Routing (read without locks) and hands
+// each frame straight to its destination link when it owns it, writes it itself when the link
+// is another worker's UDP link (on that worker's socket), and otherwise passes it to the owning
+// worker's FrameRing: one wake-up per batch. Worker 0 runs on the thread that calls run(); it
+// is "the router's thread" of the API: in-process components, taps, timers and statistics
+// live there.
 #pragma once
 
 #include <algorithm>
@@ -39,8 +38,6 @@ struct RouterOptions {
   // The dialect frames are validated and routed with; null: the built-in dialect.
   const protocol::MessageTable* message_table = nullptr;
   unsigned workers = 1;  // I/O threads; 0: one per core
-  // How a server's peers and clients are shared among several workers (EndpointSpec::Placement).
-  transport::EndpointSpec::Placement peer_placement = transport::EndpointSpec::Placement::kAdaptive;
 };
 
 class Router final {
@@ -59,20 +56,11 @@ class Router final {
   void run();   // every worker, until stop(); worker 0 on this thread
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
-  // Called with every frame received (after routing), one frame at a time: telemetry logs.
+  // Called with every frame received (after routing), one frame at a time, on the router's
+  // thread: telemetry logs. Other workers pass their frames to it on a ring of their own.
   // Taps are added before start().
   using Tap = std::function<void(const protocol::FrameView& frame)>;
-  // Where a tap runs. kRouterThread: on the router's thread, like the API's callbacks.
-  // kAnyWorker: never alongside the router's thread, but while that thread sleeps, possibly on
-  // the worker that received the frames, holding the router thread's lock. Such a tap may share
-  // state with the router thread's timers without a lock of its own; it must not wait for the
-  // router's thread (run_on_loop) or rely on on_loop_thread(). It spares the router's thread a
-  // wake-up for each batch another worker receives (see docs/ARCHITECTURE.md).
-  enum class TapThread { kRouterThread, kAnyWorker };
-  void add_tap(Tap tap, TapThread where = TapThread::kRouterThread) {
-    taps_.push_back(std::move(tap));
-    taps_need_router_thread_ = taps_need_router_thread_ || where == TapThread::kRouterThread;
-  }
+  void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
 
   // In-process components (see api/): a local link is routed to like any other, and the
   // frames it sends are routed as if they had arrived on it. Router thread (or before run()).
@@ -110,8 +98,6 @@ class Router final {
   const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
   std::string endpoint_description(size_t i) const;
   uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
-  uint64_t endpoint_passed_on(size_t i) const;  // datagrams passed to their peer's worker
-  uint64_t endpoint_moved(size_t i) const;      // peers moved between workers (adaptive placement)
   // One link as statistics see it.
   struct LinkReport {
     const transport::Link& link;
@@ -119,17 +105,20 @@ class Router final {
     transport::LinkCounters counters;
     const routing::SequenceTracker* sequences;  // what arrived on it, by source
     size_t queue_storage;  // bytes its output queue holds allocated (given back when quiet)
+    size_t worker;         // the worker that owns it
   };
   // Calls f for each link of endpoint i, on the thread that owns the link, and waits. From the
   // router's thread or a thread outside the router.
   using LinkVisitor = std::function<void(const LinkReport&)>;
   void for_each_link(size_t endpoint_index, const LinkVisitor& f);
+  // Returns once every worker has ended two loop iterations that began after the call: what
+  // had reached the router's sockets by then has been read, routed, handed between workers and
+  // written out (tests check "nothing else arrived" with it). Not on a worker's thread.
+  void settle();
   // How many of the endpoint's links each worker holds (index: worker).
   std::vector<size_t> links_by_worker(size_t endpoint_index);
   // Frames one worker could not hand to another because that one's queue was full.
   uint64_t cross_worker_drops() const;
-  // Batches of frames a worker drained and wrote for another that slept, instead of waking it.
-  uint64_t cross_worker_served() const;
   // Frames a worker wrote itself to datagram links another worker owns.
   uint64_t cross_worker_direct() const;
   // Times a worker stopped reading because its queue to another worker was half full (the
@@ -158,8 +147,6 @@ class Router final {
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
-  transport::EndpointSpec::Placement peer_placement_;
-  bool taps_need_router_thread_ = false;  // some tap was added with TapThread::kRouterThread
   std::vector<Instance> instances_;  // last: endpoints close before the workers go
 };
 

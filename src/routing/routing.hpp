@@ -183,9 +183,6 @@ class Routing {
   // A component that lives on `link` for as long as the link does (an in-process component):
   // learned now and never aged out.
   void pin(LinkId link, uint8_t sysid, uint8_t compid, Millis now);
-  // That (sysid, compid) lives on `link`, as if a frame from it had just arrived there (a link
-  // that replaces another for the same peer inherits what was heard on the first).
-  void learn_source(LinkId link, uint8_t sysid, uint8_t compid, Millis now) { learn(link, sysid, compid, now); }
 
   const RouteTable& routes() const noexcept { return table_; }
   // Sums over every context: a snapshot, any thread.

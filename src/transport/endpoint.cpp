@@ -32,10 +32,7 @@ bool Endpoint::admits(const SocketAddress& peer) {
   return false;
 }
 
-void Endpoint::join_group(std::shared_ptr<ListenerGroup> group, size_t member) {
-  group_ = std::move(group);
-  member_ = member;
-}
+void Endpoint::join_group(std::shared_ptr<ListenerGroup> group) { group_ = std::move(group); }
 
 bool Endpoint::peer_cap_reached() const noexcept {
   const auto& count = group_ ? group_->peers : peers_;
@@ -54,14 +51,6 @@ std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
     case EndpointSpec::Kind::kTcpClient: return make_tcp_client_endpoint(std::move(spec), host);
   }
   return nullptr;
-}
-
-std::vector<double> Endpoint::group_busy() const {
-  std::vector<double> busy;
-  if (group_) {
-    for (const Endpoint* m : group_->members) busy.push_back(m->host_.busy());
-  }
-  return busy;
 }
 
 }  // namespace mavswitch::transport

@@ -8,15 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "transport/address_range.hpp"
 #include "transport/clock.hpp"
 #include "transport/link.hpp"
-#include "transport/reuseport_steering.hpp"
 #include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
@@ -45,13 +42,6 @@ struct EndpointSpec {
   bool gso = true;                  // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
-  // A server served by several workers: kAdaptive keeps its peers on one worker while the
-  // router is not busy and spreads them when a worker is (peer_balance.hpp; a UDP server moves
-  // peers it has, a TCP server places each new client); kEven shares a UDP server's peers
-  // evenly from the first datagram and never moves them, and leaves TCP clients where the
-  // kernel's hash put them.
-  enum class Placement { kAdaptive, kEven };
-  Placement placement = Placement::kAdaptive;
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;
@@ -80,13 +70,6 @@ class Endpoint {
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
-  // Listening endpoints served by several workers: datagrams that reached another worker than
-  // their peer's and were passed on to it (a peer's first moments; steady traffic arrives where
-  // its peer lives).
-  uint64_t passed_on() const noexcept { return passed_on_.load(std::memory_order_relaxed); }
-  // Peers this instance handed to another worker's instance after they had lived here (the
-  // adaptive placement gathering or spreading them).
-  uint64_t moved() const noexcept { return moved_.load(std::memory_order_relaxed); }
   bool listening() const noexcept { return listens(spec_); }
 
   // Routing policy index the engine keeps for this endpoint's links.
@@ -94,12 +77,7 @@ class Endpoint {
 
   // Listening endpoints served by several workers: the instances (one per worker) share a
   // ListenerGroup. Before start().
-  void join_group(std::shared_ptr<ListenerGroup> group, size_t member);
-  // What a new peer's placement compares (see udp_server_endpoint.cpp): first the endpoint's
-  // peers living here (or on their way here), then the links this worker serves, of every
-  // endpoint.
-  size_t homed() const noexcept { return homed_.load(std::memory_order_relaxed); }
-  size_t worker_links() const noexcept { return host_.wire_links(); }
+  void join_group(std::shared_ptr<ListenerGroup> group);
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -109,42 +87,21 @@ class Endpoint {
   // Count the endpoint's peers (the group's, when several instances serve it).
   void peer_added() noexcept;
   void peer_removed() noexcept;
-  // In a group: each member's worker's busy share (LinkHost::busy), by member.
-  std::vector<double> group_busy() const;
 
   EndpointSpec spec_;
   LinkHost& host_;
   std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
-  std::atomic<uint64_t> passed_on_{0};
-  std::atomic<uint64_t> moved_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
-  size_t member_ = 0;                     // this instance's index in group_->members
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
-  std::atomic<size_t> homed_{0};          // in a group: the peers placed on this member
 };
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The
-// kernel hands each new peer to one of them; a UDP server then places the peer on the instance
-// that holds the fewest of its peers and steers its datagrams there (see
-// udp_server_endpoint.cpp), so the workers share the peers evenly however the hash fell.
+// kernel hands each new peer to one of them by a hash of its address, and the peer lives there
+// for good: no instance knows another's peers. What they share is the peer limit and, for
+// direct writes, each other's sockets (a worker replies on its own socket of the port).
 struct ListenerGroup {
-  explicit ListenerGroup(size_t workers) : size(workers) {}
-  const size_t size;               // members, one per worker
   std::vector<Endpoint*> members;  // by worker, in the order their sockets were bound
   std::atomic<size_t> peers{0};    // over all members: MaxPeers caps the endpoint as a whole
-  // UDP: which member each peer lives on, and whether the kernel is told to send it there (it is
-  // not where the hash would). Read only for datagrams from an address the member that received
-  // them does not know, so a peer never becomes a link on two workers.
-  struct Home {
-    size_t member;
-    bool steered;
-  };
-  std::mutex homes_mutex;
-  std::unordered_map<SocketAddress, Home, SocketAddressHash> homes;
-  std::vector<PlacedSource> steered;  // under homes_mutex: what the kernel's program lists
-  // After peers moved, none moves again before this time (a worker's busy share needs a period
-  // or two under the new placement to say anything about it).
-  std::atomic<Millis> settled_at{0};
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

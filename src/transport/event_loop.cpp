@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -41,7 +43,14 @@ EventLoop::~EventLoop() {
   ::close(epoll_fd_);
 }
 
+void EventLoop::assert_in_loop_thread(const char* what) const noexcept {
+  if (in_loop_thread()) return;
+  std::fprintf(stderr, "mavswitch: %s called off the thread that owns its event loop\n", what);
+  std::abort();
+}
+
 void EventLoop::add(int fd, uint32_t events, Handler* handler) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::add");
   const uint64_t reg = next_registration_++;
   epoll_event ev{};
   ev.events = events;
@@ -63,6 +72,7 @@ void EventLoop::apply(int fd, const Registration& r) {
 }
 
 void EventLoop::modify(int fd, uint32_t events) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::modify");
   auto it = fd_registration_.find(fd);
   if (it == fd_registration_.end()) return;
   it->second.events = events;
@@ -70,6 +80,7 @@ void EventLoop::modify(int fd, uint32_t events) {
 }
 
 void EventLoop::remove(int fd) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::remove");
   auto it = fd_registration_.find(fd);
   if (it == fd_registration_.end()) return;
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -78,6 +89,7 @@ void EventLoop::remove(int fd) {
 }
 
 void EventLoop::hold_input(int fd) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::hold_input");
   auto it = fd_registration_.find(fd);
   if (it == fd_registration_.end() || it->second.held) return;
   it->second.held = true;
@@ -86,6 +98,7 @@ void EventLoop::hold_input(int fd) {
 }
 
 void EventLoop::release_input() {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::release_input");
   for (const int fd : held_) {
     auto it = fd_registration_.find(fd);  // gone, or the number reused by a new registration
     if (it == fd_registration_.end() || !it->second.held) continue;
@@ -96,6 +109,7 @@ void EventLoop::release_input() {
 }
 
 EventLoop::TimerId EventLoop::after(Millis delay, std::function<void()> callback) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::after");
   const TimerId id = next_timer_++;
   const Millis due = now_ms() + delay;
   timers_[id] = {due, Timer{0, std::move(callback)}};
@@ -105,6 +119,7 @@ EventLoop::TimerId EventLoop::after(Millis delay, std::function<void()> callback
 }
 
 EventLoop::TimerId EventLoop::every(Millis period, std::function<void()> callback) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::every");
   const TimerId id = next_timer_++;
   const Millis due = now_ms() + period;
   timers_[id] = {due, Timer{period, std::move(callback)}};
@@ -114,6 +129,7 @@ EventLoop::TimerId EventLoop::every(Millis period, std::function<void()> callbac
 }
 
 void EventLoop::cancel(TimerId id) {
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::cancel");
   auto it = timers_.find(id);
   if (it == timers_.end()) return;
   timer_queue_.erase({it->second.first, id});
@@ -183,7 +199,8 @@ void EventLoop::arm_timer() {
 }
 
 void EventLoop::run() {
-  running_ = true;
+  MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::run (a second thread)");
+  owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
@@ -212,7 +229,7 @@ void EventLoop::run() {
     run_timers();
     if (iteration_end_) iteration_end_();
   }
-  running_ = false;
+  owner_.store(std::thread::id{}, std::memory_order_relaxed);
 }
 
 }  // namespace mavswitch::transport

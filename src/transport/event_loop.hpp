@@ -2,10 +2,12 @@
 // threads, and an end-of-iteration hook (where batched writes go out). No business logic.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -42,11 +44,11 @@ class EventLoop {
   bool holding_input() const noexcept { return !held_.empty(); }
   void release_input();
 
-  // Timers, on the loop's thread (or by whoever holds the loop's owner's lock while it sleeps:
-  // an earlier timer than the one the loop sleeps for takes effect at once).
+  // Timers, on the loop's thread.
   TimerId after(Millis delay, std::function<void()> callback);
   TimerId every(Millis period, std::function<void()> callback);
   void cancel(TimerId id);
+  size_t timer_count() const noexcept { return timers_.size(); }  // timers set and not yet done
 
   // Runs `callback` after each batch of I/O events (once per wake-up).
   void on_iteration_end(std::function<void()> callback) { iteration_end_ = std::move(callback); }
@@ -69,6 +71,16 @@ class EventLoop {
   void run();   // until stop()
   void stop();  // thread-safe
 
+  // Who owns the loop and everything registered on it (its links, their queues, its timers):
+  // the thread inside run(), or, while no thread runs it, the one setting it up or tearing it
+  // down. Every entry point with that rule checks it with MAVSWITCH_ASSERT_OWNER.
+  bool in_loop_thread() const noexcept {
+    const std::thread::id owner = owner_.load(std::memory_order_relaxed);
+    return owner == std::thread::id{} || owner == std::this_thread::get_id();
+  }
+  // Aborts, naming `what`, when called off the owner's thread (see in_loop_thread()).
+  void assert_in_loop_thread(const char* what) const noexcept;
+
  private:
   struct Timer {
     Millis period;  // 0: one-shot
@@ -90,7 +102,7 @@ class EventLoop {
   };
   void apply(int fd, const Registration& r);
 
-  bool running_ = false;
+  std::atomic<std::thread::id> owner_{};  // the thread inside run(); none while not running
   uint64_t next_registration_ = 1;
   std::unordered_map<int, Registration> fd_registration_;
   std::vector<int> held_;
@@ -107,3 +119,11 @@ class EventLoop {
 };
 
 }  // namespace mavswitch::transport
+
+// Checked builds (Debug, and the sanitizer builds CI runs) abort when an owner-only entry point
+// is called from another thread; release builds compile the check out of the frame path.
+#ifdef MAVSWITCH_CHECK_OWNERS
+#define MAVSWITCH_ASSERT_OWNER(loop, what) (loop).assert_in_loop_thread(what)
+#else
+#define MAVSWITCH_ASSERT_OWNER(loop, what) static_cast<void>(0)
+#endif

@@ -1,11 +1,14 @@
 #include "transport/link.hpp"
 
+#include "transport/event_loop.hpp"
+
 namespace mavswitch::transport {
 
 Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
     : host_(host), endpoint_(endpoint), peer_(std::move(peer)), parser_(host.message_table()), last_rx_(now_ms()) {}
 
 bool Link::send(std::span<const uint8_t> frame) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::send");
   if (!enqueue(frame)) [[unlikely]] return send_when_full(frame);
   if (!flush_pending) host_.needs_flush(*this);
   return true;
@@ -26,6 +29,7 @@ bool Link::send_when_full(std::span<const uint8_t> frame) {
 }
 
 void Link::received(std::span<const uint8_t> bytes, bool end_of_burst) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::received");
   counters_.bytes_in += bytes.size();
   last_rx_ = now_ms();
   auto sink = [this](const protocol::FrameView& f) {
@@ -37,6 +41,7 @@ void Link::received(std::span<const uint8_t> bytes, bool end_of_burst) {
 }
 
 void Link::received_datagram(std::span<const uint8_t> datagram) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::received_datagram");
   counters_.bytes_in += datagram.size();
   last_rx_ = now_ms();
   auto sink = [this](const protocol::FrameView& f) {

@@ -45,7 +45,9 @@ struct LinkCounters {
   uint64_t dropped_down = 0;        // frames for a link that is not connected
 };
 
-// What a link needs from the engine above it.
+// What a link needs from the engine above it: somewhere to say it is up or down, to hand the
+// frames it receives and to ask for a flush, and the loop and resolver it runs on. Nothing of
+// routing: which links a frame goes to, and where a link lives, are the host's business.
 class LinkHost {
  public:
   virtual void link_up(Link& link) = 0;    // the link can now be routed to
@@ -57,18 +59,6 @@ class LinkHost {
   // holds `fd` back in its loop until it can take input again (EventLoop::hold_input), so the
   // rest waits in the kernel's buffers without waking anyone. Checked before each read.
   virtual bool input_paused(int /*fd*/) { return false; }
-  // How many wire links the host serves now, of every endpoint: what a listening endpoint
-  // served by several hosts compares to place a new peer. Read from other threads.
-  virtual size_t wire_links() const noexcept { return 0; }
-  // The share of one core the host's thread used over the last second (0.25: a quarter); read
-  // from other threads. What a listening endpoint served by several hosts weighs to decide
-  // whether its peers gather on one or spread (peer_balance.hpp).
-  virtual double busy() const noexcept { return 0; }
-  // A peer's link that moves to another host: the sources (sysid << 8 | compid) heard on it,
-  // asked before it goes down; the link that replaces it is given them (after link_up), so
-  // frames targeted at those sources reach it before they are heard again.
-  virtual std::vector<uint16_t> sources_heard(const Link& /*link*/) const { return {}; }
-  virtual void inherit_sources(Link& /*link*/, std::span<const uint16_t> /*sources*/) {}
   virtual const protocol::MessageTable& message_table() const = 0;
   virtual EventLoop& loop() = 0;
   virtual Resolver& resolver() = 0;

@@ -2,14 +2,9 @@
 // mid-frame affects only itself; when the client limit is reached the longest-silent client
 // makes room for the new one.
 //
-// With several I/O workers each has a listening socket on the port and the kernel hands each
-// new connection to one of them by a hash. With the adaptive placement (the default) the
-// worker that accepted it then chooses where the client lives, as a UDP server's peers do
-// (peer_balance.hpp): on worker 0 while the workers together are not busy, so that a quiet
-// router's vehicle and ground stations share a worker and their frames cross no queue; else on
-// the least busy worker. A connection just accepted has nothing read or queued, so it is handed
-// over whole: its socket, to be registered by the other worker's loop. It stays there: a
-// connection is not moved once it has a link.
+// With several I/O workers each has a listening socket on the port (SO_REUSEPORT): the kernel
+// hands each new connection to one of them by a hash, and the client lives on that worker until
+// it goes.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -24,7 +19,6 @@
 #include "base/log.hpp"
 #include "transport/endpoint_kinds.hpp"
 #include "transport/event_loop.hpp"
-#include "transport/peer_balance.hpp"
 #include "transport/socket_util.hpp"
 #include "transport/stream_link.hpp"
 
@@ -85,24 +79,10 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      const size_t home = place();
-      if (home == member_) {
-        adopt(fd, peer);
-      } else {
-        auto& target = static_cast<TcpServerEndpoint&>(*group_->members[home]);
-        target.host_.loop().post([&target, fd, peer] { target.adopt(fd, peer); });
-      }
+      adopt(fd, peer);
     }
   }
 
-  // Which member a new client lives on (see the top): this one, unless the placement is
-  // adaptive.
-  size_t place() const {
-    if (!group_ || spec_.placement != EndpointSpec::Placement::kAdaptive) return member_;
-    return place_newcomer(group_busy());
-  }
-
-  // A connected client's link, in this member's thread.
   void adopt(int fd, const SocketAddress& peer) {
     if (peer_cap_reached()) evict_oldest_idle();
     auto link = std::make_unique<StreamLink>(*this, host_, peer.to_string(), fd, spec_.stream_queue_bytes,

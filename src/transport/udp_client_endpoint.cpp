@@ -89,8 +89,8 @@ class UdpClientEndpoint final : public Endpoint {
                                  log::error("{}: {}", describe(), e.what());
                                  return;
                                }
-                               log::info("{}: sending to {}", describe(), link_->peer());
                                host_.link_up(*link_);
+                               log::info("{}: sending to {}", describe(), link_->peer());
                              });
   }
 

@@ -9,7 +9,7 @@
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/peers.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
@@ -83,34 +83,38 @@ TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
   EXPECT_EQ(d.wait_exit(), 0);
 }
 
-// With two workers the ground station (a UDP client, dealt to worker 0) and the vehicle (placed
-// on worker 1, which serves fewer links) live apart: the statistics count the frames worker 1
-// wrote to the ground station's link itself, in the link's own "out" count too.
+// With two workers, two ground stations (UDP clients, dealt out to worker 0 and worker 1) and a
+// vehicle wherever the kernel's hash put it: one of the ground stations lives on the other
+// worker, which writes to its link itself. The statistics count those frames, and each ground
+// station's link counts every frame it was sent, in its own "out" count.
 TEST_F(DaemonTest, StatisticsCountFramesWrittenToAnotherWorkersUdpLink) {
   const uint16_t server = free_udp_port();
-  UdpPeer gcs;
-  // Peers placed evenly: the vehicle goes to worker 1, the ground station's client endpoint is on
-  // worker 0 (the adaptive placement would keep a quiet router's peers together on worker 0).
-  DaemonProcess d({"-j", "2", "--peer-placement", "even", "-t", "0", "127.0.0.1:" + std::to_string(server), "-e",
-                   "127.0.0.1:" + std::to_string(gcs.port())});
-  // The ground station's link is up before the vehicle is heard, so that it counts.
-  ASSERT_TRUE(wait_until([&] { return d.err().find("sending to") != std::string::npos; })) << d.err();
-  std::this_thread::sleep_for(20ms);
+  UdpPeer gcs[2];
+  DaemonProcess d({"-j", "2", "-t", "0", "127.0.0.1:" + std::to_string(server), "-e",
+                   "127.0.0.1:" + std::to_string(gcs[0].port()), "-e", "127.0.0.1:" + std::to_string(gcs[1].port())});
+  ASSERT_TRUE(wait_until([&] {
+    const std::string err = d.err();
+    const size_t first = err.find("sending to");
+    return first != std::string::npos && err.find("sending to", first + 1) != std::string::npos;
+  })) << d.err();
   UdpPeer vehicle;
-  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
-  gcs.clear();
+  ASSERT_TRUE(reaches(vehicle, server, gcs[0])) << d.err();
+  ASSERT_TRUE(gcs[1].wait_frames(1)) << d.err();
+  for (auto& g : gcs) g.clear();
   constexpr uint32_t kFrames = 20;
   for (uint32_t i = 0; i < kFrames; ++i) vehicle.send(attitude(1, 1, i));
-  ASSERT_TRUE(gcs.wait_frames(kFrames));
+  for (auto& g : gcs) ASSERT_TRUE(g.wait_frames(kFrames));
   d.signal(SIGUSR1);
   const std::string direct = "frames written to another worker's UDP links: ";
   ASSERT_TRUE(wait_until([&] { return d.out().find(direct) != std::string::npos; })) << d.out();
   const std::string out = d.out();
   EXPECT_GE(std::stoul(out.substr(out.find(direct) + direct.size())), kFrames) << out;
-  const std::string link = "127.0.0.1:" + std::to_string(gcs.port()) + ": in ";
-  ASSERT_NE(out.find(link), std::string::npos) << out;
-  const std::string after_in = out.substr(out.find(link));
-  EXPECT_GE(std::stoul(after_in.substr(after_in.find(", out ") + 6)), kFrames) << out;
+  for (auto& g : gcs) {
+    const std::string link = "127.0.0.1:" + std::to_string(g.port()) + ": in ";
+    ASSERT_NE(out.find(link), std::string::npos) << out;
+    const std::string after_in = out.substr(out.find(link));
+    EXPECT_GE(std::stoul(after_in.substr(after_in.find(", out ") + 6)), kFrames) << out;
+  }
   d.signal(SIGINT);
   EXPECT_EQ(d.wait_exit(), 0);
 }

@@ -14,11 +14,6 @@
 #include <thread>
 
 #include "dialect/builtin.hpp"
-#include "dialect/typed_message.hpp"
-#include "mavswitch/msg/attitude.hpp"
-#include "mavswitch/msg/command_long.hpp"
-#include "mavswitch/msg/file_transfer_protocol.hpp"
-#include "mavswitch/msg/heartbeat.hpp"
 
 namespace mavswitch::test {
 namespace {
@@ -38,13 +33,6 @@ uint16_t bound_port(int fd) {
   return ntohs(a.sin_port);
 }
 
-template <class M>
-Bytes encode(const M& m, uint8_t sys, uint8_t comp, uint8_t seq) {
-  Bytes b(protocol::kMaxFrameLen);
-  b.resize(dialect::typed::encode_frame(m, {.seq = seq, .sysid = sys, .compid = comp}, b));
-  return b;
-}
-
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 }  // namespace
@@ -58,35 +46,7 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
   return pred();
 }
 
-Bytes heartbeat(uint8_t sys, uint8_t comp, uint8_t seq) {
-  msg::Heartbeat hb;
-  hb.type = 2;
-  hb.autopilot = 3;
-  return encode(hb, sys, comp, seq);
-}
-
-Bytes command_long(uint8_t sys, uint8_t comp, uint8_t target_sys, uint8_t target_comp, uint8_t seq) {
-  msg::CommandLong c;
-  c.target_system = target_sys;
-  c.target_component = target_comp;
-  c.command = 400;
-  c.param1 = 1;
-  return encode(c, sys, comp, seq);
-}
-
-Bytes large_frame(uint8_t sys, uint8_t comp, uint8_t seq) {
-  msg::FileTransferProtocol f;
-  for (size_t i = 0; i < f.payload.size(); ++i) f.payload[i] = static_cast<uint8_t>(i * 7 + seq + 1);
-  f.target_network = 1;
-  return encode(f, sys, comp, seq);
-}
-
-Bytes attitude(uint8_t sys, uint8_t comp, uint32_t time_boot_ms, uint8_t seq) {
-  msg::Attitude a;
-  a.time_boot_ms = time_boot_ms;
-  a.roll = 0.5f;
-  return encode(a, sys, comp, seq);
-}
+void pace(std::chrono::milliseconds between) { std::this_thread::sleep_for(between); }
 
 size_t Received::count_msgid(uint32_t msgid) const {
   size_t n = 0;
@@ -106,8 +66,12 @@ void Peer::poll() {
   if (fd_ < 0) return;
   uint8_t buf[65536];
   for (int i = 0; i < 10000; ++i) {
-    const ssize_t n = ::read(fd_, buf, sizeof buf);
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const ssize_t n = datagrams_ ? ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len)
+                                 : ::read(fd_, buf, sizeof buf);
     if (n <= 0) break;
+    if (datagrams_) received_.source_ports.push_back(ntohs(from.sin_port));
     auto sink = [&](const protocol::FrameView& f) { received_.frames.emplace_back(f.bytes().begin(), f.bytes().end()); };
     parser_.feed({buf, static_cast<size_t>(n)}, sink);
     parser_.flush(sink);
@@ -125,6 +89,7 @@ bool Peer::wait_frames(size_t n, std::chrono::milliseconds timeout) {
 }
 
 UdpPeer::UdpPeer() : Peer(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) {
+  datagrams_ = true;
   const int size = 4 << 20;
   if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) {
     setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);

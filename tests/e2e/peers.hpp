@@ -9,24 +9,22 @@
 #include <vector>
 
 #include "protocol/parser.hpp"
+#include "support/frames.hpp"
 
 namespace mavswitch::test {
 
 using namespace std::chrono_literals;
-using Bytes = std::vector<uint8_t>;
-
 // Polls pred every few milliseconds until it holds or the timeout passes.
 bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 3000ms);
 
-// A frame builder for the tests.
-Bytes heartbeat(uint8_t sys, uint8_t comp, uint8_t seq = 0);
-Bytes command_long(uint8_t sys, uint8_t comp, uint8_t target_sys, uint8_t target_comp, uint8_t seq = 0);
-Bytes attitude(uint8_t sys, uint8_t comp, uint32_t time_boot_ms, uint8_t seq = 0);
-Bytes large_frame(uint8_t sys, uint8_t comp, uint8_t seq = 0);  // FILE_TRANSFER_PROTOCOL, 265 bytes, broadcast
+// A pause that shapes the traffic a test sends (bursts, a stream at a rate), never a wait for
+// something to happen: those wait on a condition (wait_until, Router::settle).
+void pace(std::chrono::milliseconds between);
 
 // Received frames, parsed with the built-in dialect.
 struct Received {
   std::vector<Bytes> frames;
+  std::vector<uint16_t> source_ports;  // UDP: the port each datagram came from, in order
   protocol::ParserStats stats;
   size_t count_msgid(uint32_t msgid) const;
 };
@@ -43,12 +41,16 @@ class Peer {
     poll();
     return received_;
   }
-  void clear() { received_.frames.clear(); }
+  void clear() {
+    received_.frames.clear();
+    received_.source_ports.clear();
+  }
   int fd() const { return fd_; }
 
  protected:
   explicit Peer(int fd);
   int fd_;
+  bool datagrams_ = false;  // a UDP socket: record where each datagram came from
   protocol::FrameParser parser_;
   Received received_;
 };

@@ -12,12 +12,10 @@ namespace mavswitch::test {
 
 class RouterThread {
  public:
-  // Tests share a UDP server's peers evenly among the workers (the spread a busy router
-  // reaches), so that every test crosses between workers; tests of the adaptive placement ask
-  // for it.
-  explicit RouterThread(RouterOptions options = {},
-                        transport::EndpointSpec::Placement placement = transport::EndpointSpec::Placement::kEven)
-      : router(with_test_workers(options, placement)) {}
+  explicit RouterThread(RouterOptions options = {}) : router(with_test_workers(options)) {}
+  // A test whose behaviour depends on the worker count: exactly the workers `options` asks for.
+  struct Exactly {};
+  RouterThread(RouterOptions options, Exactly) : router(options) {}
   ~RouterThread() { stop(); }
 
   // The common case: one UDP server endpoint on a free port; returns the port.
@@ -51,10 +49,10 @@ class RouterThread {
     router.for_each_link(endpoint_index, [&](const Router::LinkReport& r) { c = r.counters; });
     return c;
   }
-  // Every router test runs with the number of I/O workers in MAVSWITCH_TEST_WORKERS (ctest runs
-  // the suite with 1 and with 3), unless the test asks for a number other than the default 1.
-  static RouterOptions with_test_workers(RouterOptions options, transport::EndpointSpec::Placement placement) {
-    options.peer_placement = placement;
+  // A router test runs with the default one I/O worker, or with the number in
+  // MAVSWITCH_TEST_WORKERS (the ThreadSanitizer pass sets 3, so that links of one test land on
+  // different workers and frames cross between them), unless it asks for a number itself.
+  static RouterOptions with_test_workers(RouterOptions options) {
     if (options.workers == 1) {
       if (const char* w = std::getenv("MAVSWITCH_TEST_WORKERS")) options.workers = static_cast<unsigned>(std::atoi(w));
     }

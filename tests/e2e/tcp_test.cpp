@@ -89,7 +89,7 @@ TEST(TcpClient, AnUnreachableTargetStallsNothing) {
   ASSERT_TRUE(wait_until([&] { return rt.link_count(1) == 1; }));
   for (uint32_t i = 0; i < 100; ++i) {
     vehicle.send_to(udp_port, attitude(1, 1, i, static_cast<uint8_t>(i)));
-    std::this_thread::sleep_for(2ms);  // spans several reconnect attempts
+    pace(2ms);  // the stream spans several reconnect attempts
   }
   ASSERT_TRUE(gcs.wait_frames(100));
   EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), 100u);

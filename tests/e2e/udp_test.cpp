@@ -4,6 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <set>
+#include <string>
+
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/command_long.hpp"
@@ -60,23 +63,37 @@ TEST(UdpServer, DatagramsWithoutMavlinkCreateNoPeer) {
   EXPECT_EQ(rt.link_count(0), 1u);
 }
 
+// At the peer limit a newcomer takes the place of the peer silent the longest, not of the
+// oldest: a, b, c fill the three places, a speaks again, and d's arrival evicts b. One worker:
+// with several, each evicts among its own peers.
 TEST(UdpServer, PeerLimitEvictsTheLongestSilent) {
-  RouterThread rt;
+  RouterOptions one;
+  one.workers = 1;
+  RouterThread rt(one, RouterThread::Exactly{});
   const uint16_t port = free_udp_port();
   auto spec = udp_server(port);
   spec.max_peers = 3;
   rt.router.add_endpoint(spec);
   rt.start();
-  std::vector<std::unique_ptr<UdpPeer>> peers;
-  for (int i = 0; i < 10; ++i) {
-    peers.push_back(std::make_unique<UdpPeer>());
-    peers.back()->send_to(port, heartbeat(static_cast<uint8_t>(10 + i), 1));
-    std::this_thread::sleep_for(5ms);
+  UdpPeer a, b, c, d;
+  auto heard = [&](uint64_t frames) { return wait_until([&] { return rt.router.routing().stats().frames == frames; }); };
+  auto peers = [&] {
+    std::set<std::string> out;
+    rt.router.for_each_link(0, [&](const Router::LinkReport& r) { out.insert(r.link.peer()); });
+    return out;
+  };
+  auto name = [](const UdpPeer& p) { return "127.0.0.1:" + std::to_string(p.port()); };
+  uint64_t frames = 0;
+  const std::pair<UdpPeer*, uint8_t> hellos[] = {{&a, 10}, {&b, 11}, {&c, 12}, {&a, 10}};  // a again: heard last
+  for (const auto& [p, sys] : hellos) {
+    p->send_to(port, heartbeat(sys, 1));
+    ASSERT_TRUE(heard(++frames));
+    pace(3ms);  // a clock tick between them, so that "last heard" tells them apart
   }
-  ASSERT_TRUE(wait_until([&] { return rt.router.routing().stats().frames == 10; }));
-  // Each worker evicts among its own peers; one with none admits a newcomer anyway.
-  EXPECT_GE(rt.link_count(0), 3u);
-  EXPECT_LE(rt.link_count(0), 3u + rt.router.worker_count() - 1);
+  ASSERT_EQ(peers(), (std::set<std::string>{name(a), name(b), name(c)}));
+  d.send_to(port, heartbeat(13, 1));
+  ASSERT_TRUE(heard(++frames));
+  EXPECT_EQ(peers(), (std::set<std::string>{name(a), name(c), name(d)})) << "b was silent the longest";
 }
 
 TEST(UdpClient, SendsToItsTargetAndRoutesReplies) {

@@ -16,7 +16,7 @@ import {
 } from 'node-mavlink'
 import { MSG_ID_MAGIC_NUMBER } from 'mavlink-mappings'
 
-const [tool, encoder, captures] = process.argv.slice(2)
+const [tool, encoder, captures, definitions] = process.argv.slice(2)
 const work = mkdtempSync(join(tmpdir(), 'mavswitch-interop-'))
 let passed = 0
 let failed = 0
@@ -28,7 +28,7 @@ const REGISTRY = { ...minimal.REGISTRY, ...standard.REGISTRY, ...common.REGISTRY
 
 // Messages both sides define identically (name, CRC_EXTRA, length): the ones to exchange.
 const ours = new Map()
-for (const line of execFileSync(tool, ['dialect', join(captures, '..', 'mavlink', 'message_definitions', 'v1.0', 'ardupilotmega.xml')],
+for (const line of execFileSync(tool, ['dialect', join(definitions, 'ardupilotmega.xml')],
   { encoding: 'utf8' }).trim().split('\n')) {
   const [id, name, crc, , max] = line.split(' ')
   ours.set(Number(id), { name, crc: Number(crc), max: Number(max) })

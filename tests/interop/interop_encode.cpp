@@ -9,7 +9,7 @@
 #include <iostream>
 #include <random>
 
-#include "unit/random_fields.hpp"
+#include "support/random_fields.hpp"
 #include <set>
 
 #include "mavswitch/msg/all.hpp"

@@ -7,7 +7,7 @@
 #include "dialect/builtin.hpp"
 #include "dialect/loader.hpp"
 #include "dialect/runtime_decode.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 

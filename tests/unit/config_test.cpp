@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "daemon/config.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::daemon;
@@ -124,11 +124,11 @@ Coalesce = false
   EXPECT_TRUE(fc.spec.coalesce) << "the default";
 }
 
-TEST_F(ConfigTest, PeerPlacementIsAdaptiveUnlessSaidEven) {
+TEST_F(ConfigTest, OneWorkerUnlessWorkersSaysOtherwise) {
   Config c;
-  EXPECT_EQ(c.general.peer_placement, transport::EndpointSpec::Placement::kAdaptive);
-  load_config_file(write("p.conf", "[General]\nWorkers = 2\nPeerPlacement = Even\n"), c);
-  EXPECT_EQ(c.general.peer_placement, transport::EndpointSpec::Placement::kEven);
+  EXPECT_EQ(c.general.workers, 1u);
+  load_config_file(write("w.conf", "[General]\nWorkers = 0\n"), c);
+  EXPECT_EQ(c.general.workers, 0u) << "0: one per core";
 }
 
 TEST_F(ConfigTest, UdpClientPortsDefaultFrom14550Up) {
@@ -152,7 +152,7 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[UdpEndpoint]\n"), file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
   EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"), file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
   EXPECT_EQ(error_of("[General]\nWorkers = many\n"), file + ":2: Workers: 'many' is not a whole number from 0 to 1024");
-  EXPECT_EQ(error_of("[General]\nPeerPlacement = random\n"), file + ":2: PeerPlacement: 'random' must be adaptive or even");
+  EXPECT_EQ(error_of("[General]\nPeerPlacement = even\n"), file + ":2: PeerPlacement: unknown key in [General]");
   EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"), std::string::npos);
   EXPECT_NE(error_of("[UartEndpoint fc]\nBaud=57600\n").find("Device is required"), std::string::npos);
 }

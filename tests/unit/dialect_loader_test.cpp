@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "dialect/loader.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch::dialect;
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "protocol/encoder.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "transport/clock.hpp"
@@ -123,4 +124,32 @@ TEST(EventLoopInput, AHeldFdIsReportedForItsOtherInterestsOnlyUntilReleased) {
   loop.remove(pair[1]);
   close(pair[0]);
   close(pair[1]);
+}
+
+// Ownership in code: while a thread runs the loop, an owner-only entry point called from any
+// other thread aborts, naming itself (in the checked builds: Debug and the sanitizer builds);
+// the same calls from the owner, or while nobody runs the loop, are fine.
+TEST(EventLoop, AnOwnerOnlyCallOffTheOwnersThreadAborts) {
+#ifndef MAVSWITCH_CHECK_OWNERS
+  GTEST_SKIP() << "ownership checks are compiled out of this build (MAVSWITCH_CHECK_OWNERS=OFF)";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        EventLoop loop;
+        std::thread owner([&] { loop.run(); });
+        while (loop.in_loop_thread()) std::this_thread::yield();  // until the owner runs it
+        loop.after(1, [] {});
+      },
+      "EventLoop::after called off the thread that owns its event loop");
+  EventLoop loop;
+  EXPECT_TRUE(loop.in_loop_thread()) << "not running: whoever sets it up";
+  const auto id = loop.after(1000, [] {});
+  loop.after(0, [&] {
+    loop.cancel(id);  // the owner, inside run()
+    loop.stop();
+  });
+  run_bounded(loop);
+  EXPECT_EQ(loop.timer_count(), 1u) << "the backstop, still set";
+#endif
 }

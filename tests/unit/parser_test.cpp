@@ -9,8 +9,9 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "protocol/parser.hpp"
-#include "unit/alloc_counter.hpp"
-#include "unit/test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/frames.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 using protocol::FrameView;
@@ -19,26 +20,15 @@ using test::OwnedFrame;
 
 namespace {
 
+// System 1's frames, by the tests' one builder; a signed-flag heartbeat for the signing cases.
 std::vector<uint8_t> heartbeat_frame(uint8_t seq, uint8_t incompat = 0) {
   msg::Heartbeat hb;
   hb.type = 2;
   hb.autopilot = 3;
   hb.custom_mode = 1234;
-  std::vector<uint8_t> out(protocol::kMaxFrameLen);
-  protocol::FrameHeader h{.seq = seq, .sysid = 1, .compid = 1, .incompat_flags = incompat};
-  out.resize(dialect::typed::encode_frame(hb, h, out));
-  return out;
+  return test::frame_of(hb, {.seq = seq, .sysid = 1, .compid = 1, .incompat_flags = incompat});
 }
-
-std::vector<uint8_t> attitude_frame(uint8_t seq) {
-  msg::Attitude a;
-  a.time_boot_ms = 1000u + seq;
-  a.roll = 0.25f;
-  a.yaw = -1.5f;
-  std::vector<uint8_t> out(protocol::kMaxFrameLen);
-  out.resize(dialect::typed::encode_frame(a, {.seq = seq, .sysid = 1, .compid = 1}, out));
-  return out;
-}
+std::vector<uint8_t> attitude_frame(uint8_t seq) { return test::attitude(1, 1, 1000u + seq, seq); }
 
 void append(std::vector<uint8_t>& to, const std::vector<uint8_t>& from) { to.insert(to.end(), from.begin(), from.end()); }
 

@@ -13,6 +13,7 @@
 #include "mavswitch/msg/system_time.hpp"
 #include "protocol/parser.hpp"
 #include "routing/routing.hpp"
+#include "support/frames.hpp"
 
 using namespace mavswitch;
 using routing::LinkId;
@@ -20,32 +21,18 @@ using routing::Verdict;
 
 namespace {
 
+// Frames from the tests' one builder, kept with their bytes so a view of them stays valid.
 struct Frame {
-  std::vector<uint8_t> bytes;
-  protocol::FrameView view() const {
-    return protocol::probe_frame(dialect::builtin::message_table(), bytes.data(), bytes.size()).frame;
-  }
+  test::Bytes bytes;
+  protocol::FrameView view() const { return test::view_of(bytes); }
 };
-
-template <class M>
-Frame frame(uint8_t sys, uint8_t comp, const M& m) {
-  Frame f{std::vector<uint8_t>(protocol::kMaxFrameLen)};
-  f.bytes.resize(dialect::typed::encode_frame(m, {.sysid = sys, .compid = comp}, f.bytes));
-  return f;
-}
-Frame heartbeat(uint8_t sys, uint8_t comp) { return frame(sys, comp, msg::Heartbeat{}); }
-Frame command(uint8_t sys, uint8_t comp, uint8_t tsys, uint8_t tcomp) {
-  msg::CommandLong c;
-  c.target_system = tsys;
-  c.target_component = tcomp;
-  c.command = 400;
-  return frame(sys, comp, c);
-}
+Frame heartbeat(uint8_t sys, uint8_t comp) { return {test::frame_of(msg::Heartbeat{}, sys, comp)}; }
+Frame command(uint8_t sys, uint8_t comp, uint8_t tsys, uint8_t tcomp) { return {test::command_long(sys, comp, tsys, tcomp)}; }
 Frame system_time(uint8_t sys, uint32_t boot_ms) {
   msg::SystemTime t;
   t.time_boot_ms = boot_ms;
   t.time_unix_usec = 1;
-  return frame(sys, 1, t);
+  return {test::frame_of(t, sys, 1)};
 }
 
 class RoutingTest : public ::testing::Test {
@@ -128,7 +115,7 @@ TEST_F(RoutingTest, BroadcastSkipsLinksWhereItsSourceLives) {
 TEST_F(RoutingTest, TruncatedPayloadMeansZeroTargetIsBroadcast) {
   const LinkId a = add(), b = add(), c = add();
   msg::ParamRequestList all_zero;  // target 0/0: the v2 payload is truncated to one byte
-  const Frame f = frame(255, 190, all_zero);
+  const Frame f{test::frame_of(all_zero, 255, 190)};
   ASSERT_EQ(f.view().payload_len(), 1);
   EXPECT_EQ(route(a, f), (Links{b, c}));
 }

@@ -11,7 +11,8 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "protocol/tlog.hpp"
-#include "unit/test_support.hpp"
+#include "support/frames.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 namespace fs = std::filesystem;
@@ -23,9 +24,8 @@ class TelemetryLogTest : public ::testing::Test {
 
   template <class M>
   void write(daemon::TelemetryLog& log, const M& m, uint8_t sys = 1) {
-    uint8_t buf[protocol::kMaxFrameLen];
-    const size_t n = dialect::typed::encode_frame(m, {.sysid = sys, .compid = 1}, buf);
-    log.write(protocol::probe_frame(dialect::builtin::message_table(), buf, n).frame);
+    const test::Bytes frame = test::frame_of(m, sys, 1);
+    log.write(test::view_of(frame));
   }
   std::vector<fs::path> files() {
     std::vector<fs::path> out;

@@ -3,7 +3,7 @@
 
 #include "dialect/builtin.hpp"
 #include "protocol/tlog.hpp"
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 

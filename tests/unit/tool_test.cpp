@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 using mavswitch::test::run_command;
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "unit/random_fields.hpp"
+#include "support/random_fields.hpp"
 
 #include "dialect/builtin.hpp"
 #include "mavswitch/msg/all.hpp"

@@ -1,4 +1,4 @@
-#include "unit/alloc_counter.hpp"
+#include "support/alloc_counter.hpp"
 
 #include <cstddef>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "unit/test_support.hpp"
+#include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -14,7 +14,14 @@
 namespace mavswitch::test {
 
 std::filesystem::path definitions_dir() { return MAVSWITCH_DEFINITIONS_DIR; }
-std::filesystem::path captures_dir() { return MAVSWITCH_CAPTURES_DIR; }
+std::filesystem::path captures_dir() {
+  const std::filesystem::path dir = MAVSWITCH_CAPTURES_DIR;
+  if (!std::filesystem::exists(dir / "GH-5.bin")) {
+    throw std::runtime_error("the captures are not at " + dir.string() +
+                             ": they come with node-mavlink; run `npm ci` in tests/interop (scripts/test.sh does)");
+  }
+  return dir;
+}
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

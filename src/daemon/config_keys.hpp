@@ -1,0 +1,39 @@
+// The keys of mavswitchd's configuration sections, one setter each: what config.cpp calls for
+// every "Key = Value" line it reads. Internal to the daemon.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "daemon/config.hpp"
+
+namespace mavswitch::daemon::keys {
+
+std::string lower(std::string_view s);
+std::string_view trim(std::string_view s);
+
+// Where a value came from, for error messages.
+struct Where {
+  std::string file;
+  int line;
+  std::string key;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ConfigError(file + ":" + std::to_string(line) + ": " + key + ": " + what);
+  }
+  std::string text() const { return file + ":" + std::to_string(line); }
+};
+
+using Setter = std::function<void(const Where&, std::string_view, EndpointConfig&)>;
+
+// By section type, keys lower-cased; every endpoint section also takes the common ones.
+const std::map<std::string, Setter>& common_endpoint_keys();
+const std::map<std::string, Setter>& uart_keys();
+const std::map<std::string, Setter>& udp_keys();
+const std::map<std::string, Setter>& tcp_server_keys();
+const std::map<std::string, Setter>& tcp_keys();
+// [General]: `key` lower-cased.
+void set_general(const Where& w, const std::string& key, std::string_view v, Config& c);
+
+}  // namespace mavswitch::daemon::keys
