@@ -8,14 +8,14 @@
 //     sender on the socket the kernel's hash picks, as mavswitch's workers share a port.
 //   --split-targets K: a frame from system S goes only to the targets whose index is S mod K
 //     (mod K), so that with --threads K each target hears from one thread only: what targets
-//     written from several cores cost the kernel (BENCHMARKS.md, "Several workers: scaling").
+//     written from several cores cost the kernel (bench/LOG.md, "Several workers: scaling").
 //   ideal_relay tcp --listen PORT
 // --work-ns N: spin N ns per read before relaying it, a stand-in for a router's user-space work,
-// to measure what that work costs on this machine beyond itself (see BENCHMARKS.md: on a
+// to measure what that work costs on this machine beyond itself (see bench/LOG.md: on a
 // machine the load generator shares, it also draws preemptions).
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <linux/filter.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -53,7 +53,9 @@ void busy_work() {
   }
 }
 
-bool same(const sockaddr_in& a, const sockaddr_in& b) { return a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr; }
+bool same(const sockaddr_in& a, const sockaddr_in& b) {
+  return a.sin_port == b.sin_port && a.sin_addr.s_addr == b.sin_addr.s_addr;
+}
 
 // The senders heard so far (for --peers), shared by the threads: appended under a lock (once
 // per sender), read without one up to the published count.
@@ -64,10 +66,13 @@ struct KnownPeers {
 
   void learn(const sockaddr_in& from) {
     const size_t n = count.load(std::memory_order_acquire);
-    if (std::any_of(at.begin(), at.begin() + static_cast<long>(n), [&](const sockaddr_in& k) { return same(k, from); })) return;
+    if (std::any_of(at.begin(), at.begin() + static_cast<long>(n), [&](const sockaddr_in& k) { return same(k, from); }))
+      return;
     const std::lock_guard lock(adding);
     const size_t now = count.load(std::memory_order_relaxed);
-    if (now == at.size() || std::any_of(at.begin(), at.begin() + static_cast<long>(now), [&](const sockaddr_in& k) { return same(k, from); })) return;
+    if (now == at.size() || std::any_of(at.begin(), at.begin() + static_cast<long>(now),
+                                        [&](const sockaddr_in& k) { return same(k, from); }))
+      return;
     at[now] = from;
     count.store(now + 1, std::memory_order_release);
   }
@@ -92,12 +97,9 @@ int udp_socket(int port, bool reuse_port) {
 // datagram from its payload on: byte 5 of a MAVLink 2 frame, byte 3 of a MAVLink 1 frame.
 void steer_by_system_id(int fd, uint32_t sockets) {
   sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xFD, 0, 2),
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 5),
-      BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 3),
-      BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xFD, 0, 2),
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 5), BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 3), BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, sockets),
       BPF_STMT(BPF_RET | BPF_A, 0),
   };
   const sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
@@ -154,7 +156,8 @@ void udp_relay(int fd, const std::vector<sockaddr_in>& targets, KnownPeers* know
       }
     }
     for (size_t off = 0; off < out.size();) {
-      const int sent = sendmmsg(fd, out.data() + off, static_cast<unsigned>(std::min<size_t>(out.size() - off, 1024)), 0);
+      const int sent =
+          sendmmsg(fd, out.data() + off, static_cast<unsigned>(std::min<size_t>(out.size() - off, 1024)), 0);
       if (sent <= 0) break;
       off += static_cast<size_t>(sent);
     }
@@ -169,7 +172,8 @@ int udp_relay(int port, const std::vector<sockaddr_in>& targets, bool peers, int
   for (int t = 0; t < threads; ++t) fds.push_back(udp_socket(port, threads > 1));
   if (threads > 1 && !g_kernel_hash) steer_by_system_id(fds[0], static_cast<uint32_t>(threads));
   std::vector<std::thread> others;
-  for (int t = 1; t < threads; ++t) others.emplace_back([&, t] { udp_relay(fds[static_cast<size_t>(t)], targets, peers ? &known : nullptr); });
+  for (int t = 1; t < threads; ++t)
+    others.emplace_back([&, t] { udp_relay(fds[static_cast<size_t>(t)], targets, peers ? &known : nullptr); });
   udp_relay(fds[0], targets, peers ? &known : nullptr);
   return 0;
 }
@@ -179,7 +183,8 @@ int tcp_relay(int port) {
   const int one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a = address("127.0.0.1", port);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || listen(listener, 64) < 0) return perror("listen"), 1;
+  if (bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || listen(listener, 64) < 0)
+    return perror("listen"), 1;
   const int ep = epoll_create1(0);
   epoll_event ev{EPOLLIN, {.fd = listener}};
   epoll_ctl(ep, EPOLL_CTL_ADD, listener, &ev);
@@ -220,7 +225,11 @@ int tcp_relay(int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) return std::fprintf(stderr, "usage: ideal_relay udp|tcp --listen PORT [-e HOST:PORT]... [--peers] [--threads N] [--kernel-hash] [--split-targets K]\n"), 2;
+  if (argc < 4)
+    return std::fprintf(stderr,
+                        "usage: ideal_relay udp|tcp --listen PORT [-e HOST:PORT]... [--peers] [--threads N] "
+                        "[--kernel-hash] [--split-targets K]\n"),
+           2;
   const std::string mode = argv[1];
   int port = 0;
   bool peers = false;
@@ -228,16 +237,22 @@ int main(int argc, char** argv) {
   std::vector<sockaddr_in> targets;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--listen" && i + 1 < argc) port = std::stoi(argv[++i]);
+    if (a == "--listen" && i + 1 < argc)
+      port = std::stoi(argv[++i]);
     else if (a == "-e" && i + 1 < argc) {
       const std::string t = argv[++i];
       const auto colon = t.rfind(':');
       targets.push_back(address(t.substr(0, colon), std::stoi(t.substr(colon + 1))));
-    } else if (a == "--peers") peers = true;
-    else if (a == "--work-ns" && i + 1 < argc) g_work_ns = std::stol(argv[++i]);
-    else if (a == "--threads" && i + 1 < argc) threads = std::max(1, std::stoi(argv[++i]));
-    else if (a == "--split-targets" && i + 1 < argc) g_split_targets = std::stoul(argv[++i]);
-    else if (a == "--kernel-hash") g_kernel_hash = true;
+    } else if (a == "--peers")
+      peers = true;
+    else if (a == "--work-ns" && i + 1 < argc)
+      g_work_ns = std::stol(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc)
+      threads = std::max(1, std::stoi(argv[++i]));
+    else if (a == "--split-targets" && i + 1 < argc)
+      g_split_targets = std::stoul(argv[++i]);
+    else if (a == "--kernel-hash")
+      g_kernel_hash = true;
   }
   return mode == "tcp" ? tcp_relay(port) : udp_relay(port, targets, peers, threads);
 }

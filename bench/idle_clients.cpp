@@ -88,7 +88,8 @@ int udp_peers(pid_t router, uint16_t port, int clients, uint8_t* frame) {
   std::vector<int> fds;
   auto peer = [&](int c) {
     const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    [[maybe_unused]] auto w = sendto(fd, frame, heartbeat(c, frame), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    [[maybe_unused]] auto w =
+        sendto(fd, frame, heartbeat(c, frame), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
     fds.push_back(fd);
   };
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the router is listening
@@ -101,10 +102,11 @@ int udp_peers(pid_t router, uint16_t port, int clients, uint8_t* frame) {
   kill(router, SIGTERM);
   waitpid(router, nullptr, 0);
   for (int fd : fds) close(fd);
-  std::printf("udp_peers=%d router_anon_before_kib=%ld router_anon_after_kib=%ld bytes_per_peer=%.0f "
-              "bytes_per_peer_after_quiet=%.0f\n",
-              clients, before / 1024, after / 1024, static_cast<double>(after - before) / clients,
-              static_cast<double>(quiet - before) / clients);
+  std::printf(
+      "udp_peers=%d router_anon_before_kib=%ld router_anon_after_kib=%ld bytes_per_peer=%.0f "
+      "bytes_per_peer_after_quiet=%.0f\n",
+      clients, before / 1024, after / 1024, static_cast<double>(after - before) / clients,
+      static_cast<double>(quiet - before) / clients);
   return 0;
 }
 
@@ -117,10 +119,14 @@ int main(int argc, char** argv) {
   const char* usage = "usage: idle_clients --clients N [--hello | --udp] -- ROUTER COMMAND\n";
   int i = 1;
   for (; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
-    if (std::strcmp(argv[i], "--clients") == 0 && i + 1 < argc) clients = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--hello") == 0) hello = true;
-    else if (std::strcmp(argv[i], "--udp") == 0) udp = true;
-    else return std::fprintf(stderr, "%s", usage), 2;
+    if (std::strcmp(argv[i], "--clients") == 0 && i + 1 < argc)
+      clients = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--hello") == 0)
+      hello = true;
+    else if (std::strcmp(argv[i], "--udp") == 0)
+      udp = true;
+    else
+      return std::fprintf(stderr, "%s", usage), 2;
   }
   if (i + 1 >= argc) return std::fprintf(stderr, "%s", usage), 2;
   rlimit files{};
@@ -129,7 +135,8 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < static_cast<rlim_t>(clients) + 100) {
     return std::fprintf(stderr, "idle_clients: %d clients need more open files than %lu\n", clients,
-                        static_cast<unsigned long>(files.rlim_cur)), 1;
+                        static_cast<unsigned long>(files.rlim_cur)),
+           1;
   }
 
   const uint16_t port = bench::free_port(udp ? SOCK_DGRAM : SOCK_STREAM);
@@ -137,7 +144,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args;
   for (++i; i < argc; ++i) {
     std::string a = argv[i];
-    for (size_t pos; (pos = a.find(placeholder)) != std::string::npos;) a.replace(pos, placeholder.size(), std::to_string(port));
+    for (size_t pos; (pos = a.find(placeholder)) != std::string::npos;)
+      a.replace(pos, placeholder.size(), std::to_string(port));
     args.push_back(a);
   }
   const pid_t router = bench::start_quietly(args);
@@ -151,7 +159,8 @@ int main(int argc, char** argv) {
   for (int c = 0; c < clients; ++c) {
     const int fd = connect_to(port);
     if (fd < 0) return std::fprintf(stderr, "idle_clients: connection %d failed\n", c), 1;
-    if (hello) [[maybe_unused]] auto w = write(fd, frame, heartbeat(c, frame));
+    if (hello) [[maybe_unused]]
+      auto w = write(fd, frame, heartbeat(c, frame));
     fds.push_back(fd);
   }
   const long after = settled(router);
@@ -161,9 +170,10 @@ int main(int argc, char** argv) {
   waitpid(router, nullptr, 0);
   for (int fd : fds) close(fd);
   close(first);
-  std::printf("clients=%d hello=%d router_anon_before_kib=%ld router_anon_after_kib=%ld bytes_per_client=%.0f "
-              "bytes_per_client_after_quiet=%.0f\n",
-              clients, hello ? 1 : 0, before / 1024, after / 1024, static_cast<double>(after - before) / clients,
-              static_cast<double>(quiet - before) / clients);
+  std::printf(
+      "clients=%d hello=%d router_anon_before_kib=%ld router_anon_after_kib=%ld bytes_per_client=%.0f "
+      "bytes_per_client_after_quiet=%.0f\n",
+      clients, hello ? 1 : 0, before / 1024, after / 1024, static_cast<double>(after - before) / clients,
+      static_cast<double>(quiet - before) / clients);
   return 0;
 }

@@ -42,8 +42,8 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,8 +52,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,7 +76,7 @@ struct Options {
   bool vehicle_to_vehicle = false;
   int slow_gcs = 0;
   bool kernel_send_times = false;
-  size_t backlog = 0;  // --backlog N: the drain measurement (see below); 0: paced or flood
+  size_t backlog = 0;   // --backlog N: the drain measurement (see below); 0: paced or flood
   double settle = 0.3;  // --settle S
   std::vector<std::string> command;
 };
@@ -114,8 +114,8 @@ uint64_t arrival_ns(const msghdr& m) {
 // generator's sends (a burst reaches the router spread over more time, so a router wakes more
 // often per burst and its CPU per message rises), so CPU figures come from runs without it.
 void stamp_transmits(int fd) {
-  const unsigned flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
-                         SOF_TIMESTAMPING_OPT_TSONLY;
+  const unsigned flags =
+      SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
   if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) < 0) std::perror("loadgen: SO_TIMESTAMPING");
 }
 
@@ -159,8 +159,10 @@ using bench::loopback;
 
 void big_buffers(int fd) {
   const int size = 8 << 20;
-  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
 }
 
 // The mix, one 16-frame cycle of message ids.
@@ -175,8 +177,9 @@ size_t make_frame(int v, uint32_t index, uint8_t* out) {
   uint8_t payload[64];
   std::memset(payload, 0x5A, sizeof payload);
   std::memcpy(payload, &index, 4);
-  return protocol::encode_v2({.seq = static_cast<uint8_t>(index), .sysid = static_cast<uint8_t>(v + 1), .compid = 1, .msgid = msgid},
-                             {payload, info->max_len}, info->crc_extra, {out, protocol::kMaxFrameLen});
+  return protocol::encode_v2(
+      {.seq = static_cast<uint8_t>(index), .sysid = static_cast<uint8_t>(v + 1), .compid = 1, .msgid = msgid},
+      {payload, info->max_len}, info->crc_extra, {out, protocol::kMaxFrameLen});
 }
 
 struct Receiver {
@@ -268,7 +271,8 @@ pid_t start_router(std::vector<std::string> cmd, uint16_t udp, uint16_t tcp, con
       continue;
     }
     for (auto [key, value] : {std::pair{"{udp}", udp}, std::pair{"{tcp}", tcp}}) {
-      for (size_t pos; (pos = a.find(key)) != std::string::npos;) a.replace(pos, std::strlen(key), std::to_string(value));
+      for (size_t pos; (pos = a.find(key)) != std::string::npos;)
+        a.replace(pos, std::strlen(key), std::to_string(value));
     }
     argv.push_back(a);
   }
@@ -300,17 +304,28 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--") break;
     const std::string v = i + 1 < argc ? argv[i + 1] : "";
-    if (a == "--transport") o.tcp = v == "tcp", ++i;
-    else if (a == "--vehicles") o.vehicles = std::stoi(v), ++i;
-    else if (a == "--gcs") o.gcs = std::stoi(v), ++i;
-    else if (a == "--rate") o.rate = v == "flood" ? 0 : std::stod(v), ++i;
-    else if (a == "--seconds") o.seconds = std::stod(v), ++i;
-    else if (a == "--vehicle-to-vehicle") o.vehicle_to_vehicle = true;
-    else if (a == "--slow-gcs") o.slow_gcs = std::stoi(v), ++i;
-    else if (a == "--kernel-send-times") o.kernel_send_times = true;
-    else if (a == "--backlog") o.backlog = std::stoul(v), ++i;
-    else if (a == "--settle") o.settle = std::stod(v), ++i;
-    else return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
+    if (a == "--transport")
+      o.tcp = v == "tcp", ++i;
+    else if (a == "--vehicles")
+      o.vehicles = std::stoi(v), ++i;
+    else if (a == "--gcs")
+      o.gcs = std::stoi(v), ++i;
+    else if (a == "--rate")
+      o.rate = v == "flood" ? 0 : std::stod(v), ++i;
+    else if (a == "--seconds")
+      o.seconds = std::stod(v), ++i;
+    else if (a == "--vehicle-to-vehicle")
+      o.vehicle_to_vehicle = true;
+    else if (a == "--slow-gcs")
+      o.slow_gcs = std::stoi(v), ++i;
+    else if (a == "--kernel-send-times")
+      o.kernel_send_times = true;
+    else if (a == "--backlog")
+      o.backlog = std::stoul(v), ++i;
+    else if (a == "--settle")
+      o.settle = std::stod(v), ++i;
+    else
+      return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
   for (++i; i < argc; ++i) o.command.push_back(argv[i]);
   if (o.command.empty()) return std::fprintf(stderr, "usage: loadgen [options] -- ROUTER COMMAND\n"), 2;
@@ -362,7 +377,8 @@ int main(int argc, char** argv) {
     const size_t n = protocol::encode_v2({.sysid = sysid, .compid = compid}, payload, 50, hello);
     [[maybe_unused]] auto w = write(fd, hello, n);
   };
-  for (int g = 0; o.tcp && g < o.gcs; ++g) introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
+  for (int g = 0; o.tcp && g < o.gcs; ++g)
+    introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
   for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], static_cast<uint8_t>(v + 1), 1);
   std::this_thread::sleep_for(std::chrono::duration<double>(o.settle));
   const bool kernel_send_times = o.kernel_send_times && !o.tcp;
@@ -373,11 +389,12 @@ int main(int argc, char** argv) {
   const double total_rate = o.rate;
   // Index space per vehicle, with headroom over the nominal count (pacing rounds per tick).
   const auto per_vehicle_frames =
-      static_cast<uint32_t>(o.backlog > 0      ? static_cast<double>(o.backlog) / o.vehicles + 1000
+      static_cast<uint32_t>(o.backlog > 0    ? static_cast<double>(o.backlog) / o.vehicles + 1000
                             : total_rate > 0 ? total_rate * o.seconds / o.vehicles * 1.1 + 1000
                                              : 50'000'000);
   // Written by the sender thread only; read after it has finished.
-  std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles), std::vector<uint64_t>(per_vehicle_frames + 1, 0));
+  std::vector<std::vector<uint64_t>> sent_at(static_cast<size_t>(o.vehicles),
+                                             std::vector<uint64_t>(per_vehicle_frames + 1, 0));
   // UDP: the frame index of each datagram a vehicle's socket sent, by the datagram's number.
   std::vector<std::vector<uint32_t>> datagram_index(static_cast<size_t>(o.vehicles));
   if (kernel_send_times && total_rate > 0) {
@@ -408,7 +425,7 @@ int main(int argc, char** argv) {
   std::vector<Arrival> arrivals;
   arrivals.reserve(1 << 22);
   std::atomic<bool> sending{true};
-  uint64_t continued_ns = 0;  // --backlog: when the router was continued
+  uint64_t continued_ns = 0;                  // --backlog: when the router was continued
   MachineTime machine_before, machine_after;  // --backlog: around the drain (to 10 ms)
   std::atomic<uint64_t> offered{0};
 
@@ -452,7 +469,8 @@ int main(int argc, char** argv) {
             msgs[j].msg_hdr.msg_iovlen = 1;
           }
           const int sent = sendmmsg(fd, msgs, static_cast<unsigned>(k), 0);
-          for (int j = 0; kernel_send_times && j < sent; ++j) datagram_index[v].push_back(nv - static_cast<uint32_t>(k) + static_cast<uint32_t>(j));
+          for (int j = 0; kernel_send_times && j < sent; ++j)
+            datagram_index[v].push_back(nv - static_cast<uint32_t>(k) + static_cast<uint32_t>(j));
         }
         offered += k;
       }
@@ -607,7 +625,8 @@ int main(int argc, char** argv) {
       max_flow = std::max(max_flow, f.received);
     }
   }
-  const double expected = static_cast<double>(offered.load()) / o.vehicles * o.vehicles * static_cast<double>(expected_receivers_per_vehicle);
+  const double expected = static_cast<double>(offered.load()) / o.vehicles * o.vehicles *
+                          static_cast<double>(expected_receivers_per_vehicle);
   std::vector<uint64_t> latencies;
   latencies.reserve(arrivals.size());
   for (const Arrival& a : arrivals) {
@@ -615,22 +634,30 @@ int main(int argc, char** argv) {
     latencies.push_back(a.ns > sent ? a.ns - sent : 0);
   }
   std::sort(latencies.begin(), latencies.end());
-  auto pct = [&](double p) { return latencies.empty() ? 0.0 : static_cast<double>(latencies[static_cast<size_t>(p * static_cast<double>(latencies.size() - 1))]) / 1000.0; };
+  auto pct = [&](double p) {
+    return latencies.empty()
+               ? 0.0
+               : static_cast<double>(latencies[static_cast<size_t>(p * static_cast<double>(latencies.size() - 1))]) /
+                     1000.0;
+  };
   const double cpu_s = static_cast<double>(cpu_after - cpu_before) / 1e9;
-  std::printf("offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
-              "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
-              "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f kernel_send_times_pct=%.1f",
-              static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
-              expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders, pct(0.5),
-              pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow, cpu_s,
-              delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0,
-              static_cast<double>(switches_after.voluntary - switches_before.voluntary) / elapsed,
-              static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed,
-              offered.load() ? 100.0 * static_cast<double>(kernel_stamped) / static_cast<double>(offered.load()) : 0.0);
+  std::printf(
+      "offered_msg_s=%.0f delivered_msg_s=%.0f loss_pct=%.4f duplicates=%lu reordered=%lu "
+      "latency_us_p50=%.1f p99=%.1f max=%.1f balance_min=%lu balance_max=%lu router_cpu_s=%.3f "
+      "cpu_us_per_delivered=%.3f sleeps_s=%.0f preemptions_s=%.0f kernel_send_times_pct=%.1f",
+      static_cast<double>(offered.load()) / elapsed, static_cast<double>(delivered) / elapsed,
+      expected > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(delivered) / expected)) : 0.0, dups, reorders,
+      pct(0.5), pct(0.99), latencies.empty() ? 0.0 : static_cast<double>(latencies.back()) / 1000.0, min_flow, max_flow,
+      cpu_s, delivered ? cpu_s * 1e6 / static_cast<double>(delivered) : 0.0,
+      static_cast<double>(switches_after.voluntary - switches_before.voluntary) / elapsed,
+      static_cast<double>(switches_after.involuntary - switches_before.involuntary) / elapsed,
+      offered.load() ? 100.0 * static_cast<double>(kernel_stamped) / static_cast<double>(offered.load()) : 0.0);
   if (o.backlog > 0) {
     // How many of the machine's cores were busy during the drain (router, kernel, anyone).
-    const uint64_t busy = machine_after.busy - machine_before.busy, all = busy + machine_after.idle - machine_before.idle;
-    std::printf(" drain_ms=%.1f machine_busy_pct=%.0f", drain_s * 1e3, all ? 100.0 * static_cast<double>(busy) / static_cast<double>(all) : 0.0);
+    const uint64_t busy = machine_after.busy - machine_before.busy,
+                   all = busy + machine_after.idle - machine_before.idle;
+    std::printf(" drain_ms=%.1f machine_busy_pct=%.0f", drain_s * 1e3,
+                all ? 100.0 * static_cast<double>(busy) / static_cast<double>(all) : 0.0);
     // Each router thread's share of the drain's CPU (how evenly the workers divided it).
     std::printf(" thread_cpu_ms=");
     const char* sep = "";

@@ -1,7 +1,7 @@
 // machine_probe: what the machine charges for the operations a relay is made of, to read the
 // router's figures against. On the 2-vCPU VMs these benchmarks run on, a system call or a page
 // fault costs several times what it does on bare metal, and that sets the floor under every
-// CPU-per-message figure (BENCHMARKS.md, "The machine").
+// CPU-per-message figure (docs/BENCHMARKS.md, "The machine").
 //   machine_probe [--rounds N]
 // Prints one line per probe: the median over N rounds (default 5) of the mean cost in ns.
 //   syscall_ns        a system call that does nothing (getppid)
@@ -43,7 +43,8 @@ double syscall_ns() {
 double page_fault_ns() {
   constexpr size_t kPages = 4096;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  auto* p = static_cast<char*>(mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* p =
+      static_cast<char*>(mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (p == MAP_FAILED) return -1;
   madvise(p, kPages * page, MADV_NOHUGEPAGE);  // one fault per page, not per 2 MiB
   const auto t0 = std::chrono::steady_clock::now();
@@ -115,8 +116,10 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int rounds = 5;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
-    else return std::fprintf(stderr, "usage: machine_probe [--rounds N]\n"), 2;
+    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+      rounds = std::max(1, std::atoi(argv[++i]));
+    else
+      return std::fprintf(stderr, "usage: machine_probe [--rounds N]\n"), 2;
   }
   std::vector<double> sys, fault, wake, send, recv;
   for (int r = 0; r < rounds; ++r) {

@@ -35,7 +35,8 @@ std::vector<std::vector<uint8_t>> mix_frames(uint8_t first_sys = 1) {
       uint8_t payload[64];
       std::fill(std::begin(payload), std::end(payload), uint8_t{0x33});
       std::vector<uint8_t> f(protocol::kMaxFrameLen);
-      f.resize(protocol::encode_v2({.sysid = v, .compid = 1, .msgid = id}, {payload, info->max_len}, info->crc_extra, f));
+      f.resize(
+          protocol::encode_v2({.sysid = v, .compid = 1, .msgid = id}, {payload, info->max_len}, info->crc_extra, f));
       frames.push_back(std::move(f));
     }
   }
@@ -44,7 +45,8 @@ std::vector<std::vector<uint8_t>> mix_frames(uint8_t first_sys = 1) {
 
 std::vector<protocol::FrameView> views(const std::vector<std::vector<uint8_t>>& frames) {
   std::vector<protocol::FrameView> out;
-  for (const auto& f : frames) out.push_back(protocol::probe_frame(dialect::builtin::message_table(), f.data(), f.size()).frame);
+  for (const auto& f : frames)
+    out.push_back(protocol::probe_frame(dialect::builtin::message_table(), f.data(), f.size()).frame);
   return out;
 }
 
@@ -107,7 +109,8 @@ void BM_RouteDecisionShared(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const auto& f = v[i % v.size()];
-    shared->route(ctx, first_link + (f.sysid() - first_sys), f, static_cast<routing::Millis>(i / 4096), [&](routing::LinkId) { ++delivered; });
+    shared->route(ctx, first_link + (f.sysid() - first_sys), f, static_cast<routing::Millis>(i / 4096),
+                  [&](routing::LinkId) { ++delivered; });
     ++i;
   }
   benchmark::DoNotOptimize(delivered);
@@ -134,8 +137,9 @@ void BM_RouteDecisionTail(benchmark::State& state) {
     for (int sys = 1; sys <= 255; ++sys) {
       for (int comp = 1; comp <= 255; ++comp) {
         std::vector<uint8_t> f(protocol::kMaxFrameLen);
-        f.resize(protocol::encode_v2({.sysid = static_cast<uint8_t>(sys), .compid = static_cast<uint8_t>(comp), .msgid = 0},
-                                     payload, info->crc_extra, f));
+        f.resize(
+            protocol::encode_v2({.sysid = static_cast<uint8_t>(sys), .compid = static_cast<uint8_t>(comp), .msgid = 0},
+                                payload, info->crc_extra, f));
         frames.push_back(std::move(f));
       }
     }
@@ -180,12 +184,15 @@ void BM_RouteDecisionTail(benchmark::State& state) {
   auto report = [&](std::vector<uint32_t>& samples, const std::string& name) {
     if (samples.empty()) return;
     std::sort(samples.begin(), samples.end());
-    auto at = [&](double q) { return static_cast<double>(samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1))]); };
+    auto at = [&](double q) {
+      return static_cast<double>(samples[static_cast<size_t>(q * static_cast<double>(samples.size() - 1))]);
+    };
     state.counters[name + "_p50"] = at(0.5);
     state.counters[name + "_p99"] = at(0.99);
     state.counters[name + "_p99.99"] = at(0.9999);
     state.counters[name + "_max"] = static_cast<double>(samples.back());
-    state.counters[name + "_over_10us"] = static_cast<double>(samples.end() - std::upper_bound(samples.begin(), samples.end(), 10'000u));
+    state.counters[name + "_over_10us"] =
+        static_cast<double>(samples.end() - std::upper_bound(samples.begin(), samples.end(), 10'000u));
   };
   report(decision, "decision");
   report(harness, "harness");
@@ -348,7 +355,8 @@ void BM_StreamPipeline(benchmark::State& state) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     sink_sum += queue.size();
     queue.clear();
-    state.SetIterationTime(static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9);
+    state.SetIterationTime(static_cast<double>(b.tv_sec - a.tv_sec) +
+                           static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9);
   }
   benchmark::DoNotOptimize(sink_sum);
   if (parser.stats().crc_failures != 0) state.SkipWithError("CRC failures in clean frames");

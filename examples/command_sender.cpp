@@ -19,13 +19,19 @@ int main(int argc, char** argv) {
   std::array<float, 7> params{};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--target") target = static_cast<uint8_t>(std::stoi(argv[i + 1]));
-    else if (flag == "--command") command = static_cast<uint16_t>(std::stoi(argv[i + 1]));
-    else if (flag.rfind("--param", 0) == 0 && flag.size() == 8 && flag[7] >= '1' && flag[7] <= '7') params[flag[7] - '1'] = std::stof(argv[i + 1]);
-    else if (!parse_endpoint(flag, argv[i + 1], link)) return std::fprintf(stderr, "unknown option %s\n", argv[i]), 2;
+    if (flag == "--target")
+      target = static_cast<uint8_t>(std::stoi(argv[i + 1]));
+    else if (flag == "--command")
+      command = static_cast<uint16_t>(std::stoi(argv[i + 1]));
+    else if (flag.rfind("--param", 0) == 0 && flag.size() == 8 && flag[7] >= '1' && flag[7] <= '7')
+      params[flag[7] - '1'] = std::stof(argv[i + 1]);
+    else if (!parse_endpoint(flag, argv[i + 1], link))
+      return std::fprintf(stderr, "unknown option %s\n", argv[i]), 2;
   }
   if (link.port == 0 || command == 0) {
-    return std::fprintf(stderr, "usage: %s --udp-client HOST:PORT --target SYS --command ID [--param1..7 V]\n", argv[0]), 2;
+    return std::fprintf(stderr, "usage: %s --udp-client HOST:PORT --target SYS --command ID [--param1..7 V]\n",
+                        argv[0]),
+           2;
   }
 
   Router router;

@@ -16,10 +16,13 @@ int main(int argc, char** argv) {
   transport::EndpointSpec link;
   int count = 0;  // 0: forever
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--count") count = std::stoi(argv[i + 1]);
-    else if (!parse_endpoint(argv[i], argv[i + 1], link)) return std::fprintf(stderr, "unknown option %s\n", argv[i]), 2;
+    if (std::string(argv[i]) == "--count")
+      count = std::stoi(argv[i + 1]);
+    else if (!parse_endpoint(argv[i], argv[i + 1], link))
+      return std::fprintf(stderr, "unknown option %s\n", argv[i]), 2;
   }
-  if (link.port == 0) return std::fprintf(stderr, "usage: %s --udp-server PORT | --udp-client HOST:PORT [--count N]\n", argv[0]), 2;
+  if (link.port == 0)
+    return std::fprintf(stderr, "usage: %s --udp-server PORT | --udp-client HOST:PORT [--count N]\n", argv[0]), 2;
 
   Router router;
   router.add_endpoint(link);

@@ -7,7 +7,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mavswitch::daemon::Config config;
   try {
-    mavswitch::daemon::load_config_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.conf", config);
+    mavswitch::daemon::load_config_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.conf",
+                                        config);
     mavswitch::daemon::finish_config(config);
   } catch (const mavswitch::daemon::ConfigError&) {
   }

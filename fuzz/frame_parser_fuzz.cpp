@@ -60,8 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default: parse(data, size, 1 + (mode / 3) % 96, true); break;
   }
 
-  read_tlog(mavswitch::dialect::builtin::message_table(), {data, size}, [](uint64_t, const FrameView& f) {
-    check(f.size() <= kMaxFrameLen);
-  });
+  read_tlog(mavswitch::dialect::builtin::message_table(), {data, size},
+            [](uint64_t, const FrameView& f) { check(f.size() <= kMaxFrameLen); });
   return 0;
 }

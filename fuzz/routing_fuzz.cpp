@@ -41,7 +41,7 @@ uint8_t small_id(Input& in) { return static_cast<uint8_t>(in.byte() % 5); }
 
 // Message kinds that exercise each rule: broadcast, targeted, the reboot rule, the key that
 // must never be forwarded, an id no dialect knows.
-constexpr std::array<uint32_t, 6> kMsgIds = {0 /*HEARTBEAT*/, 76 /*COMMAND_LONG*/, 2 /*SYSTEM_TIME*/,
+constexpr std::array<uint32_t, 6> kMsgIds = {0 /*HEARTBEAT*/,       76 /*COMMAND_LONG*/,       2 /*SYSTEM_TIME*/,
                                              256 /*SETUP_SIGNING*/, 21 /*PARAM_REQUEST_LIST*/, 40000};
 
 std::shared_ptr<const routing::LinkPolicy> make_policy(Input& in, routing::Routing& r) {
@@ -92,9 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           links.erase(links.begin() + static_cast<std::ptrdiff_t>(k));
         }
         break;
-      case 2:
-        r.expire(now);
-        break;
+      case 2: r.expire(now); break;
       case 3:
         if (!links.empty()) r.pin(links[in.byte() % links.size()].id, small_id(in), small_id(in), now);
         break;
@@ -112,28 +110,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const protocol::MessageInfo* info = table.find(h.msgid);
         if (info && info->target_system_offset >= 0) {  // targets among the few ids in use
           payload[static_cast<size_t>(info->target_system_offset)] = small_id(in);
-          if (info->target_component_offset >= 0) payload[static_cast<size_t>(info->target_component_offset)] = small_id(in);
+          if (info->target_component_offset >= 0)
+            payload[static_cast<size_t>(info->target_component_offset)] = small_id(in);
         }
         uint8_t bytes[protocol::kMaxFrameLen];
         const size_t n = protocol::encode_v2(h, {payload.data(), info ? std::max<size_t>(len, info->max_len) : len},
                                              info ? info->crc_extra : 0, bytes);
         const protocol::Probe probe = protocol::probe_frame(table, bytes, n);
         // An unknown id cannot be checked: the parser hands it on unverified, as the router does.
-        const protocol::FrameView f = probe.status == protocol::Probe::Status::kFrame
-                                          ? probe.frame
-                                          : protocol::FrameView(bytes, static_cast<uint16_t>(n), h.msgid, protocol::FrameView::kV2, nullptr);
+        const protocol::FrameView f =
+            probe.status == protocol::Probe::Status::kFrame
+                ? probe.frame
+                : protocol::FrameView(bytes, static_cast<uint16_t>(n), h.msgid, protocol::FrameView::kV2, nullptr);
         std::vector<LinkId> to;
         const Verdict v = r.route(from.id, f, now, [&](LinkId l) {
-          check(l != from.id);                                        // never back where it came from
-          for (LinkId seen : to) check(seen != l);                    // at most once per link
-          check(r.active(l));                                         // only to a link that exists
+          check(l != from.id);                      // never back where it came from
+          for (LinkId seen : to) check(seen != l);  // at most once per link
+          check(r.active(l));                       // only to a link that exists
           const routing::LinkPolicy& p = r.policy(l);
-          check(p.out.pass(f.msgid(), f.sysid(), f.compid()));        // its out-filter agrees
-          check(f.verified() || !p.drop_unknown_ids);                 // its unknown-id policy too
+          check(p.out.pass(f.msgid(), f.sysid(), f.compid()));  // its out-filter agrees
+          check(f.verified() || !p.drop_unknown_ids);           // its unknown-id policy too
           to.push_back(l);
         });
         check((v == Verdict::kDelivered) == !to.empty());
-        if (f.msgid() == 256) check(to.empty());                      // SETUP_SIGNING stays here
+        if (f.msgid() == 256) check(to.empty());  // SETUP_SIGNING stays here
         if (!from.policy->in.pass(f.msgid(), f.sysid(), f.compid())) check(to.empty());
         if (!f.verified() && from.policy->drop_unknown_ids) check(to.empty());
         break;

@@ -134,7 +134,8 @@ Subscription Component::subscribe(MessageFilter filter, std::function<void(const
   return core_->add(std::move(s));
 }
 
-std::shared_ptr<SpscFrameQueue> Component::subscribe_queued(MessageFilter filter, size_t capacity, Subscription& handle) {
+std::shared_ptr<SpscFrameQueue> Component::subscribe_queued(MessageFilter filter, size_t capacity,
+                                                            Subscription& handle) {
   auto s = std::make_shared<api_detail::Subscriber>();
   s->filter = filter;
   s->queue = std::make_shared<SpscFrameQueue>(capacity);
@@ -179,8 +180,7 @@ std::optional<msg::CommandAck> Component::command(uint8_t target_system, uint8_t
   MessageFilter from_target{.source_system = target_system, .addressed_to_me = true};
   if (target_component != 0) from_target.source_component = target_component;
   return wait_for<msg::CommandAck>(
-      from_target, [command](const msg::CommandAck& ack) { return ack.command == command; }, timeout,
-      [&] { send(c); });
+      from_target, [command](const msg::CommandAck& ack) { return ack.command == command; }, timeout, [&] { send(c); });
 }
 
 }  // namespace mavswitch

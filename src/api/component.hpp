@@ -69,7 +69,7 @@ class ComponentCore final : public LocalLink, public std::enable_shared_from_thi
 
   routing::LinkId link_ = routing::kNoLink;
   std::shared_ptr<const SubscriberIndex> index_ = std::make_shared<SubscriberIndex>();  // router thread
-  uint64_t next_id_ = 1;  // router thread
+  uint64_t next_id_ = 1;                                                                // router thread
   std::atomic<uint8_t> seq_{0};
   MpscFrameQueue send_queue_;
   std::atomic<bool> drain_scheduled_{false};
@@ -99,7 +99,9 @@ class Component {
     auto s = std::make_shared<api_detail::Subscriber>();
     filter.message_id = M::kId;
     s->filter = filter;
-    s->typed = [h = std::move(handler)](const void* m, const protocol::FrameView& f) { h(*static_cast<const M*>(m), f); };
+    s->typed = [h = std::move(handler)](const void* m, const protocol::FrameView& f) {
+      h(*static_cast<const M*>(m), f);
+    };
     s->decode = [](std::span<const uint8_t> payload, void* out) { ::new (out) M(M::decode(payload)); };
     return core_->add(std::move(s));
   }
@@ -127,8 +129,8 @@ class Component {
 
   // Waits (not on the router thread) for a message M matching filter and `match`.
   template <class M>
-  std::optional<M> wait_for(MessageFilter filter, std::function<bool(const M&)> match, std::chrono::milliseconds timeout,
-                            const std::function<void()>& after_subscribing = {}) {
+  std::optional<M> wait_for(MessageFilter filter, std::function<bool(const M&)> match,
+                            std::chrono::milliseconds timeout, const std::function<void()>& after_subscribing = {}) {
     if (core_->router.on_loop_thread()) throw std::logic_error("wait_for on the router thread would block routing");
     auto result = std::make_shared<std::promise<M>>();
     auto done = std::make_shared<bool>(false);

@@ -78,8 +78,10 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default");
   app.add_option("-p,--tcp-endpoint", tcp_clients, "TCP client: host:port (reconnects while it is down)");
   app.add_option("-t,--tcp-port", tcp_port, "TCP server port (default 5760, 0 turns it off)");
-  app.add_option("-c,--conf-file", conf_file, "Configuration file (default /etc/mavswitch/main.conf, then /etc/mavlink-router/main.conf)");
-  app.add_option("-d,--conf-dir", conf_dir, "Directory of .conf files, read in name order (default .../config.d beside the file)");
+  app.add_option("-c,--conf-file", conf_file,
+                 "Configuration file (default /etc/mavswitch/main.conf, then /etc/mavlink-router/main.conf)");
+  app.add_option("-d,--conf-dir", conf_dir,
+                 "Directory of .conf files, read in name order (default .../config.d beside the file)");
   app.add_flag("-r,--report_msg_statistics", report, "Print traffic statistics periodically");
   app.add_option("-l,--log", log_dir, "Directory for logs");
   app.add_flag("-T,--telemetry-log", telemetry, "Write telemetry logs (.tlog) into the -l directory");
@@ -89,7 +91,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
   app.add_option("--max-peers", max_peers, "UDP server peers / TCP server clients per endpoint (MaxPeers, MaxClients)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
-  app.add_option("-j,--workers", workers, "I/O threads (Workers; default 1, 0: one per core)")->check(CLI::Range(0u, 1024u));
+  app.add_option("-j,--workers", workers, "I/O threads (Workers; default 1, 0: one per core)")
+      ->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
   // For the benchmarks, which measure what segmentation offload buys: not in --help.
   app.add_flag("--no-gso", no_gso, "UDP without coalescing: no segmentation offload")->group("");

@@ -35,9 +35,12 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
 
 bool parse_bool(std::string_view text, bool* out) {
   const std::string v = lower(trim(text));
-  if (v == "true" || v == "1" || v == "yes" || v == "on") *out = true;
-  else if (v == "false" || v == "0" || v == "no" || v == "off") *out = false;
-  else return false;
+  if (v == "true" || v == "1" || v == "yes" || v == "on")
+    *out = true;
+  else if (v == "false" || v == "0" || v == "no" || v == "off")
+    *out = false;
+  else
+    return false;
   return true;
 }
 
@@ -95,8 +98,10 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
                                                {"udpendpoint", Kind::kUdpClient, udp_keys},
                                                {"tcpendpoint", Kind::kTcpClient, tcp_keys},
                                                {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys}};
-      const auto* t = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
-      if (t == std::end(kTypes)) w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+      const auto* t =
+          std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
+      if (t == std::end(kTypes))
+        w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
       section = Section::kEndpoint;
       endpoint = &endpoint_for(config, t->kind, type, name, here);
       kind_keys = &t->keys();
@@ -141,9 +146,11 @@ void finish_config(Config& config) {
     const std::string where = e.spec.name + " (" + e.source + ")";
     if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
     if (s.kind == Kind::kTcpServer && s.address.empty()) e.spec.address = "::";
-    if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty()) throw ConfigError(where + ": Address is required");
+    if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty())
+      throw ConfigError(where + ": Address is required");
     if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
-    if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set) throw ConfigError(where + ": Port is required");
+    if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set)
+      throw ConfigError(where + ": Port is required");
     if (!s.allow_from.empty() && s.kind != Kind::kUdpServer && s.kind != Kind::kTcpServer) {
       throw ConfigError(where + ": AllowFrom applies to listening endpoints (UDP server mode, TcpServerEndpoint)");
     }
@@ -152,10 +159,12 @@ void finish_config(Config& config) {
   }
   const GeneralConfig& g = config.general;
   if (!g.log_dir.empty() && !g.log_telemetry) {
-    config.warnings.push_back("Log is set without LogTelemetry: mavswitch does not stream flight-stack logs "
-                              "(ULog/dataflash); set LogTelemetry = true for .tlog telemetry logs");
+    config.warnings.push_back(
+        "Log is set without LogTelemetry: mavswitch does not stream flight-stack logs "
+        "(ULog/dataflash); set LogTelemetry = true for .tlog telemetry logs");
   }
-  if (g.log_telemetry && g.log_dir.empty()) config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
+  if (g.log_telemetry && g.log_dir.empty())
+    config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
 }
 
 }  // namespace mavswitch::daemon

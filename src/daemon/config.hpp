@@ -35,7 +35,7 @@ struct GeneralConfig {
   unsigned workers = 1;     // I/O threads; 0: one per core
   std::string dialect_xml;  // empty: the built-in dialect
 
-  std::string log_dir;      // Log
+  std::string log_dir;  // Log
   bool log_telemetry = false;
   LogMode log_mode = LogMode::kAlways;
   std::optional<uint8_t> log_system_id;

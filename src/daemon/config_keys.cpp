@@ -17,7 +17,8 @@ bool get_bool(const Where& w, std::string_view v) {
 
 uint64_t get_uint(const Where& w, std::string_view v, uint64_t max) {
   uint64_t n;
-  if (!parse_uint(v, max, &n)) w.fail("'" + std::string(v) + "' is not a whole number from 0 to " + std::to_string(max));
+  if (!parse_uint(v, max, &n))
+    w.fail("'" + std::string(v) + "' is not a whole number from 0 to " + std::to_string(max));
   return n;
 }
 
@@ -27,8 +28,10 @@ void for_each_item(const Where& w, std::string_view list, F f) {
   while (pos <= list.size()) {
     const size_t comma = std::min(list.find(',', pos), list.size());
     const std::string_view item = trim(list.substr(pos, comma - pos));
-    if (!item.empty()) f(item);
-    else if (comma < list.size()) w.fail("empty item in list '" + std::string(list) + "'");
+    if (!item.empty())
+      f(item);
+    else if (comma < list.size())
+      w.fail("empty item in list '" + std::string(list) + "'");
     pos = comma + 1;
   }
 }
@@ -39,7 +42,6 @@ void add_msg_ids(const Where& w, std::string_view list, routing::MessageIdSet& s
 void add_bytes(const Where& w, std::string_view list, routing::ByteSet& set) {
   for_each_item(w, list, [&](std::string_view item) { set.add(static_cast<uint8_t>(get_uint(w, item, 255))); });
 }
-
 
 routing::SigningPolicy& signing_of(EndpointConfig& e) {
   if (!e.signing) e.signing = std::make_shared<routing::SigningPolicy>();
@@ -71,7 +73,8 @@ void set_port(const Where& w, std::string_view v, EndpointConfig& e) {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -99,27 +102,34 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
       {"blocksrcsysin", [](auto& w, auto v, auto& e) { add_bytes(w, v, e.policy.in.block_sys); }},
       {"group", [](auto&, auto v, auto& e) { e.group = std::string(v); }},
       {"allowfrom", add_ranges},
-      {"signingkeyfile", [](auto& w, auto v, auto& e) {
+      {"signingkeyfile",
+       [](auto& w, auto v, auto& e) {
          std::string error;
          if (!read_key_file(std::string(v), &signing_of(e).key, &error)) w.fail(error);
          e.signing_key_set = true;
        }},
-      {"signing", [](auto& w, auto v, auto& e) {
+      {"signing",
+       [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
-         if (m != "verify" && m != "sign" && m != "both") w.fail("'" + std::string(v) + "' must be verify, sign or both");
+         if (m != "verify" && m != "sign" && m != "both")
+           w.fail("'" + std::string(v) + "' must be verify, sign or both");
          signing_of(e).verify = m != "sign";
          signing_of(e).sign = m != "verify";
        }},
-      {"signinglinkid", [](auto& w, auto v, auto& e) { signing_of(e).link_id = static_cast<uint8_t>(get_uint(w, v, 255)); }},
+      {"signinglinkid",
+       [](auto& w, auto v, auto& e) { signing_of(e).link_id = static_cast<uint8_t>(get_uint(w, v, 255)); }},
       {"allowunsignedmsgids", [](auto& w, auto v, auto& e) { add_msg_ids(w, v, signing_of(e).unsigned_allowed); }},
-      {"unknownmessages", [](auto& w, auto v, auto& e) {
+      {"unknownmessages",
+       [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
          if (m != "forward" && m != "drop") w.fail("'" + std::string(v) + "' must be forward or drop");
          e.policy.drop_unknown_ids = m == "drop";
        }},
-      {"queuesize", [](auto& w, auto v, auto& e) {
+      {"queuesize",
+       [](auto& w, auto v, auto& e) {
          const uint64_t n = get_uint(w, v, 64ull << 20);
-         if (n < protocol::kMaxFrameLen) w.fail("must hold at least one frame (" + std::to_string(protocol::kMaxFrameLen) + " bytes)");
+         if (n < protocol::kMaxFrameLen)
+           w.fail("must hold at least one frame (" + std::to_string(protocol::kMaxFrameLen) + " bytes)");
          e.spec.stream_queue_bytes = n;
          e.spec.datagram_queue_frames = std::max<size_t>(1, n / 64);
        }},
@@ -130,7 +140,8 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
 const std::map<std::string, Setter>& uart_keys() {
   static const std::map<std::string, Setter> keys = {
       {"device", [](auto&, auto v, auto& e) { e.spec.device = std::string(v); }},
-      {"baud", [](auto& w, auto v, auto& e) {
+      {"baud",
+       [](auto& w, auto v, auto& e) {
          e.spec.bauds.clear();
          for_each_item(w, v, [&](std::string_view b) {
            const auto baud = get_uint(w, b, 20'000'000);
@@ -144,18 +155,24 @@ const std::map<std::string, Setter>& uart_keys() {
   return keys;
 }
 
-
 const std::map<std::string, Setter>& udp_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},
       {"port", set_port},
-      {"mode", [](auto& w, auto v, auto& e) {
+      {"mode",
+       [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
-         if (m == "normal" || m == "client") e.spec.kind = Kind::kUdpClient;
-         else if (m == "server" || m == "eavesdropping") e.spec.kind = Kind::kUdpServer;
-         else w.fail("'" + std::string(v) + "' must be normal or server");
+         if (m == "normal" || m == "client")
+           e.spec.kind = Kind::kUdpClient;
+         else if (m == "server" || m == "eavesdropping")
+           e.spec.kind = Kind::kUdpServer;
+         else
+           w.fail("'" + std::string(v) + "' must be normal or server");
        }},
-      {"idletimeout", [](auto& w, auto v, auto& e) { e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000; }},
+      {"idletimeout",
+       [](auto& w, auto v, auto& e) {
+         e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
+       }},
       {"maxpeers", [](auto& w, auto v, auto& e) { e.spec.max_peers = std::max<size_t>(1, get_uint(w, v, 100000)); }},
       {"coalesce", [](auto& w, auto v, auto& e) { e.spec.coalesce = get_bool(w, v); }},
   };
@@ -175,41 +192,64 @@ const std::map<std::string, Setter>& tcp_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},
       {"port", set_port},
-      {"retrytimeout", [](auto& w, auto v, auto& e) { e.spec.retry_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000; }},
+      {"retrytimeout",
+       [](auto& w, auto v, auto& e) {
+         e.spec.retry_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
+       }},
   };
   return keys;
 }
 
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c) {
   GeneralConfig& g = c.general;
-  if (key == "tcpserverport") g.tcp_server_port = static_cast<uint16_t>(get_uint(w, v, 65535));
-  else if (key == "reportstats") g.report_stats = get_bool(w, v);
-  else if (key == "statsinterval") g.stats_interval_s = static_cast<int>(std::max<uint64_t>(1, get_uint(w, v, 86400)));
+  if (key == "tcpserverport")
+    g.tcp_server_port = static_cast<uint16_t>(get_uint(w, v, 65535));
+  else if (key == "reportstats")
+    g.report_stats = get_bool(w, v);
+  else if (key == "statsinterval")
+    g.stats_interval_s = static_cast<int>(std::max<uint64_t>(1, get_uint(w, v, 86400)));
   else if (key == "debugloglevel") {
     if (!log::parse_level(v, &g.log_level)) w.fail("'" + std::string(v) + "' must be error, warning, info or debug");
-  } else if (key == "deduplicationperiod") g.dedup_period_ms = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
-  else if (key == "routetimeout") g.route_timeout_ms = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
-  else if (key == "sniffersysid") g.sniffer_sysid = static_cast<uint8_t>(get_uint(w, v, 255));
-  else if (key == "workers") g.workers = static_cast<unsigned>(get_uint(w, v, 1024));
-  else if (key == "dialect") g.dialect_xml = std::string(v);
-  else if (key == "log") g.log_dir = std::string(v);
-  else if (key == "logtelemetry") g.log_telemetry = get_bool(w, v);
+  } else if (key == "deduplicationperiod")
+    g.dedup_period_ms = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
+  else if (key == "routetimeout")
+    g.route_timeout_ms = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
+  else if (key == "sniffersysid")
+    g.sniffer_sysid = static_cast<uint8_t>(get_uint(w, v, 255));
+  else if (key == "workers")
+    g.workers = static_cast<unsigned>(get_uint(w, v, 1024));
+  else if (key == "dialect")
+    g.dialect_xml = std::string(v);
+  else if (key == "log")
+    g.log_dir = std::string(v);
+  else if (key == "logtelemetry")
+    g.log_telemetry = get_bool(w, v);
   else if (key == "logmode") {
     const std::string m = lower(v);
-    if (m == "always") g.log_mode = LogMode::kAlways;
-    else if (m == "while-armed") g.log_mode = LogMode::kWhileArmed;
-    else w.fail("'" + std::string(v) + "' must be always or while-armed");
-  } else if (key == "logsystemid") g.log_system_id = static_cast<uint8_t>(get_uint(w, v, 255));
-  else if (key == "minfreespace") g.min_free_space = get_uint(w, v, UINT64_MAX);
-  else if (key == "maxlogfiles") g.max_log_files = static_cast<unsigned>(get_uint(w, v, 1'000'000));
-  else if (key == "telemetrylogmaxsize") g.telemetry_log_max_size = get_uint(w, v, UINT64_MAX);
-  else if (key == "signingstatefile") g.signing_state_file = std::string(v);
+    if (m == "always")
+      g.log_mode = LogMode::kAlways;
+    else if (m == "while-armed")
+      g.log_mode = LogMode::kWhileArmed;
+    else
+      w.fail("'" + std::string(v) + "' must be always or while-armed");
+  } else if (key == "logsystemid")
+    g.log_system_id = static_cast<uint8_t>(get_uint(w, v, 255));
+  else if (key == "minfreespace")
+    g.min_free_space = get_uint(w, v, UINT64_MAX);
+  else if (key == "maxlogfiles")
+    g.max_log_files = static_cast<unsigned>(get_uint(w, v, 1'000'000));
+  else if (key == "telemetrylogmaxsize")
+    g.telemetry_log_max_size = get_uint(w, v, UINT64_MAX);
+  else if (key == "signingstatefile")
+    g.signing_state_file = std::string(v);
   else if (key == "mavlinkdialect") {
     const std::string m = lower(v);
-    if (m != "auto" && m != "common" && m != "ardupilotmega") w.fail("'" + std::string(v) + "' must be auto, common or ardupilotmega");
-    c.warnings.push_back(w.text() + ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
-                                    "mavswitch does not write; frames are validated with the built-in dialect "
-                                    "(or Dialect=)");
+    if (m != "auto" && m != "common" && m != "ardupilotmega")
+      w.fail("'" + std::string(v) + "' must be auto, common or ardupilotmega");
+    c.warnings.push_back(w.text() +
+                         ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
+                         "mavswitch does not write; frames are validated with the built-in dialect "
+                         "(or Dialect=)");
   } else {
     w.fail("unknown key in [General]");
   }

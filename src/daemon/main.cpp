@@ -6,10 +6,10 @@
 
 #include "base/log.hpp"
 #include "daemon/cli.hpp"
+#include "daemon/config.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
-#include "daemon/config.hpp"
 #include "daemon/telemetry_log.hpp"
 #include "dialect/loader.hpp"
 #include "router/router.hpp"
@@ -26,9 +26,10 @@ void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy
   for (const auto& r : spec.allow_from) everyone |= r.is_everything();
   const bool verified = policy.signing && policy.signing->policy().verify;
   if (listening && !loopback && everyone && !verified) {
-    log::warning("{} {} port {} accepts MAVLink from any address, unsigned: anyone who can reach it can command "
-                 "the vehicle. Restrict it (AllowFrom = ...) or require signing (SigningKeyFile = ...)",
-                 transport::kind_name(spec.kind), spec.name, spec.port);
+    log::warning(
+        "{} {} port {} accepts MAVLink from any address, unsigned: anyone who can reach it can command "
+        "the vehicle. Restrict it (AllowFrom = ...) or require signing (SigningKeyFile = ...)",
+        transport::kind_name(spec.kind), spec.name, spec.port);
   }
 }
 
@@ -99,9 +100,9 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<daemon::TelemetryLog> tlog;
   if (general.log_telemetry && !general.log_dir.empty()) {
-    tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
-        general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
-        general.log_mode, general.log_system_id});
+    tlog = std::make_unique<daemon::TelemetryLog>(
+        daemon::TelemetryLogOptions{general.log_dir, general.telemetry_log_max_size, general.max_log_files,
+                                    general.min_free_space, general.log_mode, general.log_system_id});
     // On the router's thread, as its flush timer is: no lock.
     router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->flush(); });
@@ -110,9 +111,10 @@ int main(int argc, char** argv) {
   auto save_state = [&] {
     std::string error;
     if (!daemon::save_signing_state(general.signing_state_file, router, &error)) {
-      log::warning("signing state not saved ({}): after a restart, frames signed up to a minute before it could "
-                   "be replayed once",
-                   error);
+      log::warning(
+          "signing state not saved ({}): after a restart, frames signed up to a minute before it could "
+          "be replayed once",
+          error);
     }
   };
   if (any_signing) {

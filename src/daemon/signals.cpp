@@ -31,8 +31,10 @@ Signals::~Signals() {
 void Signals::on_io(uint32_t) {
   signalfd_siginfo info;
   while (::read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    if (info.ssi_signo == SIGUSR1) on_stats_();
-    else on_stop_();
+    if (info.ssi_signo == SIGUSR1)
+      on_stats_();
+    else
+      on_stop_();
   }
 }
 

@@ -52,8 +52,8 @@ bool save_signing_state(const std::filesystem::path& file, const Router& router,
     const auto* gate = router.endpoint_policy(i).signing.get();
     if (gate == nullptr) continue;
     for (const auto& s : gate->streams()) {
-      out << "stream " << router.endpoint_spec(i).name << " " << unsigned{s.link_id} << " " << unsigned{s.sysid}
-          << " " << unsigned{s.compid} << " " << s.timestamp << "\n";
+      out << "stream " << router.endpoint_spec(i).name << " " << unsigned{s.link_id} << " " << unsigned{s.sysid} << " "
+          << unsigned{s.compid} << " " << s.timestamp << "\n";
     }
   }
   const auto tmp = std::filesystem::path(file.string() + ".tmp");

@@ -45,7 +45,8 @@ std::string format_stats(Router& router) {
       const routing::SequenceTracker* seq = report.sequences;
       const auto& c = report.counters;
       const auto& p = l.parser_stats();
-      const routing::LinkRoutingStats r2 = l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
+      const routing::LinkRoutingStats r2 =
+          l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
       fmt::format_to(it,
                      "    {}: in {} frames / {} B, out {} frames / {} B; dropped in: filter {}, unknown-target {}, "
                      "signing {}; dropped out: queue-full {}, filter {}; bad input: crc {}, skipped {} B, "
@@ -55,7 +56,9 @@ std::string format_stats(Router& router) {
                      p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
       if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {
-          const double pct = s.received + s.lost ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost) : 0.0;
+          const double pct = s.received + s.lost
+                                 ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost)
+                                 : 0.0;
           fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%)\n", key >> 8, key & 0xFF, s.received,
                          s.lost, pct);
         }

@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 constexpr uint32_t kHeartbeatId = 0;
 constexpr int kHeartbeatBaseMode = 6;  // payload offsets (custom_mode is first on the wire)
 constexpr int kHeartbeatAutopilot = 5;
-constexpr uint8_t kModeFlagArmed = 128;      // MAV_MODE_FLAG_SAFETY_ARMED
-constexpr uint8_t kAutopilotInvalid = 8;     // MAV_AUTOPILOT_INVALID: a GCS or a peripheral
+constexpr uint8_t kModeFlagArmed = 128;   // MAV_MODE_FLAG_SAFETY_ARMED
+constexpr uint8_t kAutopilotInvalid = 8;  // MAV_AUTOPILOT_INVALID: a GCS or a peripheral
 
 uint64_t wall_usec() {
   timespec ts;
@@ -95,14 +95,16 @@ void TelemetryLog::enforce_limits() {
     fs::remove(files[i++]);
   }
   const bool short_of_space = options_.min_free_space > 0 && free_bytes(options_.dir) < options_.min_free_space;
-  if (short_of_space && !out_of_space_) log::error("telemetry log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
+  if (short_of_space && !out_of_space_)
+    log::error("telemetry log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
   if (!short_of_space && out_of_space_) log::info("telemetry log: space available again");
   out_of_space_ = short_of_space;
 }
 
 void TelemetryLog::watch_arming(const protocol::FrameView& f) {
   if (f.msgid() != kHeartbeatId || !f.verified()) return;
-  if (options_.system_id ? f.sysid() != *options_.system_id : f.payload_byte(kHeartbeatAutopilot) == kAutopilotInvalid) return;
+  if (options_.system_id ? f.sysid() != *options_.system_id : f.payload_byte(kHeartbeatAutopilot) == kAutopilotInvalid)
+    return;
   if (!options_.system_id) options_.system_id = f.sysid();  // the first autopilot heard
   const bool armed = f.payload_byte(kHeartbeatBaseMode) & kModeFlagArmed;
   if (armed && !armed_) open_file();

@@ -7,10 +7,17 @@ namespace mavswitch::dialect {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, FieldType>, 11> kNames{{
-    {"char", FieldType::kChar},       {"int8_t", FieldType::kInt8},     {"uint8_t", FieldType::kUInt8},
-    {"int16_t", FieldType::kInt16},   {"uint16_t", FieldType::kUInt16}, {"int32_t", FieldType::kInt32},
-    {"uint32_t", FieldType::kUInt32}, {"int64_t", FieldType::kInt64},   {"uint64_t", FieldType::kUInt64},
-    {"float", FieldType::kFloat},     {"double", FieldType::kDouble},
+    {"char", FieldType::kChar},
+    {"int8_t", FieldType::kInt8},
+    {"uint8_t", FieldType::kUInt8},
+    {"int16_t", FieldType::kInt16},
+    {"uint16_t", FieldType::kUInt16},
+    {"int32_t", FieldType::kInt32},
+    {"uint32_t", FieldType::kUInt32},
+    {"int64_t", FieldType::kInt64},
+    {"uint64_t", FieldType::kUInt64},
+    {"float", FieldType::kFloat},
+    {"double", FieldType::kDouble},
 }};
 
 }  // namespace

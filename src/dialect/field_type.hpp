@@ -8,14 +8,33 @@
 
 namespace mavswitch::dialect {
 
-enum class FieldType : uint8_t { kChar, kInt8, kUInt8, kInt16, kUInt16, kInt32, kUInt32, kInt64, kUInt64, kFloat, kDouble };
+enum class FieldType : uint8_t {
+  kChar,
+  kInt8,
+  kUInt8,
+  kInt16,
+  kUInt16,
+  kInt32,
+  kUInt32,
+  kInt64,
+  kUInt64,
+  kFloat,
+  kDouble
+};
 
 constexpr size_t type_size(FieldType t) noexcept {
   switch (t) {
-    case FieldType::kChar: case FieldType::kInt8: case FieldType::kUInt8: return 1;
-    case FieldType::kInt16: case FieldType::kUInt16: return 2;
-    case FieldType::kInt32: case FieldType::kUInt32: case FieldType::kFloat: return 4;
-    case FieldType::kInt64: case FieldType::kUInt64: case FieldType::kDouble: return 8;
+    case FieldType::kChar:
+    case FieldType::kInt8:
+    case FieldType::kUInt8: return 1;
+    case FieldType::kInt16:
+    case FieldType::kUInt16: return 2;
+    case FieldType::kInt32:
+    case FieldType::kUInt32:
+    case FieldType::kFloat: return 4;
+    case FieldType::kInt64:
+    case FieldType::kUInt64:
+    case FieldType::kDouble: return 8;
   }
   return 0;
 }

@@ -24,9 +24,8 @@ void compute_layout(MessageDef& m) {
   std::vector<uint16_t> base;
   std::vector<uint16_t> ext;
   for (size_t i = 0; i < n; ++i) (m.fields[i].extension ? ext : base).push_back(static_cast<uint16_t>(i));
-  std::stable_sort(base.begin(), base.end(), [&](uint16_t a, uint16_t b) {
-    return type_size(m.fields[a].type) > type_size(m.fields[b].type);
-  });
+  std::stable_sort(base.begin(), base.end(),
+                   [&](uint16_t a, uint16_t b) { return type_size(m.fields[a].type) > type_size(m.fields[b].type); });
 
   m.wire_order = base;
   m.wire_order.insert(m.wire_order.end(), ext.begin(), ext.end());
@@ -61,8 +60,8 @@ void compute_layout(MessageDef& m) {
 }
 
 const MessageDef* Dialect::find(uint32_t id) const noexcept {
-  auto it = std::lower_bound(messages.begin(), messages.end(), id,
-                             [](const MessageDef& m, uint32_t v) { return m.id < v; });
+  auto it =
+      std::lower_bound(messages.begin(), messages.end(), id, [](const MessageDef& m, uint32_t v) { return m.id < v; });
   return (it != messages.end() && it->id == id) ? &*it : nullptr;
 }
 

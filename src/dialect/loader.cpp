@@ -194,7 +194,8 @@ class FileReader {
       t = t.substr(0, open);
     }
     const auto parsed = parse_type_name(t);
-    if (!parsed) return fail("unknown field type '" + std::string(type) + "' for field " + message_.name + "." + f.name);
+    if (!parsed)
+      return fail("unknown field type '" + std::string(type) + "' for field " + message_.name + "." + f.name);
     f.type = *parsed;
     f.mavlink_version = t == "uint8_t_mavlink_version";
     f.extension = in_extensions_;

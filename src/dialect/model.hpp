@@ -13,13 +13,13 @@ namespace mavswitch::dialect {
 struct FieldDef {
   std::string name;
   FieldType type = FieldType::kUInt8;
-  uint16_t array_len = 0;   // 0: a scalar
-  bool extension = false;   // declared after <extensions/>: not in v1, not in CRC_EXTRA
+  uint16_t array_len = 0;        // 0: a scalar
+  bool extension = false;        // declared after <extensions/>: not in v1, not in CRC_EXTRA
   bool mavlink_version = false;  // uint8_t_mavlink_version: filled by the sender
   std::string enum_name;
   std::string units;
-  std::string display;      // "bitmask" where the XML says so
-  uint16_t wire_offset = 0; // byte offset in the payload (set by compute_layout)
+  std::string display;       // "bitmask" where the XML says so
+  uint16_t wire_offset = 0;  // byte offset in the payload (set by compute_layout)
 
   size_t wire_size() const noexcept { return type_size(type) * (array_len ? array_len : 1); }
 };
@@ -54,10 +54,10 @@ struct EnumDef {
 };
 
 struct Dialect {
-  std::string name;                 // file stem of the top-level XML
-  std::vector<MessageDef> messages; // sorted by id
-  std::vector<EnumDef> enums;       // sorted by name; entries merged across files
-  std::vector<std::string> files;   // every XML file read, top-level first
+  std::string name;                  // file stem of the top-level XML
+  std::vector<MessageDef> messages;  // sorted by id
+  std::vector<EnumDef> enums;        // sorted by name; entries merged across files
+  std::vector<std::string> files;    // every XML file read, top-level first
 
   const MessageDef* find(uint32_t id) const noexcept;
   const MessageDef* find(std::string_view name) const noexcept;

@@ -26,16 +26,26 @@ inline void load(const uint8_t* in, T& value) noexcept {
 
 template <class T>
 constexpr FieldType field_type_of() noexcept {
-  if constexpr (std::is_same_v<T, char>) return FieldType::kChar;
-  else if constexpr (std::is_same_v<T, int8_t>) return FieldType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return FieldType::kUInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return FieldType::kInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return FieldType::kUInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return FieldType::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return FieldType::kUInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return FieldType::kInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return FieldType::kUInt64;
-  else if constexpr (std::is_same_v<T, float>) return FieldType::kFloat;
+  if constexpr (std::is_same_v<T, char>)
+    return FieldType::kChar;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return FieldType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return FieldType::kUInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return FieldType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return FieldType::kUInt16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return FieldType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return FieldType::kUInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return FieldType::kInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return FieldType::kUInt64;
+  else if constexpr (std::is_same_v<T, float>)
+    return FieldType::kFloat;
   else {
     static_assert(std::is_same_v<T, double>, "not a MAVLink field type");
     return FieldType::kDouble;

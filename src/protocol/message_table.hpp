@@ -13,8 +13,8 @@ namespace mavswitch::protocol {
 struct MessageInfo {
   uint32_t id = 0;
   uint8_t crc_extra = 0;
-  uint8_t min_len = 0;  // payload bytes without extension fields (a v1 payload)
-  uint8_t max_len = 0;  // payload bytes with extension fields
+  uint8_t min_len = 0;                   // payload bytes without extension fields (a v1 payload)
+  uint8_t max_len = 0;                   // payload bytes with extension fields
   int16_t target_system_offset = -1;     // byte offset in the payload, -1 when absent
   int16_t target_component_offset = -1;  // byte offset in the payload, -1 when absent
   std::string_view name;                 // storage owned by whoever built the table

@@ -31,8 +31,7 @@ Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noe
     if (incompat & ~kKnownIncompatFlags) return {S::kBadIncompat, {}};
     header_len = kHeaderLenV2;
     frame_len = kHeaderLenV2 + p[1] + kChecksumLen + ((incompat & kIncompatSigned) ? kSignatureLen : 0);
-    msgid = static_cast<uint32_t>(p[7]) | (static_cast<uint32_t>(p[8]) << 8) |
-            (static_cast<uint32_t>(p[9]) << 16);
+    msgid = static_cast<uint32_t>(p[7]) | (static_cast<uint32_t>(p[8]) << 8) | (static_cast<uint32_t>(p[9]) << 16);
     flags = FrameView::kV2;
   } else if (p[0] == kMagicV1) {
     if (avail < kHeaderLenV1) return {S::kNeedMore, {}};
@@ -64,8 +63,8 @@ enum class Verdict { kAccept, kReject, kWait };
 
 // Whether the unverified frame f, at buf[i..], belongs to a healthy stream (see parser.hpp).
 // `final` means no more bytes will come for now, so what cannot be checked is given the benefit.
-Verdict judge_unverified(const MessageTable& table, const uint8_t* buf, size_t i, size_t len,
-                         const FrameView& f, bool final) {
+Verdict judge_unverified(const MessageTable& table, const uint8_t* buf, size_t i, size_t len, const FrameView& f,
+                         bool final) {
   const size_t end = i + f.size();
   for (size_t k = i + 1; k < end; ++k) {
     if (!is_start_byte(buf[k])) continue;
@@ -90,7 +89,10 @@ size_t FrameParser::scan(const uint8_t* buf, size_t len, Mode mode, FrameSink& s
   uint64_t tail_bytes = 0;
 
   auto skip = [&](size_t n) {
-    if (tail_start != len) tail_bytes += n; else stats_.bytes_skipped += n;
+    if (tail_start != len)
+      tail_bytes += n;
+    else
+      stats_.bytes_skipped += n;
     i += n;
   };
 

@@ -25,13 +25,13 @@
 namespace mavswitch::protocol {
 
 struct ParserStats {
-  uint64_t frames = 0;             // frames handed out (verified and unverified)
-  uint64_t bytes_skipped = 0;      // bytes that were not part of any frame handed out
-  uint64_t crc_failures = 0;       // candidate frames of a known id whose checksum failed
-  uint64_t unknown_ids = 0;        // frames handed out unverified: id not in the message table
-  uint64_t bad_incompat_flags = 0; // v2 candidates with an incompatibility flag we do not know
-  uint64_t truncated_frames = 0;   // an incomplete frame left at the end of the stream
-  uint64_t truncated_bytes = 0;    // bytes in that incomplete tail
+  uint64_t frames = 0;              // frames handed out (verified and unverified)
+  uint64_t bytes_skipped = 0;       // bytes that were not part of any frame handed out
+  uint64_t crc_failures = 0;        // candidate frames of a known id whose checksum failed
+  uint64_t unknown_ids = 0;         // frames handed out unverified: id not in the message table
+  uint64_t bad_incompat_flags = 0;  // v2 candidates with an incompatibility flag we do not know
+  uint64_t truncated_frames = 0;    // an incomplete frame left at the end of the stream
+  uint64_t truncated_bytes = 0;     // bytes in that incomplete tail
 
   ParserStats& operator+=(const ParserStats& o) noexcept;
 };

@@ -23,8 +23,8 @@ ParserStats read_tlog(const MessageTable& table, std::span<const uint8_t> log, T
     if (status == S::kFrame && !probe.frame.verified()) {
       // Unverifiable: believe it only if the next record (or the end of the log) follows it.
       const size_t next = i + kTlogTimestampLen + probe.frame.size();
-      if (next != n && (next + kTlogTimestampLen >= n || (log[next + kTlogTimestampLen] != kMagicV2 &&
-                                                          log[next + kTlogTimestampLen] != kMagicV1))) {
+      if (next != n && (next + kTlogTimestampLen >= n ||
+                        (log[next + kTlogTimestampLen] != kMagicV2 && log[next + kTlogTimestampLen] != kMagicV1))) {
         status = S::kNoMagic;
       }
     }

@@ -54,7 +54,8 @@ void DirectWriter::account(Pending& p, const transport::DatagramQueue::PeerSend&
 // up to 64 of them, rather than one call per peer.
 void DirectWriter::flush() {
   auto fd_of = [&](routing::LinkId id) { return by_link_[id].target->write.fd_for(writer_); };
-  std::sort(pending_.begin(), pending_.end(), [&](routing::LinkId a, routing::LinkId b) { return fd_of(a) < fd_of(b); });
+  std::sort(pending_.begin(), pending_.end(),
+            [&](routing::LinkId a, routing::LinkId b) { return fd_of(a) < fd_of(b); });
   for (size_t i = 0; i < pending_.size();) {
     const int fd = fd_of(pending_[i]);
     size_t end = i;

@@ -65,7 +65,7 @@ class DirectWriter {
   size_t writer_;
   std::vector<routing::LinkId> pending_;
   std::vector<transport::DatagramQueue::PeerSend> sends_;  // one socket's share of a flush
-  std::atomic<uint64_t> written_{0};  // read by statistics from other threads
+  std::atomic<uint64_t> written_{0};                       // read by statistics from other threads
 };
 
 }  // namespace mavswitch

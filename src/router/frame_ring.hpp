@@ -29,7 +29,8 @@ class FrameRing {
   // whose consumer takes frames, not deliveries, as the taps' ring does); `bytes` is what goes
   // on the wire (the frame itself, or its signed copy). Invisible to the consumer until
   // publish().
-  bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) noexcept {
+  bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame,
+            std::span<const uint8_t> bytes) noexcept {
     const size_t ids = to.size() * sizeof(routing::LinkId);
     const size_t record = (sizeof(Header) + ids + bytes.size() + 7) & ~size_t{7};
     const size_t offset = write_ & (kCapacity - 1);

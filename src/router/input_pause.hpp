@@ -33,7 +33,7 @@ class InputPause {
   bool filling(transport::Millis now);
   static constexpr transport::Millis kNotPaused = -1;
   std::vector<FrameRing*> rings_;
-  transport::Millis since_ = kNotPaused;  // since when filling() has said yes
+  transport::Millis since_ = kNotPaused;     // since when filling() has said yes
   transport::EventLoop::TimerId timer_ = 0;  // wakes the loop when a pause runs out
   routing::Counter pauses_;
 };

@@ -84,8 +84,10 @@ void Router::start() {
       continue;
     }
     spec.reuse_port = true;
-    if (const auto address = transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
-      transport::ensure_port_free(*address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
+    if (const auto address =
+            transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
+      transport::ensure_port_free(*address,
+                                  spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
                                   fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
     }
     // Every member is known before any worker runs.
@@ -217,7 +219,8 @@ void Router::settle() {
     std::vector<std::promise<void>> ended(workers_.size());
     for (size_t w = 0; w < workers_.size(); ++w) {
       Worker& worker = *workers_[w];
-      if (worker.thread_id() == std::this_thread::get_id()) throw std::logic_error("Router::settle on a worker's thread");
+      if (worker.thread_id() == std::this_thread::get_id())
+        throw std::logic_error("Router::settle on a worker's thread");
       worker.loop().post([&worker, &done = ended[w]] { worker.at_iteration_end([&done] { done.set_value(); }); });
     }
     for (auto& e : ended) e.get_future().wait();
@@ -228,7 +231,8 @@ std::vector<size_t> Router::links_by_worker(size_t endpoint_index) {
   std::vector<size_t> counts(workers_.size(), 0);
   for (const auto& inst : instances_) {
     if (inst.spec_index != endpoint_index) continue;
-    run_on_worker(inst.worker, [&] { inst.endpoint->for_each_link([&](const transport::Link&) { ++counts[inst.worker]; }); });
+    run_on_worker(inst.worker,
+                  [&] { inst.endpoint->for_each_link([&](const transport::Link&) { ++counts[inst.worker]; }); });
   }
   return counts;
 }

@@ -104,8 +104,8 @@ class Router final {
     // The link's own counters, plus the frames other workers wrote to it themselves.
     transport::LinkCounters counters;
     const routing::SequenceTracker* sequences;  // what arrived on it, by source
-    size_t queue_storage;  // bytes its output queue holds allocated (given back when quiet)
-    size_t worker;         // the worker that owns it
+    size_t queue_storage;                       // bytes its output queue holds allocated (given back when quiet)
+    size_t worker;                              // the worker that owns it
   };
   // Calls f for each link of endpoint i, on the thread that owns the link, and waits. From the
   // router's thread or a thread outside the router.

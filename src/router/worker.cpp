@@ -147,7 +147,8 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
   if (!remote_owners_.empty()) hand_over_gathered(frame);
   if (!router_.taps_.empty()) tap(frame);
   deciding_ = false;
-  if (!deferred_.empty() && !routing_deferred_) [[unlikely]] route_deferred();
+  if (!deferred_.empty() && !routing_deferred_) [[unlikely]]
+    route_deferred();
 }
 
 // Frames handlers sent while others were being routed, in the order sent. Each may bring more
@@ -170,9 +171,10 @@ void Worker::route_deferred() {
   }
   routing_deferred_ = false;
   if (dropped > 0) {
-    log::warning("{} frames sent from handlers dropped: more than {} in answer to one frame (handlers answering "
-                 "each other without end?)",
-                 dropped, kMaxDeferred);
+    log::warning(
+        "{} frames sent from handlers dropped: more than {} in answer to one frame (handlers answering "
+        "each other without end?)",
+        dropped, kMaxDeferred);
   }
 }
 
@@ -225,7 +227,8 @@ void Worker::hand_over(size_t owner, std::span<const routing::LinkId> to, const 
 }
 
 // Out of line: its frame-sized buffer and the signing stay off the common path.
-void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest, const protocol::FrameView& frame) {
+void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
+                            const protocol::FrameView& frame) {
   const routing::LinkPolicy* policy = router_.routing_.find_policy(to);
   if (policy == nullptr) return;  // its owner just closed it
   const auto& gate = *policy->signing;
@@ -269,8 +272,8 @@ void Worker::tap(const protocol::FrameView& frame) {
 }
 
 void Worker::end_iteration() {
-  if (workers_.size() > 1) exchange_batches();  // one worker: no rings, no handshake
-  flush_pending();  // then one write per link that has output
+  if (workers_.size() > 1) exchange_batches();   // one worker: no rings, no handshake
+  flush_pending();                               // then one write per link that has output
   if (workers_.size() > 1) end_direct_writes();  // last: draining above may deliver to components, which may send
   if (loop_.holding_input()) pause_.resume_when_room(loop_);
   if (!at_end_.empty()) [[unlikely]] {

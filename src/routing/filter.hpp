@@ -44,8 +44,8 @@ struct Filter {
            (allow_comp.empty() || allow_comp.contains(compid)) && !block_comp.contains(compid);
   }
   bool empty() const noexcept {
-    return allow_msg.empty() && block_msg.empty() && allow_sys.empty() && block_sys.empty() &&
-           allow_comp.empty() && block_comp.empty();
+    return allow_msg.empty() && block_msg.empty() && allow_sys.empty() && block_sys.empty() && allow_comp.empty() &&
+           block_comp.empty();
   }
 };
 

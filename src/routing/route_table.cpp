@@ -80,7 +80,8 @@ void RouteTable::forget_system(uint8_t sysid) {
 
 size_t RouteTable::expire(Millis cutoff) {
   std::lock_guard lock(write_mutex_);
-  return erase_if([&](uint8_t, const Entry& e, LinkId) { return e.last_heard.load(std::memory_order_relaxed) < cutoff; });
+  return erase_if(
+      [&](uint8_t, const Entry& e, LinkId) { return e.last_heard.load(std::memory_order_relaxed) < cutoff; });
 }
 
 }  // namespace mavswitch::routing

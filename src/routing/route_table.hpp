@@ -49,7 +49,8 @@ class RouteTable {
   // Calls f(link) for each link where this exact component was heard.
   template <class F>
   void for_each_component_link(uint8_t sysid, uint8_t compid, F&& f) const {
-    if (const Component* c = component(sysid, compid)) c->links.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
+    if (const Component* c = component(sysid, compid))
+      c->links.for_each([&](const Entry&, uint64_t key) { f(link_of(key)); });
   }
   // Calls f(link) for each link where any component of this system was heard (a link once per
   // component heard on it).
@@ -71,7 +72,7 @@ class RouteTable {
 
  private:
   struct Entry {
-    std::atomic<uint64_t> key{0};  // link + 1; 0: free
+    std::atomic<uint64_t> key{0};               // link + 1; 0: free
     mutable std::atomic<Millis> last_heard{0};  // readers refresh it; the key is the writer's
   };
   // Hearing a known source: no lock, and no store at all within the same millisecond, so

@@ -7,8 +7,8 @@
 namespace mavswitch::routing {
 namespace {
 
-constexpr uint32_t kSystemTimeId = 2;      // SYSTEM_TIME (common.xml)
-constexpr uint32_t kSetupSigningId = 256;  // SETUP_SIGNING (common.xml)
+constexpr uint32_t kSystemTimeId = 2;       // SYSTEM_TIME (common.xml)
+constexpr uint32_t kSetupSigningId = 256;   // SETUP_SIGNING (common.xml)
 constexpr int kSystemTimeBootMsOffset = 8;  // uint32 time_boot_ms after uint64 time_unix_usec
 
 }  // namespace
@@ -36,7 +36,8 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
     id = link_count_.load(std::memory_order_relaxed);
     if ((id >> kChunkBits) >= kMaxChunks) throw std::length_error("too many links");
     auto& chunk = chunks_[id >> kChunkBits];
-    if (chunk.load(std::memory_order_relaxed) == nullptr) chunk.store(new LinkSlot[kChunkSize], std::memory_order_release);
+    if (chunk.load(std::memory_order_relaxed) == nullptr)
+      chunk.store(new LinkSlot[kChunkSize], std::memory_order_release);
   }
   LinkSlot& s = slot(id);
   s.stats = {};
@@ -86,7 +87,10 @@ int Routing::group_index(const std::string& name) {
 }
 
 void Routing::set_dedup_period(Millis period) {
-  if (period > 0) dedup_.emplace(period); else dedup_.reset();
+  if (period > 0)
+    dedup_.emplace(period);
+  else
+    dedup_.reset();
 }
 
 void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
@@ -134,7 +138,8 @@ void Routing::check_reboot(const protocol::FrameView& f) {
 
 // A link id found in the route table may be newer than the marks (added since route() sized
 // them): such a link was not active when the decision started, so it is skipped.
-bool Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f, DeliverFn& deliver) {
+bool Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f,
+                          DeliverFn& deliver) {
   return to < ctx.marks_.size() && offer(ctx, slot(to), to, from, f, deliver);
 }
 
@@ -148,7 +153,8 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   const uint8_t sys = f.sysid();
   const uint8_t comp = f.compid();
   if (src_traits & kVerifiesSigning) {
-    if (src.policy.load(std::memory_order_acquire)->signing->check(f, ctx.signing_now_) != SignatureGate::Result::kAccept) {
+    if (src.policy.load(std::memory_order_acquire)->signing->check(f, ctx.signing_now_) !=
+        SignatureGate::Result::kAccept) {
       ++stats.signing_rejected;
       src.stats.signing_rejected.add_shared();
       return Verdict::kSigningRejected;

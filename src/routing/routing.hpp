@@ -17,9 +17,9 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,30 +30,30 @@
 #include "routing/dedup.hpp"
 #include "routing/filter.hpp"
 #include "routing/route_table.hpp"
-#include "routing/slot_list.hpp"
 #include "routing/signing_policy.hpp"
+#include "routing/slot_list.hpp"
 #include "routing/types.hpp"
 
 namespace mavswitch::routing {
 
 struct LinkPolicy {
-  Filter in;                    // applied to frames arriving on the link
-  Filter out;                   // applied to frames leaving on the link
-  int group = -1;               // links of one group share learned routes (-1: none)
+  Filter in;                      // applied to frames arriving on the link
+  Filter out;                     // applied to frames leaving on the link
+  int group = -1;                 // links of one group share learned routes (-1: none)
   bool drop_unknown_ids = false;  // neither accept nor send frames of unknown message ids
   // MAVLink 2 signing: shared by the links of one endpoint (null: no signing on this link).
   std::shared_ptr<SignatureGate> signing;
 };
 
 enum class Verdict : uint8_t {
-  kDelivered,          // to at least one link
-  kNoDestination,      // broadcast or known target, but every candidate was excluded
-  kFilteredIn,         // the source link's in-filter refused it
+  kDelivered,      // to at least one link
+  kNoDestination,  // broadcast or known target, but every candidate was excluded
+  kFilteredIn,     // the source link's in-filter refused it
   kDuplicate,
-  kUnknownTarget,      // addressed to a system never heard (or aged out)
-  kUnknownIdDropped,   // unknown message id on a link whose policy drops them
-  kSigningRejected,    // unsigned, badly signed, replayed, or MAVLink 1 on a verifying link
-  kSetupSigning,       // SETUP_SIGNING carries a secret key: never forwarded
+  kUnknownTarget,     // addressed to a system never heard (or aged out)
+  kUnknownIdDropped,  // unknown message id on a link whose policy drops them
+  kSigningRejected,   // unsigned, badly signed, replayed, or MAVLink 1 on a verifying link
+  kSetupSigning,      // SETUP_SIGNING carries a secret key: never forwarded
 };
 
 // Counters as a plain snapshot (T = uint64_t) or as they count (T = Counter).
@@ -134,7 +134,9 @@ class Routing {
     return add_link(std::make_shared<const LinkPolicy>(std::move(policy)), owner);
   }
   void remove_link(LinkId link);
-  bool active(LinkId link) const noexcept { return link < link_count() && slot(link).policy.load(std::memory_order_acquire); }
+  bool active(LinkId link) const noexcept {
+    return link < link_count() && slot(link).policy.load(std::memory_order_acquire);
+  }
   // Only for a link that is active, or was when the caller decided to use it.
   const LinkPolicy& policy(LinkId link) const { return *slot(link).policy.load(std::memory_order_acquire); }
   // The policy of a link, or null when it is not active (any thread).
@@ -195,7 +197,12 @@ class Routing {
   // What a decision needs of a link's policy, in one byte read per link: most links have no
   // filters, groups or signing, and then their policy is never read on the hot path.
   enum Traits : uint8_t {
-    kActive = 1, kFiltersOut = 2, kDropsUnknownIds = 4, kFiltersIn = 8, kGrouped = 16, kVerifiesSigning = 32,
+    kActive = 1,
+    kFiltersOut = 2,
+    kDropsUnknownIds = 4,
+    kFiltersIn = 8,
+    kGrouped = 16,
+    kVerifiesSigning = 32,
     kSignsOut = 64
   };
   bool has_trait(LinkId link, uint8_t trait) const noexcept {
@@ -227,7 +234,7 @@ class Routing {
 
   std::array<std::atomic<LinkSlot*>, kMaxChunks> chunks_{};
   std::atomic<LinkId> link_count_{0};
-  std::vector<LinkId> free_ids_;  // a min-heap, under mutex_
+  std::vector<LinkId> free_ids_;                             // a min-heap, under mutex_
   std::vector<std::shared_ptr<const LinkPolicy>> policies_;  // every policy ever used, under mutex_
   std::vector<std::unique_ptr<SlotList<GroupMember>>> groups_;
   std::vector<std::string> group_names_;

@@ -37,7 +37,8 @@ SignatureGate::Result SignatureGate::check(const protocol::FrameView& f, uint64_
     it->second = ts;
   } else {
     if (last_.size() >= kMaxStreams) {
-      last_.erase(std::min_element(last_.begin(), last_.end(), [](const auto& a, const auto& b) { return a.second < b.second; }));
+      last_.erase(std::min_element(last_.begin(), last_.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; }));
     }
     last_.emplace(stream, ts);
   }

@@ -27,14 +27,14 @@ struct SigningPolicy {
 };
 
 struct SigningCounters {
-  uint64_t accepted = 0;          // signed, valid, fresh
-  uint64_t accepted_unsigned = 0; // unsigned but on the allow-list
+  uint64_t accepted = 0;           // signed, valid, fresh
+  uint64_t accepted_unsigned = 0;  // unsigned but on the allow-list
   uint64_t rejected_unsigned = 0;
   uint64_t rejected_bad_signature = 0;
   uint64_t rejected_replay = 0;
   uint64_t rejected_mavlink1 = 0;
   uint64_t signed_out = 0;
-  uint64_t unsignable_out = 0;    // MAVLink 1 frames sent as they are
+  uint64_t unsignable_out = 0;  // MAVLink 1 frames sent as they are
 };
 
 class SignatureGate {
@@ -61,7 +61,9 @@ class SignatureGate {
   void restore(const Stream& s);
 
  private:
-  static uint32_t key_of(uint8_t link, uint8_t sys, uint8_t comp) { return uint32_t{link} << 16 | uint32_t{sys} << 8 | comp; }
+  static uint32_t key_of(uint8_t link, uint8_t sys, uint8_t comp) {
+    return uint32_t{link} << 16 | uint32_t{sys} << 8 | comp;
+  }
   std::shared_ptr<const SigningPolicy> policy_;
   mutable std::mutex mutex_;
   std::unordered_map<uint32_t, uint64_t> last_;  // stream -> newest timestamp accepted

@@ -11,7 +11,7 @@ struct DumpOptions {
   std::string input;        // a file, or "-" for standard input
   std::string dialect_xml;  // empty: the built-in (generated) dialect
   bool json = false;
-  bool tlog = false;        // forced; otherwise detected from a .tlog extension
+  bool tlog = false;  // forced; otherwise detected from a .tlog extension
 };
 int run_dump(const DumpOptions& options);
 

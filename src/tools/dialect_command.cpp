@@ -23,8 +23,8 @@ int run_dialect(const std::string& xml_path) {
   }
   fmt::memory_buffer out;
   for (const dialect::MessageDef& m : d.messages) {
-    fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {}\n", m.id, m.name, m.crc_extra, m.min_len,
-                   m.max_len, offset_text(m.target_system_offset), offset_text(m.target_component_offset));
+    fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {}\n", m.id, m.name, m.crc_extra, m.min_len, m.max_len,
+                   offset_text(m.target_system_offset), offset_text(m.target_component_offset));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;

@@ -61,7 +61,10 @@ class Printer {
     auto it = std::back_inserter(out_);
     if (json_) {
       out_.append(std::string_view("{\"time_usec\":"));
-      if (time_usec) fmt::format_to(it, "{}", *time_usec); else out_.append(std::string_view("null"));
+      if (time_usec)
+        fmt::format_to(it, "{}", *time_usec);
+      else
+        out_.append(std::string_view("null"));
       fmt::format_to(it, ",\"version\":{},\"seq\":{},\"sysid\":{},\"compid\":{},\"msgid\":{},\"name\":", f.version(),
                      f.seq(), f.sysid(), f.compid(), f.msgid());
       append_quoted(out_, name);
@@ -73,8 +76,8 @@ class Printer {
       out_.append(std::string_view("}\n"));
     } else {
       if (time_usec) fmt::format_to(it, "{} ", *time_usec);
-      fmt::format_to(it, "v{} seq={} sys={} comp={} id={} {}{}", f.version(), f.seq(), f.sysid(), f.compid(),
-                     f.msgid(), name, f.is_signed() ? " signed" : "");
+      fmt::format_to(it, "v{} seq={} sys={} comp={} id={} {}{}", f.version(), f.seq(), f.sysid(), f.compid(), f.msgid(),
+                     name, f.is_signed() ? " signed" : "");
       if (info) {
         out_.push_back(' ');
         FieldFormatter fields(out_, FieldFormatter::Style::kText);

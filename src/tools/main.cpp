@@ -8,8 +8,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string xml;
-  auto* dialect = app.add_subcommand("dialect", "Print each message of a dialect: id name crc_extra min_len max_len "
-                                                "target_system_offset target_component_offset");
+  auto* dialect = app.add_subcommand("dialect",
+                                     "Print each message of a dialect: id name crc_extra min_len max_len "
+                                     "target_system_offset target_component_offset");
   dialect->add_option("FILE.xml", xml, "MAVLink XML dialect")->required();
 
   mavswitch::tools::DumpOptions dump_options;

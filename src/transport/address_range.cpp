@@ -42,8 +42,10 @@ bool AddressRange::contains(const SocketAddress& a) const noexcept {
   } else if (a.family() == AF_INET6) {
     const auto* v6 = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(a.get())->sin6_addr);
     static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
-    if (family_ == AF_INET6) bytes = v6;
-    else if (std::memcmp(v6, kMapped, 12) == 0) bytes = v6 + 12;  // an IPv4 peer on a dual-stack socket
+    if (family_ == AF_INET6)
+      bytes = v6;
+    else if (std::memcmp(v6, kMapped, 12) == 0)
+      bytes = v6 + 12;  // an IPv4 peer on a dual-stack socket
   }
   if (bytes == nullptr) return false;
   const int full = prefix_ / 8;

@@ -25,21 +25,21 @@ struct EndpointSpec {
   Kind kind = Kind::kUdpClient;
   std::string name;
 
-  std::string device;               // serial
+  std::string device;                   // serial
   std::vector<uint32_t> bauds{115200};  // serial: tried in turn until MAVLink arrives
-  bool flow_control = false;        // serial: RTS/CTS
+  bool flow_control = false;            // serial: RTS/CTS
 
-  std::string address;              // UDP/TCP: host name or numeric address (no brackets)
+  std::string address;  // UDP/TCP: host name or numeric address (no brackets)
   uint16_t port = 0;
 
-  Millis retry_timeout = 5000;      // TCP client: longest wait between reconnects; 0: never
-  Millis idle_timeout = 30000;      // UDP server: a peer silent this long is forgotten
-  size_t max_peers = 64;            // UDP server peers / TCP server clients; oldest idle evicted
-  std::vector<AddressRange> allow_from;  // listening endpoints: who may connect (empty: anyone)
+  Millis retry_timeout = 5000;             // TCP client: longest wait between reconnects; 0: never
+  Millis idle_timeout = 30000;             // UDP server: a peer silent this long is forgotten
+  size_t max_peers = 64;                   // UDP server peers / TCP server clients; oldest idle evicted
+  std::vector<AddressRange> allow_from;    // listening endpoints: who may connect (empty: anyone)
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link
-  bool coalesce = true;             // UDP: frames queued together share datagrams
-  bool gso = true;                  // UDP without coalescing: runs of equal frames in one GSO send
+  bool coalesce = true;                    // UDP: frames queued together share datagrams
+  bool gso = true;                         // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
 };
@@ -90,7 +90,7 @@ class Endpoint {
 
   EndpointSpec spec_;
   LinkHost& host_;
-  std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
+  std::atomic<uint64_t> refused_{0};      // read by the statistics from another worker
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
 };

@@ -92,8 +92,8 @@ class EventLoop {
   static constexpr Millis kNever = INT64_MAX;
 
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd for post() and stop()
-  int timer_fd_ = -1;  // due when the earliest timer is
+  int wake_fd_ = -1;           // eventfd for post() and stop()
+  int timer_fd_ = -1;          // due when the earliest timer is
   Millis armed_due_ = kNever;  // what timer_fd_ is set to
   struct Registration {
     uint64_t id;

@@ -9,7 +9,8 @@ Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
 
 bool Link::send(std::span<const uint8_t> frame) {
   MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::send");
-  if (!enqueue(frame)) [[unlikely]] return send_when_full(frame);
+  if (!enqueue(frame)) [[unlikely]]
+    return send_when_full(frame);
   if (!flush_pending) host_.needs_flush(*this);
   return true;
 }

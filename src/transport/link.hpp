@@ -94,7 +94,7 @@ class Link {
   const protocol::ParserStats& parser_stats() const noexcept { return parser_.stats(); }
   Millis last_rx() const noexcept { return last_rx_; }
 
-  uint32_t id = 0xFFFFFFFF;  // set by the host in link_up
+  uint32_t id = 0xFFFFFFFF;    // set by the host in link_up
   bool flush_pending = false;  // owned by the host
 
  protected:

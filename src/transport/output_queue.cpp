@@ -1,9 +1,9 @@
 #include "transport/output_queue.hpp"
 
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -105,7 +105,8 @@ void DatagramQueue::make_room(size_t bytes) {
       end_ = held;
     }
     if (end_ + bytes > bytes_allocated_) {
-      const size_t size = std::min(max_bytes, std::max(bytes_allocated_ == 0 ? kInitialBytes : bytes_allocated_ * 2, held + bytes));
+      const size_t size =
+          std::min(max_bytes, std::max(bytes_allocated_ == 0 ? kInitialBytes : bytes_allocated_ * 2, held + bytes));
       auto bigger = std::make_unique_for_overwrite<uint8_t[]>(size);  // pages are touched as frames arrive
       if (held > 0) std::memcpy(bigger.get(), bytes_.get() + begin_, held);
       bytes_ = std::move(bigger);
@@ -120,7 +121,8 @@ void DatagramQueue::make_room(size_t bytes) {
       std::memmove(lens_.get(), lens_.get() + first_, count_ * sizeof(uint16_t));
       first_ = 0;
     } else {
-      const size_t size = std::min(max_frames, std::max(lens_allocated_ == 0 ? kInitialFrames : lens_allocated_ * 2, count_ + 1));
+      const size_t size =
+          std::min(max_frames, std::max(lens_allocated_ == 0 ? kInitialFrames : lens_allocated_ * 2, count_ + 1));
       auto bigger = std::make_unique_for_overwrite<uint16_t[]>(size);
       if (count_ > 0) std::memcpy(bigger.get(), lens_.get() + first_, count_ * sizeof(uint16_t));
       lens_ = std::move(bigger);
@@ -156,7 +158,7 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
 }
 
 WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
-  constexpr size_t kBatch = 64;            // datagrams per sendmmsg
+  constexpr size_t kBatch = 64;  // datagrams per sendmmsg
   constexpr size_t kFramesPerDatagram = 32;
   bool refused = false;
   size_t first = 0;  // sends before it are drained
@@ -167,7 +169,8 @@ WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
     iovec iov[kBatch];  // a datagram's frames (or a GSO run's) lie back to back: one iovec
     size_t frames_in[kBatch];
     size_t from[kBatch];  // the send each datagram belongs to
-    frames_in[0] = 0, from[0] = first, iov[0] = {};  // there is one at least (`first` has frames); the compiler cannot tell
+    frames_in[0] = 0, from[0] = first,
+    iov[0] = {};  // there is one at least (`first` has frames); the compiler cannot tell
     alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(uint16_t))];
     size_t n = 0;  // datagrams
     for (size_t e = first; e < sends.size() && n < kBatch; ++e) {

@@ -21,7 +21,7 @@ enum class WriteResult { kDrained, kBlocked, kError };
 // When an empty queue gives its storage back: at a trim (about once a second, from the worker
 // that owns it) when it never held a quarter of what it has allocated since the trim before.
 // Not at each drain, so a link that fills the same buffer burst after burst keeps it (memory
-// touched again costs page faults: BENCHMARKS.md), and a link that falls silent after a burst
+// touched again costs page faults: bench/LOG.md), and a link that falls silent after a burst
 // still gives it back.
 class QuietShrink {
  public:
@@ -113,9 +113,9 @@ class DatagramQueue {
   static constexpr size_t kFirstAllocation = kInitialBytes + kInitialFrames * sizeof(uint16_t);
   void make_room(size_t bytes);
   void drop(size_t frames, size_t bytes) noexcept;  // the oldest, sent or refused
-  size_t capacity_;  // frames
+  size_t capacity_;                                 // frames
   bool coalesce_;
-  bool segment_;  // UDP GSO for runs of equal frames; turned off if the kernel refuses it
+  bool segment_;                      // UDP GSO for runs of equal frames; turned off if the kernel refuses it
   std::unique_ptr<uint8_t[]> bytes_;  // frames in [begin_, end_)
   std::unique_ptr<uint16_t[]> lens_;  // their lengths in [first_, first_ + count_)
   size_t bytes_allocated_ = 0;

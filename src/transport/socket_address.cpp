@@ -14,7 +14,8 @@ std::optional<uint16_t> parse_port(std::string_view text) {
   return static_cast<uint16_t>(v);
 }
 
-std::optional<HostPort> parse_host_port(std::string_view text, std::optional<uint16_t> default_port, std::string* error) {
+std::optional<HostPort> parse_host_port(std::string_view text, std::optional<uint16_t> default_port,
+                                        std::string* error) {
   HostPort hp;
   std::string_view rest;
   if (!text.empty() && text[0] == '[') {

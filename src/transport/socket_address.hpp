@@ -18,7 +18,8 @@ struct HostPort {
 
 // "host:port", "[v6addr]:port", or with a default port "host" / "[v6addr]". Returns nullopt and
 // sets *error on a bad value.
-std::optional<HostPort> parse_host_port(std::string_view text, std::optional<uint16_t> default_port, std::string* error);
+std::optional<HostPort> parse_host_port(std::string_view text, std::optional<uint16_t> default_port,
+                                        std::string* error);
 std::optional<uint16_t> parse_port(std::string_view text);
 
 class SocketAddress {

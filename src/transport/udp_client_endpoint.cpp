@@ -18,7 +18,8 @@ namespace {
 class UdpClientLink final : public Link, private EventLoop::Handler {
  public:
   UdpClientLink(Endpoint& endpoint, LinkHost& host, const SocketAddress& target)
-      : Link(endpoint, host, target.to_string()), target_(target),
+      : Link(endpoint, host, target.to_string()),
+        target_(target),
         queue_(endpoint.spec().datagram_queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);

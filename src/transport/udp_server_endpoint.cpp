@@ -195,7 +195,9 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
 };
 
 UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address)
-    : Link(server, host, address.to_string()), server_(server), address_(address),
+    : Link(server, host, address.to_string()),
+      server_(server),
+      address_(address),
       queue_(server.spec().datagram_queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 // Every worker's socket on the port has the same local address, so a reply may leave from any

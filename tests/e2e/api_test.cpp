@@ -36,7 +36,8 @@ TEST(Api, FilterSemanticsAsATable) {
       {"ATTITUDE from 6", {.source_system = 6, .message_id = msg::Attitude::kId}, 1},
       {"addressed to me", {.addressed_to_me = true}, 2},
       {"COMMAND_LONG addressed to me from 6/1",
-       {.source_system = 6, .source_component = 1, .message_id = msg::CommandLong::kId, .addressed_to_me = true}, 2},
+       {.source_system = 6, .source_component = 1, .message_id = msg::CommandLong::kId, .addressed_to_me = true},
+       2},
   };
   for (auto& r : rows) r.sub = me.subscribe(r.filter, [&r](const protocol::FrameView&) { ++r.got; });
 

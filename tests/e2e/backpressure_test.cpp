@@ -4,8 +4,8 @@
 
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
-#include "mavswitch/msg/file_transfer_protocol.hpp"
 #include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/file_transfer_protocol.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
@@ -34,7 +34,8 @@ TEST(Backpressure, ASlowReceiverLosesOnlyItsOwnFrames) {
   for (uint32_t i = 0; i < kFrames; ++i) {
     vehicle.send_to(udp_port, large_frame(1, 1, static_cast<uint8_t>(i)));
     if ((i + 1) % kBurst == 0) {
-      ASSERT_TRUE(wait_until([&] { return fast.received().count_msgid(msg::FileTransferProtocol::kId) == i + 1; }, 5000ms))
+      ASSERT_TRUE(
+          wait_until([&] { return fast.received().count_msgid(msg::FileTransferProtocol::kId) == i + 1; }, 5000ms))
           << "fast receiver has " << fast.received().count_msgid(msg::FileTransferProtocol::kId) << " of " << i + 1;
     }
   }

@@ -27,10 +27,10 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args) {
     argv.push_back(path.data());
     // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp),
     // unless the test says how many.
-    static std::string workers_flag = "--workers", workers = std::getenv("MAVSWITCH_TEST_WORKERS") ? std::getenv("MAVSWITCH_TEST_WORKERS") : "";
-    const bool chosen = std::find_if(args.begin(), args.end(), [](const std::string& a) {
-                          return a == "-j" || a == "--workers";
-                        }) != args.end();
+    static std::string workers_flag = "--workers",
+                       workers = std::getenv("MAVSWITCH_TEST_WORKERS") ? std::getenv("MAVSWITCH_TEST_WORKERS") : "";
+    const bool chosen = std::find_if(args.begin(), args.end(),
+                                     [](const std::string& a) { return a == "-j" || a == "--workers"; }) != args.end();
     if (!workers.empty() && !chosen) {
       argv.push_back(workers_flag.data());
       argv.push_back(workers.data());

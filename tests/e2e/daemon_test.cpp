@@ -9,10 +9,10 @@
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/peers.hpp"
-#include "support/test_support.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
+#include "support/test_support.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
@@ -29,10 +29,12 @@ class DaemonTest : public ::testing::Test {
 
 // Sends from `from` until `to` hears something (the daemon may still be starting).
 bool reaches(UdpPeer& from, uint16_t port, Peer& to) {
-  return wait_until([&] {
-    from.send_to(port, heartbeat(1, 1));
-    return to.wait_frames(1, 50ms);
-  }, 5000ms);
+  return wait_until(
+      [&] {
+        from.send_to(port, heartbeat(1, 1));
+        return to.wait_frames(1, 50ms);
+      },
+      5000ms);
 }
 
 }  // namespace
@@ -40,21 +42,28 @@ bool reaches(UdpPeer& from, uint16_t port, Peer& to) {
 TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
   const uint16_t server = free_udp_port(), tcp = free_tcp_port(), nobody = free_tcp_port();
   UdpPeer gcs;  // the "Normal" (client) endpoint's target
-  const std::string conf = write("main.conf", "[General]\nTcpServerPort=" + std::to_string(tcp) +
-      "\nReportStats=false\nMavlinkDialect=auto\n\n[UdpEndpoint alfa]\nMode = Eavesdropping\nAddress = 0.0.0.0\nPort = " +
-      std::to_string(server) + "\n\n[UartEndpoint bravo]\nDevice = " + (dir_ / "no-such-tty").string() +
-      "\nBaud = 52000\n\n[UdpEndpoint charlie]\nMode = Normal\nAddress = 127.0.0.1\nPort = " + std::to_string(gcs.port()) +
-      "\n\n[TcpEndpoint delta]\nAddress = 127.0.0.1\nPort = " + std::to_string(nobody) + "\nRetryTimeout=10\n");
+  const std::string conf = write(
+      "main.conf",
+      "[General]\nTcpServerPort=" + std::to_string(tcp) +
+          "\nReportStats=false\nMavlinkDialect=auto\n\n[UdpEndpoint alfa]\nMode = Eavesdropping\nAddress = "
+          "0.0.0.0\nPort = " +
+          std::to_string(server) + "\n\n[UartEndpoint bravo]\nDevice = " + (dir_ / "no-such-tty").string() +
+          "\nBaud = 52000\n\n[UdpEndpoint charlie]\nMode = Normal\nAddress = 127.0.0.1\nPort = " +
+          std::to_string(gcs.port()) +
+          "\n\n[TcpEndpoint delta]\nAddress = 127.0.0.1\nPort = " + std::to_string(nobody) + "\nRetryTimeout=10\n");
   DaemonProcess d({"-c", conf});
   UdpPeer vehicle;
   ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
   TcpPeer client(tcp);  // the TCP server of [General]
   // The client is routed to once the daemon has accepted it (on whichever worker): until then,
   // frames for it have nowhere to go.
-  ASSERT_TRUE(wait_until([&] {
-    vehicle.send(attitude(1, 1, 5));
-    return client.wait_frames(1, 50ms);
-  }, 5000ms)) << d.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        vehicle.send(attitude(1, 1, 5));
+        return client.wait_frames(1, 50ms);
+      },
+      5000ms))
+      << d.err();
   EXPECT_TRUE(d.running()) << "a missing serial device and an unreachable TCP target are not fatal";
   EXPECT_NE(d.err().find("MavlinkDialect"), std::string::npos) << "the accepted-but-inert key is said out loud";
   d.signal(SIGTERM);
@@ -62,7 +71,8 @@ TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
 }
 
 TEST_F(DaemonTest, ABadConfigLineNamesFileLineAndKey) {
-  const std::string conf = write("bad.conf", "[General]\nTcpServerPort = 5760\n\n[UartEndpoint fc]\nDevice=/dev/ttyS0\nBaud = fast\n");
+  const std::string conf =
+      write("bad.conf", "[General]\nTcpServerPort = 5760\n\n[UartEndpoint fc]\nDevice=/dev/ttyS0\nBaud = fast\n");
   DaemonProcess d({"-c", conf});
   EXPECT_EQ(d.wait_exit(), 2);
   EXPECT_NE(d.err().find(conf + ":6: Baud: 'fast' is not a whole number"), std::string::npos) << d.err();
@@ -122,9 +132,10 @@ TEST_F(DaemonTest, StatisticsCountFramesWrittenToAnotherWorkersUdpLink) {
 TEST_F(DaemonTest, FiltersFromTheConfigAct) {
   const uint16_t server = free_udp_port();
   UdpPeer gcs;
-  const std::string conf = write("f.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint in]\nMode=Server\nAddress=127.0.0.1\nPort=" +
-      std::to_string(server) + "\n[UdpEndpoint out]\nMode=Normal\nAddress=127.0.0.1\nPort=" + std::to_string(gcs.port()) +
-      "\nAllowMsgIdOut = 0\n");
+  const std::string conf =
+      write("f.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint in]\nMode=Server\nAddress=127.0.0.1\nPort=" +
+                          std::to_string(server) + "\n[UdpEndpoint out]\nMode=Normal\nAddress=127.0.0.1\nPort=" +
+                          std::to_string(gcs.port()) + "\nAllowMsgIdOut = 0\n");
   DaemonProcess d({"-c", conf});
   UdpPeer vehicle;
   ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
@@ -160,12 +171,15 @@ TEST_F(DaemonTest, TelemetryLogIsWrittenAndReadable) {
 
 TEST_F(DaemonTest, AnOpenUnsignedListenerIsALoudWarning) {
   const uint16_t open = free_udp_port(), closed = free_udp_port();
-  DaemonProcess d({"-c", write("w.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint open]\nMode=Server\nAddress=0.0.0.0\nPort=" +
-                                            std::to_string(open) + "\n[UdpEndpoint closed]\nMode=Server\nAddress=0.0.0.0\nPort=" +
-                                            std::to_string(closed) + "\nAllowFrom=127.0.0.0/8\n")});
+  DaemonProcess d(
+      {"-c", write("w.conf", "[General]\nTcpServerPort=0\n[UdpEndpoint open]\nMode=Server\nAddress=0.0.0.0\nPort=" +
+                                 std::to_string(open) + "\n[UdpEndpoint closed]\nMode=Server\nAddress=0.0.0.0\nPort=" +
+                                 std::to_string(closed) + "\nAllowFrom=127.0.0.0/8\n")});
   ASSERT_TRUE(wait_until([&] { return d.err().find("listening") != std::string::npos; })) << d.err();
-  EXPECT_NE(d.err().find("udp-server open port " + std::to_string(open) + " accepts MAVLink from any address, unsigned"),
-            std::string::npos) << d.err();
+  EXPECT_NE(
+      d.err().find("udp-server open port " + std::to_string(open) + " accepts MAVLink from any address, unsigned"),
+      std::string::npos)
+      << d.err();
   EXPECT_EQ(d.err().find("udp-server closed port"), std::string::npos) << "restricted: no warning";
 }
 
@@ -175,9 +189,9 @@ TEST_F(DaemonTest, VersionAndHelp) {
   EXPECT_EQ(version.out().rfind("mavswitchd ", 0), 0u) << version.out();
   DaemonProcess help({"--help"});
   EXPECT_EQ(help.wait_exit(), 0);
-  for (const char* flag : {"--endpoint", "--tcp-endpoint", "--tcp-port", "--conf-file", "--conf-dir", "--log",
-                           "--telemetry-log", "--sniffer-sysid", "--report_msg_statistics", "--no-coalesce",
-                           "--max-peers"}) {
+  for (const char* flag :
+       {"--endpoint", "--tcp-endpoint", "--tcp-port", "--conf-file", "--conf-dir", "--log", "--telemetry-log",
+        "--sniffer-sysid", "--report_msg_statistics", "--no-coalesce", "--max-peers"}) {
     EXPECT_NE(help.out().find(flag), std::string::npos) << flag;
   }
 }

@@ -72,7 +72,9 @@ void Peer::poll() {
                                  : ::read(fd_, buf, sizeof buf);
     if (n <= 0) break;
     if (datagrams_) received_.source_ports.push_back(ntohs(from.sin_port));
-    auto sink = [&](const protocol::FrameView& f) { received_.frames.emplace_back(f.bytes().begin(), f.bytes().end()); };
+    auto sink = [&](const protocol::FrameView& f) {
+      received_.frames.emplace_back(f.bytes().begin(), f.bytes().end());
+    };
     parser_.feed({buf, static_cast<size_t>(n)}, sink);
     parser_.flush(sink);
   }
@@ -120,9 +122,12 @@ void TcpPeer::send(const Bytes& bytes) {
   size_t off = 0;
   for (int i = 0; i < 1000 && off < bytes.size(); ++i) {
     const ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
-    if (n > 0) off += static_cast<size_t>(n);
-    else if (errno == EAGAIN) std::this_thread::sleep_for(1ms);
-    else break;
+    if (n > 0)
+      off += static_cast<size_t>(n);
+    else if (errno == EAGAIN)
+      std::this_thread::sleep_for(1ms);
+    else
+      break;
   }
 }
 
@@ -140,7 +145,8 @@ TcpListener::TcpListener(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM | SO
   const int one = 1;
   setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in a = loopback(port);
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || ::listen(fd_, 8) < 0) throw std::runtime_error("listen");
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0 || ::listen(fd_, 8) < 0)
+    throw std::runtime_error("listen");
   port_ = bound_port(fd_);
 }
 
@@ -174,8 +180,10 @@ void PtyPeer::send(const Bytes& bytes) {
   size_t off = 0;  // a pty holds only a few KiB: wait for the router to take them
   for (int i = 0; i < 2000 && off < bytes.size() && fd_ >= 0; ++i) {
     const ssize_t n = ::write(fd_, bytes.data() + off, bytes.size() - off);
-    if (n > 0) off += static_cast<size_t>(n);
-    else std::this_thread::sleep_for(1ms);
+    if (n > 0)
+      off += static_cast<size_t>(n);
+    else
+      std::this_thread::sleep_for(1ms);
   }
 }
 

@@ -73,10 +73,18 @@ inline transport::EndpointSpec endpoint(transport::EndpointSpec::Kind kind, uint
   s.port = port;
   return s;
 }
-inline transport::EndpointSpec udp_server(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kUdpServer, port, "udp-server"); }
-inline transport::EndpointSpec udp_client(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kUdpClient, port, "udp-client"); }
-inline transport::EndpointSpec tcp_server(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kTcpServer, port, "tcp-server"); }
-inline transport::EndpointSpec tcp_client(uint16_t port) { return endpoint(transport::EndpointSpec::Kind::kTcpClient, port, "tcp-client"); }
+inline transport::EndpointSpec udp_server(uint16_t port) {
+  return endpoint(transport::EndpointSpec::Kind::kUdpServer, port, "udp-server");
+}
+inline transport::EndpointSpec udp_client(uint16_t port) {
+  return endpoint(transport::EndpointSpec::Kind::kUdpClient, port, "udp-client");
+}
+inline transport::EndpointSpec tcp_server(uint16_t port) {
+  return endpoint(transport::EndpointSpec::Kind::kTcpServer, port, "tcp-server");
+}
+inline transport::EndpointSpec tcp_client(uint16_t port) {
+  return endpoint(transport::EndpointSpec::Kind::kTcpClient, port, "tcp-client");
+}
 inline transport::EndpointSpec serial(const std::string& device) {
   transport::EndpointSpec s = endpoint(transport::EndpointSpec::Kind::kSerial, 0, "serial");
   s.device = device;

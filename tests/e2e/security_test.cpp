@@ -57,18 +57,21 @@ TEST(Signing, AVerifyingLinkAcceptsOnlyValidFreshSignatures) {
 
   const uint64_t now = protocol::signing_timestamp_now();
   const Bytes good = signed_copy(heartbeat(1, 1, 1), key, 2, now);
-  vehicle.send_to(secure_port, heartbeat(1, 1, 0));                            // unsigned
-  vehicle.send(good);                                                          // valid
-  vehicle.send(good);                                                          // replayed
-  vehicle.send(signed_copy(heartbeat(1, 1, 2), key_of(0x22), 2, now + 10));    // wrong key
+  vehicle.send_to(secure_port, heartbeat(1, 1, 0));                          // unsigned
+  vehicle.send(good);                                                        // valid
+  vehicle.send(good);                                                        // replayed
+  vehicle.send(signed_copy(heartbeat(1, 1, 2), key_of(0x22), 2, now + 10));  // wrong key
   Bytes tampered = signed_copy(heartbeat(1, 1, 3), key, 2, now + 20);
-  tampered.back() ^= 0x01;                                                     // signature byte (CRC intact)
+  tampered.back() ^= 0x01;  // signature byte (CRC intact)
   vehicle.send(tampered);
-  vehicle.send(frame_of(msg::Heartbeat{}, 1, 1, 0, true));                        // MAVLink 1
-  vehicle.send(signed_copy(heartbeat(1, 1, 4), key, 2, now - 2 * routing::SignatureGate::kNewStreamWindow));  // stale, other stream? same stream: replay
-  vehicle.send(signed_copy(heartbeat(1, 1, 5), key, 3, now - 2 * routing::SignatureGate::kNewStreamWindow));  // new stream, too old
-  vehicle.send(frame_of(msg::RadioStatus{}, 1, 68));                           // unsigned, allowed
-  vehicle.send(signed_copy(heartbeat(1, 1, 6), key, 2, now + 30));             // valid, newer
+  vehicle.send(frame_of(msg::Heartbeat{}, 1, 1, 0, true));  // MAVLink 1
+  vehicle.send(
+      signed_copy(heartbeat(1, 1, 4), key, 2,
+                  now - 2 * routing::SignatureGate::kNewStreamWindow));  // stale, other stream? same stream: replay
+  vehicle.send(signed_copy(heartbeat(1, 1, 5), key, 3,
+                           now - 2 * routing::SignatureGate::kNewStreamWindow));  // new stream, too old
+  vehicle.send(frame_of(msg::RadioStatus{}, 1, 68));                              // unsigned, allowed
+  vehicle.send(signed_copy(heartbeat(1, 1, 6), key, 2, now + 30));                // valid, newer
 
   ASSERT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().stats().frames; }) == 1 + 10; }))
       << rt.on_loop([&] { return rt.router.routing().stats().frames; }) << " routed";
@@ -149,7 +152,8 @@ TEST(Admission, ListenersRefusePeersOutsideAllowFrom) {
   auto closed = udp_server(closed_udp);
   closed.allow_from = {*transport::AddressRange::parse("10.0.0.0/8", &error)};
   auto open = udp_server(open_udp);
-  open.allow_from = {*transport::AddressRange::parse("127.0.0.0/8", &error), *transport::AddressRange::parse("::1", &error)};
+  open.allow_from = {*transport::AddressRange::parse("127.0.0.0/8", &error),
+                     *transport::AddressRange::parse("::1", &error)};
   auto tcp = tcp_server(closed_tcp);
   tcp.allow_from = {*transport::AddressRange::parse("192.168.0.0/16", &error)};
   rt.router.add_endpoint(closed);

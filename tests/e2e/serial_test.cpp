@@ -29,10 +29,12 @@ void point(const fs::path& link, const std::string& target) {
 
 // Sends heartbeats from the autopilot until the GCS hears one (the router may still be opening).
 bool autopilot_reaches(PtyPeer& autopilot, UdpPeer& gcs) {
-  return wait_until([&] {
-    autopilot.send(heartbeat(1, 1));
-    return gcs.wait_frames(1, 50ms);
-  }, 5000ms);
+  return wait_until(
+      [&] {
+        autopilot.send(heartbeat(1, 1));
+        return gcs.wait_frames(1, 50ms);
+      },
+      5000ms);
 }
 
 }  // namespace
@@ -53,8 +55,7 @@ TEST(Serial, FramesFlowBothWays) {
   ASSERT_TRUE(autopilot_reaches(autopilot, gcs));
   for (uint32_t i = 0; i < 300; ++i) autopilot.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
   ASSERT_TRUE(wait_until([&] { return gcs.received().count_msgid(msg::Attitude::kId) == 300; }))
-      << gcs.received().count_msgid(msg::Attitude::kId) << " attitudes; router: "
-      << [&] {
+      << gcs.received().count_msgid(msg::Attitude::kId) << " attitudes; router: " << [&] {
            std::string s;
            rt.router.for_each_link(0, [&](const Router::LinkReport& r) {
              const transport::Link& l = r.link;

@@ -76,7 +76,9 @@ TEST(UdpServer, PeerLimitEvictsTheLongestSilent) {
   rt.router.add_endpoint(spec);
   rt.start();
   UdpPeer a, b, c, d;
-  auto heard = [&](uint64_t frames) { return wait_until([&] { return rt.router.routing().stats().frames == frames; }); };
+  auto heard = [&](uint64_t frames) {
+    return wait_until([&] { return rt.router.routing().stats().frames == frames; });
+  };
   auto peers = [&] {
     std::set<std::string> out;
     rt.router.for_each_link(0, [&](const Router::LinkReport& r) { out.insert(r.link.peer()); });
@@ -114,7 +116,8 @@ TEST(UdpClient, SendsToItsTargetAndRoutesReplies) {
   uint8_t buf[512];
   // Find the router's client port by receiving one more heartbeat with its address.
   vehicle.send_to(server_port, heartbeat(1, 1, 1));
-  ASSERT_TRUE(wait_until([&] { return ::recvfrom(gcs.fd(), buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len) > 0; }));
+  ASSERT_TRUE(wait_until(
+      [&] { return ::recvfrom(gcs.fd(), buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len) > 0; }));
   gcs.send_to(ntohs(from.sin_port), command_long(255, 190, 1, 1));
   ASSERT_TRUE(vehicle.wait_frames(1));
   EXPECT_EQ(vehicle.received().count_msgid(msg::CommandLong::kId), 1u);
@@ -200,6 +203,8 @@ TEST(UdpClient, CoalescesWhatIsQueuedTogetherUnlessTurnedOff) {
       return bytes == burst.size();
     });
     EXPECT_EQ(bytes, burst.size());
-    EXPECT_EQ(datagrams, coalesce ? 1 : 10) << (coalesce ? "coalesced" : gso ? "GSO: one frame per datagram" : "one frame per datagram");
+    EXPECT_EQ(datagrams, coalesce ? 1 : 10) << (coalesce ? "coalesced"
+                                                : gso    ? "GSO: one frame per datagram"
+                                                         : "one frame per datagram");
   }
 }

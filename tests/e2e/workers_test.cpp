@@ -14,13 +14,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
-#include "e2e/router_fixture.hpp"
 #include "api/component.hpp"
+#include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 
@@ -269,7 +269,8 @@ TEST(Workers, ABroadcastReachesHundredsOfLinksOnAnotherWorker) {
         << "peer " << i << " got " << peers[i]->received().count_msgid(msg::Attitude::kId);
   }
   rt.router.settle();
-  for (size_t i = 1; i < kPeers; ++i) ASSERT_EQ(peers[i]->received().count_msgid(msg::Attitude::kId), 3u) << "peer " << i;
+  for (size_t i = 1; i < kPeers; ++i)
+    ASSERT_EQ(peers[i]->received().count_msgid(msg::Attitude::kId), 3u) << "peer " << i;
   EXPECT_EQ(peers[0]->received().count_msgid(msg::Attitude::kId), 0u);
   EXPECT_EQ(rt.router.cross_worker_drops(), 0u);
 }
@@ -342,12 +343,14 @@ TEST(Workers, AWorkerWritesToUdpLinksOfAnotherWorkerItself) {
   const uint64_t direct_before = rt.router.cross_worker_direct();
   for (size_t k = 0; k < kFrames; ++k) {
     for (size_t v = 0; v < kVehicles; ++v) {
-      vehicles[v]->send(attitude(static_cast<uint8_t>(1 + v), 1, static_cast<uint32_t>(k + 1), static_cast<uint8_t>(k)));
+      vehicles[v]->send(
+          attitude(static_cast<uint8_t>(1 + v), 1, static_cast<uint32_t>(k + 1), static_cast<uint8_t>(k)));
     }
     if (k % 20 == 19) pace(1ms);  // bursts, as telemetry comes
   }
   for (size_t e = 0; e < 3; ++e) {
-    ASSERT_TRUE(ground[e].wait_frames(kVehicles * kFrames, 10'000ms)) << "ground " << e << ": " << ground[e].received().frames.size();
+    ASSERT_TRUE(ground[e].wait_frames(kVehicles * kFrames, 10'000ms))
+        << "ground " << e << ": " << ground[e].received().frames.size();
   }
   rt.router.settle();
   for (size_t e = 0; e < 3; ++e) {
@@ -355,7 +358,8 @@ TEST(Workers, AWorkerWritesToUdpLinksOfAnotherWorkerItself) {
     ASSERT_EQ(seqs.size(), kVehicles);
     for (const auto& [sys, s] : seqs) {
       ASSERT_EQ(s.size(), kFrames) << "ground " << e << " from system " << int{sys};
-      for (size_t k = 0; k < kFrames; ++k) ASSERT_EQ(s[k], static_cast<uint8_t>(k)) << "ground " << e << " from " << int{sys};
+      for (size_t k = 0; k < kFrames; ++k)
+        ASSERT_EQ(s[k], static_cast<uint8_t>(k)) << "ground " << e << " from " << int{sys};
     }
     EXPECT_EQ(rt.link_counters(e).frames_out, kVehicles * (kFrames + 1)) << "ground " << e;
   }
@@ -379,7 +383,8 @@ TEST(Workers, AUdpPeerLivesOnTheWorkerTheKernelChoseForGood) {
   for (auto& p : peers) p->clear();  // the hellos: each heard those of the peers after it
   for (size_t round = 0; round < kRounds; ++round) {
     for (size_t i = 0; i < kPeers; ++i) {
-      peers[i]->send(attitude(static_cast<uint8_t>(1 + i), 1, static_cast<uint32_t>(round + 1), static_cast<uint8_t>(round)));
+      peers[i]->send(
+          attitude(static_cast<uint8_t>(1 + i), 1, static_cast<uint32_t>(round + 1), static_cast<uint8_t>(round)));
     }
   }
   for (auto& p : peers) ASSERT_TRUE(p->wait_frames((kPeers - 1) * kRounds, 10'000ms)) << p->received().frames.size();
@@ -410,7 +415,8 @@ TEST(Workers, ATapSeesEveryWorkersFramesOnTheRoutersThread) {
   constexpr int kFrames = 200;
   for (int i = 0; i < kFrames; ++i) {
     for (uint8_t w = 0; w < 2; ++w) {
-      setup.peers[w]->send(attitude(static_cast<uint8_t>(1 + w), 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
+      setup.peers[w]->send(
+          attitude(static_cast<uint8_t>(1 + w), 1, static_cast<uint32_t>(i + 1), static_cast<uint8_t>(i)));
     }
   }
   for (uint8_t w = 0; w < 2; ++w) ASSERT_TRUE(setup.peers[1 - w]->wait_frames(kFrames, 10'000ms));
@@ -425,8 +431,8 @@ TEST(Workers, ATapSeesEveryWorkersFramesOnTheRoutersThread) {
 }
 
 // UDP peers that come and go (forgotten after 100 ms of silence, at the next of the server's
-// once-a-second checks, then back) while the other worker writes to them: each link's target is freed only once no worker can still hold it
-// (run under the sanitizers, a target freed too early is a use after free).
+// once-a-second checks, then back) while the other worker writes to them: each link's target is freed only once no
+// worker can still hold it (run under the sanitizers, a target freed too early is a use after free).
 TEST(Workers, UdpPeersComeAndGoWhileAnotherWorkerWritesToThem) {
   constexpr size_t kSteady = 2, kFickle = 6, kRounds = 3;
   UdpServerRouter server(2, [](transport::EndpointSpec& spec) { spec.idle_timeout = 100; });

@@ -9,8 +9,8 @@
 #include <iostream>
 #include <random>
 
-#include "support/random_fields.hpp"
 #include <set>
+#include "support/random_fields.hpp"
 
 #include "mavswitch/msg/all.hpp"
 #include "tools/field_format.hpp"

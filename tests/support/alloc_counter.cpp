@@ -29,8 +29,12 @@ void* operator new(size_t n, std::align_val_t a) { return counted_or_throw(n, st
 void* operator new[](size_t n, std::align_val_t a) { return counted_or_throw(n, static_cast<size_t>(a)); }
 void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
 void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
-void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return counted_alloc(n, static_cast<size_t>(a)); }
-void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return counted_alloc(n, static_cast<size_t>(a)); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return counted_alloc(n, static_cast<size_t>(a));
+}
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return counted_alloc(n, static_cast<size_t>(a));
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }

@@ -25,7 +25,9 @@ struct RandomFields {
     }
   }
   template <class T>
-  void operator()(std::string_view, T& v) { v = one<T>(); }
+  void operator()(std::string_view, T& v) {
+    v = one<T>();
+  }
   template <class T, size_t N>
   void operator()(std::string_view, std::array<T, N>& a) {
     for (auto& v : a) v = one<T>();

@@ -36,9 +36,11 @@ CaptureSummary summarize(const std::string& file) {
 // Records fields as bytes, so two decoders can be compared exactly (NaN included).
 struct RecordingSink final : dialect::FieldSink {
   std::vector<std::tuple<std::string, dialect::FieldType, bool, std::vector<uint8_t>>> fields;
-  void field(std::string_view name, dialect::FieldType type, bool is_array, uint16_t count, const void* values) override {
+  void field(std::string_view name, dialect::FieldType type, bool is_array, uint16_t count,
+             const void* values) override {
     const auto* p = static_cast<const uint8_t*>(values);
-    fields.emplace_back(std::string(name), type, is_array, std::vector<uint8_t>(p, p + count * dialect::type_size(type)));
+    fields.emplace_back(std::string(name), type, is_array,
+                        std::vector<uint8_t>(p, p + count * dialect::type_size(type)));
   }
 };
 

@@ -103,7 +103,8 @@ IdleTimeout = 5
 MaxPeers = 8
 UnknownMessages = drop
 Coalesce = false
-)"), c);
+)"),
+                   c);
   finish_config(c);
   EXPECT_EQ(c.general.dedup_period_ms, 100);
   EXPECT_EQ(c.general.sniffer_sysid, 253);
@@ -133,10 +134,38 @@ TEST_F(ConfigTest, OneWorkerUnlessWorkersSaysOtherwise) {
 
 TEST_F(ConfigTest, UdpClientPortsDefaultFrom14550Up) {
   Config c;
-  load_config_file(write("m.conf", "[UdpEndpoint a]\nMode=Normal\nAddress=127.0.0.1\n[UdpEndpoint b]\nMode=Normal\nAddress=127.0.0.1\n"), c);
+  load_config_file(
+      write("m.conf",
+            "[UdpEndpoint a]\nMode=Normal\nAddress=127.0.0.1\n[UdpEndpoint b]\nMode=Normal\nAddress=127.0.0.1\n"),
+      c);
   finish_config(c);
   EXPECT_EQ(c.endpoints[0].spec.port, 14550);
   EXPECT_EQ(c.endpoints[1].spec.port, 14551);
+}
+
+// The first configuration README.md shows users (its indented block under "A first
+// configuration") reads as it is written: a serial flight controller, a UDP client, a UDP server.
+TEST_F(ConfigTest, TheReadmeExampleReadsAsItSays) {
+  std::ifstream readme(fs::path(MAVSWITCH_SOURCE_DIR) / "README.md");
+  ASSERT_TRUE(readme);
+  std::string line, example;
+  bool in_section = false;
+  while (std::getline(readme, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## A first configuration";
+    if (in_section && line.rfind("    ", 0) == 0) example += line.substr(4) + "\n";
+    if (in_section && line.empty() && !example.empty()) example += "\n";
+  }
+  ASSERT_NE(example.find("[General]"), std::string::npos) << "README.md has no example configuration";
+  Config c;
+  load_config_file(write("readme.conf", example), c);
+  finish_config(c);
+  EXPECT_EQ(c.general.tcp_server_port, 5760);
+  ASSERT_EQ(c.endpoints.size(), 3u);
+  EXPECT_EQ(c.endpoints[0].spec.kind, Kind::kSerial);
+  EXPECT_EQ(c.endpoints[0].spec.bauds, (std::vector<uint32_t>{57600, 115200}));
+  EXPECT_EQ(c.endpoints[1].spec.kind, Kind::kUdpClient);
+  EXPECT_EQ(c.endpoints[1].spec.port, 14550);
+  EXPECT_EQ(c.endpoints[2].spec.kind, Kind::kUdpServer);
 }
 
 TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
@@ -144,23 +173,30 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[UartEndpoint fc]\nDevice=/dev/x\nBaud = fast\n"),
             file + ":3: Baud: 'fast' is not a whole number from 0 to 20000000");
   EXPECT_EQ(error_of("[General]\nTcpServerPort=5760\nColour=blue\n"), file + ":3: Colour: unknown key in [General]");
-  EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=1.2.3.4\nPort=99999\n"), file + ":3: Port: '99999' is not a whole number from 0 to 65535");
+  EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=1.2.3.4\nPort=99999\n"),
+            file + ":3: Port: '99999' is not a whole number from 0 to 65535");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nMode=sideways\n"), file + ":2: Mode: 'sideways' must be normal or server");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nFlowControl=true\n"), file + ":2: FlowControl: unknown key in this section");
-  EXPECT_EQ(error_of("[SerialThing x]\n"), file + ":1: [SerialThing x]: unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+  EXPECT_EQ(error_of("[SerialThing x]\n"), file +
+                                               ":1: [SerialThing x]: unknown section type (General, UartEndpoint, "
+                                               "UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
-  EXPECT_EQ(error_of("[UdpEndpoint]\n"), file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
-  EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"), file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
+  EXPECT_EQ(error_of("[UdpEndpoint]\n"),
+            file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
+  EXPECT_EQ(error_of("[General]\nReportStats = maybe\n"),
+            file + ":2: ReportStats: 'maybe' is not a boolean (true/false, 1/0)");
   EXPECT_EQ(error_of("[General]\nWorkers = many\n"), file + ":2: Workers: 'many' is not a whole number from 0 to 1024");
   EXPECT_EQ(error_of("[General]\nPeerPlacement = even\n"), file + ":2: PeerPlacement: unknown key in [General]");
-  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"), std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"),
+            std::string::npos);
   EXPECT_NE(error_of("[UartEndpoint fc]\nBaud=57600\n").find("Device is required"), std::string::npos);
 }
 
 TEST_F(ConfigTest, ConfDirIsReadInNameOrderAndLaterFilesOverride) {
   fs::create_directories(dir_ / "config.d");
   write("config.d/20-override.conf", "[UdpEndpoint gcs]\nPort = 14600\n");
-  write("config.d/10-base.conf", "[UdpEndpoint gcs]\nMode=Normal\nAddress=127.0.0.1\nPort=14550\n[General]\nReportStats=true\n");
+  write("config.d/10-base.conf",
+        "[UdpEndpoint gcs]\nMode=Normal\nAddress=127.0.0.1\nPort=14550\n[General]\nReportStats=true\n");
   write("config.d/ignored.txt", "garbage that is not read");
   Config c;
   load_config_dir(dir_ / "config.d", c);
@@ -185,10 +221,14 @@ TEST_F(ConfigTest, SigningKeysAndAllowFrom) {
   fs::permissions(hex_key, fs::perms::owner_read | fs::perms::owner_write);
   fs::permissions(b64_key, fs::perms::owner_read | fs::perms::owner_write);
   Config c;
-  load_config_file(write("m.conf", "[UdpEndpoint radio]\nMode=Server\nAddress=0.0.0.0\nPort=14550\nSigningKeyFile=" +
-                                       hex_key.string() + "\nSigning=verify\nSigningLinkId=4\nAllowUnsignedMsgIds=109, 0\n"
-                                       "AllowFrom = 192.168.1.0/24, fd00::/8\n[TcpServerEndpoint gcs]\nPort=5790\nMaxClients=3\n"
-                                       "SigningKeyFile=" + b64_key.string() + "\n"), c);
+  load_config_file(
+      write("m.conf",
+            "[UdpEndpoint radio]\nMode=Server\nAddress=0.0.0.0\nPort=14550\nSigningKeyFile=" + hex_key.string() +
+                "\nSigning=verify\nSigningLinkId=4\nAllowUnsignedMsgIds=109, 0\n"
+                "AllowFrom = 192.168.1.0/24, fd00::/8\n[TcpServerEndpoint gcs]\nPort=5790\nMaxClients=3\n"
+                "SigningKeyFile=" +
+                b64_key.string() + "\n"),
+      c);
   finish_config(c);
   const auto& radio = c.endpoints[0];
   ASSERT_TRUE(radio.signing);
@@ -208,20 +248,28 @@ TEST_F(ConfigTest, SigningKeysAndAllowFrom) {
 TEST_F(ConfigTest, AKeyOthersCanReadIsRefused) {
   const auto key = write("open.key", std::string(64, 'b'));
   fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
-  const std::string err = error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + key.string() + "\n");
-  EXPECT_NE(err.find(":5: SigningKeyFile: " + key.string() + ": a signing key must not be readable by group or others (chmod 600"),
-            std::string::npos) << err;
+  const std::string err =
+      error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + key.string() + "\n");
+  EXPECT_NE(err.find(":5: SigningKeyFile: " + key.string() +
+                     ": a signing key must not be readable by group or others (chmod 600"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(ConfigTest, SecurityKeyErrors) {
-  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nAllowFrom=10.0.0.0/33\n").find(
-                ":5: AllowFrom: '10.0.0.0/33': bad prefix length"), std::string::npos);
-  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigning=verify\n").find(
-                "signing keys need SigningKeyFile"), std::string::npos);
-  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Normal\nAddress=127.0.0.1\nAllowFrom=10.0.0.1\n").find(
-                "AllowFrom applies to listening endpoints"), std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nAllowFrom=10.0.0.0/33\n")
+                .find(":5: AllowFrom: '10.0.0.0/33': bad prefix length"),
+            std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigning=verify\n")
+                .find("signing keys need SigningKeyFile"),
+            std::string::npos);
+  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Normal\nAddress=127.0.0.1\nAllowFrom=10.0.0.1\n")
+                .find("AllowFrom applies to listening endpoints"),
+            std::string::npos);
   const auto short_key = write("short.key", "abcd");
   fs::permissions(short_key, fs::perms::owner_read);
-  EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + short_key.string() + "\n").find(
-                "not a 32-byte key"), std::string::npos);
+  EXPECT_NE(
+      error_of("[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=1\nSigningKeyFile=" + short_key.string() + "\n")
+          .find("not a 32-byte key"),
+      std::string::npos);
 }

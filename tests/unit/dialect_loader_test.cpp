@@ -123,7 +123,9 @@ TEST_F(LoaderTest, UnknownFieldTypeNamesFileLineAndField) {
 }
 
 TEST_F(LoaderTest, TwoMessagesWithOneIdIsAnError) {
-  write("other.xml", mavlink(R"(<messages><message id="9" name="FIRST"><field type="uint8_t" name="v">v</field></message></messages>)"));
+  write("other.xml",
+        mavlink(
+            R"(<messages><message id="9" name="FIRST"><field type="uint8_t" name="v">v</field></message></messages>)"));
   const auto p = write("dup.xml", mavlink(R"(<include>other.xml</include><messages>
 <message id="9" name="SECOND"><field type="uint8_t" name="v">v</field></message></messages>
 )"));
@@ -138,7 +140,8 @@ TEST_F(LoaderTest, DeeplyNestedElementsAreHarmless) {
   std::string deep;
   for (int i = 0; i < 200; ++i) deep += "<unknown" + std::to_string(i) + ">";
   for (int i = 199; i >= 0; --i) deep += "</unknown" + std::to_string(i) + ">";
-  const auto p = write("deep.xml", mavlink(deep + R"(<messages><message id="1" name="M"><field type="uint8_t" name="v">v</field>
+  const auto p =
+      write("deep.xml", mavlink(deep + R"(<messages><message id="1" name="M"><field type="uint8_t" name="v">v</field>
     </message></messages>)"));
   EXPECT_EQ(load_dialect(p).messages.size(), 1u);
 }

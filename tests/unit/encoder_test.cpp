@@ -16,7 +16,8 @@ namespace {
 
 std::vector<uint8_t> from_hex(std::string_view hex) {
   std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
   return out;
 }
 
@@ -88,8 +89,12 @@ TEST(Encoder, ReencodingEveryCapturedFrameGivesTheSameBytes) {
       ASSERT_NE(info, nullptr);
       uint8_t payload[protocol::kMaxPayloadLen] = {};
       std::memcpy(payload, f.payload().data(), f.payload().size());
-      const protocol::FrameHeader h{.seq = f.seq(), .sysid = f.sysid(), .compid = f.compid(), .msgid = f.msgid(),
-                                    .incompat_flags = f.incompat_flags(), .compat_flags = f.compat_flags()};
+      const protocol::FrameHeader h{.seq = f.seq(),
+                                    .sysid = f.sysid(),
+                                    .compid = f.compid(),
+                                    .msgid = f.msgid(),
+                                    .incompat_flags = f.incompat_flags(),
+                                    .compat_flags = f.compat_flags()};
       std::vector<uint8_t> out(protocol::kMaxFrameLen);
       const size_t n = f.is_v2() ? protocol::encode_v2(h, {payload, info->max_len}, info->crc_extra, out)
                                  : protocol::encode_v1(h, {payload, f.payload().size()}, info->crc_extra, out);

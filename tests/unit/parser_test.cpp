@@ -30,7 +30,9 @@ std::vector<uint8_t> heartbeat_frame(uint8_t seq, uint8_t incompat = 0) {
 }
 std::vector<uint8_t> attitude_frame(uint8_t seq) { return test::attitude(1, 1, 1000u + seq, seq); }
 
-void append(std::vector<uint8_t>& to, const std::vector<uint8_t>& from) { to.insert(to.end(), from.begin(), from.end()); }
+void append(std::vector<uint8_t>& to, const std::vector<uint8_t>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
 
 std::vector<uint8_t> capture() { return test::read_bytes(test::captures_dir() / "mavlink-v2-3412-packets.bin"); }
 
@@ -73,7 +75,8 @@ TEST(Parser, FindsEveryFrameBetweenGarbageAndCorruptedFrames) {
     const size_t n = rng() % 24;  // garbage without start bytes
     for (size_t k = 0; k < n; ++k) {
       uint8_t b;
-      do b = static_cast<uint8_t>(rng()); while (b == protocol::kMagicV1 || b == protocol::kMagicV2);
+      do b = static_cast<uint8_t>(rng());
+      while (b == protocol::kMagicV1 || b == protocol::kMagicV2);
       noisy.push_back(b);
     }
     garbage += n;
@@ -146,7 +149,8 @@ TEST(Parser, SignedFramesCarryTheirSignature) {
   std::vector<uint8_t> data;
   for (uint8_t seq = 0; seq < 4; ++seq) {
     auto f = heartbeat_frame(seq, protocol::kIncompatSigned);
-    for (size_t k = 0; k < protocol::kSignatureLen; ++k) f[f.size() - protocol::kSignatureLen + k] = static_cast<uint8_t>(0xA0 + k + seq);
+    for (size_t k = 0; k < protocol::kSignatureLen; ++k)
+      f[f.size() - protocol::kSignatureLen + k] = static_cast<uint8_t>(0xA0 + k + seq);
     append(data, f);
   }
   protocol::FrameParser parser(dialect::builtin::message_table());
@@ -256,7 +260,8 @@ TEST(Parser, AllocatesNothingWhileParsing) {
   uint64_t frames = 0;
   auto sink = [&](const FrameView&) { ++frames; };
   test::AllocationCounter allocations;
-  for (size_t pos = 0; pos < data.size(); pos += 97) parser.feed({data.data() + pos, std::min<size_t>(97, data.size() - pos)}, sink);
+  for (size_t pos = 0; pos < data.size(); pos += 97)
+    parser.feed({data.data() + pos, std::min<size_t>(97, data.size() - pos)}, sink);
   parser.finish(sink);
   EXPECT_EQ(frames, 3412u);
   EXPECT_EQ(allocations.count(), 1u) << "only the carry buffer, the first time a frame spans two chunks";

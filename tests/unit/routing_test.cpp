@@ -27,7 +27,9 @@ struct Frame {
   protocol::FrameView view() const { return test::view_of(bytes); }
 };
 Frame heartbeat(uint8_t sys, uint8_t comp) { return {test::frame_of(msg::Heartbeat{}, sys, comp)}; }
-Frame command(uint8_t sys, uint8_t comp, uint8_t tsys, uint8_t tcomp) { return {test::command_long(sys, comp, tsys, tcomp)}; }
+Frame command(uint8_t sys, uint8_t comp, uint8_t tsys, uint8_t tcomp) {
+  return {test::command_long(sys, comp, tsys, tcomp)};
+}
 Frame system_time(uint8_t sys, uint32_t boot_ms) {
   msg::SystemTime t;
   t.time_boot_ms = boot_ms;
@@ -40,7 +42,8 @@ class RoutingTest : public ::testing::Test {
   LinkId add(routing::LinkPolicy p = {}) { return r.add_link(std::move(p)); }
   std::set<LinkId> route(LinkId from, const Frame& f, routing::Millis now = 0, Verdict* verdict = nullptr) {
     std::set<LinkId> to;
-    const Verdict v = r.route(from, f.view(), now, [&](LinkId l) { EXPECT_TRUE(to.insert(l).second) << "delivered twice"; });
+    const Verdict v =
+        r.route(from, f.view(), now, [&](LinkId l) { EXPECT_TRUE(to.insert(l).second) << "delivered twice"; });
     if (verdict) *verdict = v;
     return to;
   }
@@ -228,7 +231,8 @@ TEST_F(RoutingTest, MadeUpComponentsOfASystemLeaveItsRealOnesAlone) {
   const LinkId vehicle = add(), gcs = add(), sprayer = add();
   for (int c = 2; c < 256; ++c) route(sprayer, heartbeat(1, static_cast<uint8_t>(c)), 1000);
   route(vehicle, heartbeat(1, 1), 1000);
-  EXPECT_EQ(route(vehicle, heartbeat(1, 1), 1000), (Links{gcs, sprayer})) << "a broadcast skips only its source's links";
+  EXPECT_EQ(route(vehicle, heartbeat(1, 1), 1000), (Links{gcs, sprayer}))
+      << "a broadcast skips only its source's links";
   EXPECT_EQ(route(gcs, command(255, 190, 1, 1), 1000), (Links{vehicle}));
   EXPECT_EQ(route(gcs, command(255, 190, 1, 77), 1000), (Links{sprayer}));
   EXPECT_EQ(route(gcs, command(255, 190, 1, 0), 1000), (Links{vehicle, sprayer}));

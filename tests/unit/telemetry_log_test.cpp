@@ -21,7 +21,6 @@ namespace {
 
 class TelemetryLogTest : public ::testing::Test {
  protected:
-
   template <class M>
   void write(daemon::TelemetryLog& log, const M& m, uint8_t sys = 1) {
     const test::Bytes frame = test::frame_of(m, sys, 1);
@@ -35,7 +34,8 @@ class TelemetryLogTest : public ::testing::Test {
   }
   size_t frames_in(const fs::path& file) {
     const auto bytes = test::read_bytes(file);
-    return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {}).frames;
+    return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {})
+        .frames;
   }
   test::ScratchDir scratch_{"mavswitch-tlog"};
   const fs::path dir_ = scratch_ / "logs";  // created by the log itself

@@ -33,7 +33,9 @@ fs::path temp_file(const std::string& name, const std::string& content) {
 
 TEST(Tool, DialectPrintsOneLinePerMessageSortedById) {
   std::string out;
-  ASSERT_EQ(run_command(kTool + " dialect " + q(mavswitch::test::definitions_dir() / "common.xml") + " 2>/dev/null", &out), 0);
+  ASSERT_EQ(
+      run_command(kTool + " dialect " + q(mavswitch::test::definitions_dir() / "common.xml") + " 2>/dev/null", &out),
+      0);
   const auto l = lines(out);
   ASSERT_GT(l.size(), 200u);
   EXPECT_EQ(l[0], "0 HEARTBEAT 50 9 9 - -");
@@ -94,8 +96,11 @@ TEST(Tool, RuntimeDialectGivesTheSameOutputAsTheBuiltIn) {
   const auto capture = mavswitch::test::captures_dir() / "mavlink-v2-3412-packets.bin";
   std::string builtin, runtime;
   ASSERT_EQ(run_command(kTool + " dump --json " + q(capture) + " 2>/dev/null", &builtin), 0);
-  ASSERT_EQ(run_command(kTool + " dump --json --dialect " + q(mavswitch::test::definitions_dir() / "ardupilotmega.xml") +
-                            " " + q(capture) + " 2>/dev/null", &runtime), 0);
+  ASSERT_EQ(
+      run_command(kTool + " dump --json --dialect " + q(mavswitch::test::definitions_dir() / "ardupilotmega.xml") +
+                      " " + q(capture) + " 2>/dev/null",
+                  &runtime),
+      0);
   EXPECT_EQ(builtin, runtime);
 }
 
@@ -133,12 +138,16 @@ TEST(Tool, CustomDialectDecodesWithoutRebuild) {
 TEST(Tool, DumpReadsTlogsAndStdin) {
   // One HEARTBEAT record at t = 1700000000123456 us.
   const uint8_t rec[] = {0x00, 0x06, 0x0A, 0x24, 0x18, 0x20, 0x22, 0x40,  // 1700000000123456
-                         0xfd, 0x09, 0x00, 0x00, 0x2a, 0xff, 0xbe, 0x00, 0x00, 0x00, 0x07, 0x00, 0x03,
-                         0x00, 0x02, 0x03, 0x51, 0x04, 0x03, 0x01, 0x97};
+                         0xfd, 0x09, 0x00, 0x00, 0x2a, 0xff, 0xbe, 0x00, 0x00, 0x00, 0x07,
+                         0x00, 0x03, 0x00, 0x02, 0x03, 0x51, 0x04, 0x03, 0x01, 0x97};
   const auto log = temp_file("one.tlog", std::string(reinterpret_cast<const char*>(rec), sizeof rec));
   std::string out, piped;
   ASSERT_EQ(run_command(kTool + " dump " + q(log) + " 2>/dev/null", &out), 0);
-  EXPECT_EQ(out.rfind("1700000000123456 v2 seq=42 sys=255 comp=190 id=0 HEARTBEAT type=2 autopilot=3 base_mode=81 custom_mode=196615", 0), 0u) << out;
+  EXPECT_EQ(out.rfind("1700000000123456 v2 seq=42 sys=255 comp=190 id=0 HEARTBEAT type=2 autopilot=3 base_mode=81 "
+                      "custom_mode=196615",
+                      0),
+            0u)
+      << out;
   ASSERT_EQ(run_command("cat " + q(log) + " | " + kTool + " dump --tlog --json - 2>/dev/null", &piped), 0);
   EXPECT_EQ(piped.rfind("{\"time_usec\":1700000000123456,\"version\":2", 0), 0u) << piped;
   fs::remove(log);

@@ -35,7 +35,8 @@ struct RoundTrip {
       for (bool v1 : {false, true}) {
         if (v1 && M::kId >= 256) continue;
         uint8_t buf[protocol::kMaxFrameLen];
-        const size_t n = dialect::typed::encode_frame(original, {.seq = static_cast<uint8_t>(i), .sysid = 3, .compid = 4}, buf, v1);
+        const size_t n =
+            dialect::typed::encode_frame(original, {.seq = static_cast<uint8_t>(i), .sysid = 3, .compid = 4}, buf, v1);
         int frames = 0;
         parser.feed({buf, n}, [&](const protocol::FrameView& f) {
           ++frames;
