@@ -4,7 +4,16 @@
 include(CMakePackageConfigHelpers)
 
 install(TARGETS mavswitchd mavswitch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(FILES packaging/mavswitchd.service DESTINATION ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
+# The unit is written at install time, so that it names the program where this install puts it
+# (`cmake --install build --prefix X` decides that, not the configure step), and it goes under
+# that prefix too (DESTDIR, for packagers, is added by file(INSTALL) as for every other file).
+install(CODE "
+  file(READ \"${PROJECT_SOURCE_DIR}/packaging/mavswitchd.service.in\" _unit)
+  string(REPLACE \"@BINDIR@\" \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\" _unit \"\${_unit}\")
+  file(WRITE \"${PROJECT_BINARY_DIR}/packaging/mavswitchd.service\" \"\${_unit}\")
+  file(INSTALL \"${PROJECT_BINARY_DIR}/packaging/mavswitchd.service\"
+       DESTINATION \"\${CMAKE_INSTALL_PREFIX}/lib/systemd/system\")
+")
 
 set(_libraries mavswitch mavswitch_api mavswitch_router mavswitch_transport mavswitch_routing
     mavswitch_messages mavswitch_dialect mavswitch_protocol mavswitch_base mavswitch_warnings)

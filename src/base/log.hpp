@@ -1,16 +1,25 @@
-// Leveled logging to stderr ("mavswitchd: warning: ..."): error, warning, info, debug.
+// Leveled logging to stderr ("mavswitchd: warning: ...") or to syslog: error, warning, info,
+// debug, and trace (every routing decision: for finding out where a frame went, not for a
+// router in service).
 #pragma once
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <string_view>
 
 namespace mavswitch::log {
 
-enum class Level { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3 };
+enum class Level { kError = 0, kWarning = 1, kInfo = 2, kDebug = 3, kTrace = 4 };
 
+namespace detail {
+extern std::atomic<Level> g_level;
+}
 void set_level(Level level) noexcept;
-Level level() noexcept;
+inline Level level() noexcept { return detail::g_level.load(std::memory_order_relaxed); }
+inline bool tracing() noexcept { return level() >= Level::kTrace; }  // one load: fine per frame
+// From now on to syslog (facility daemon, tagged mavswitchd), not stderr.
+void use_syslog() noexcept;
 bool parse_level(std::string_view text, Level* out) noexcept;
 void write(Level level, std::string_view message);
 
@@ -29,6 +38,10 @@ void info(fmt::format_string<Args...> f, Args&&... args) {
 template <class... Args>
 void debug(fmt::format_string<Args...> f, Args&&... args) {
   if (level() >= Level::kDebug) write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
+}
+template <class... Args>
+void trace(fmt::format_string<Args...> f, Args&&... args) {
+  if (tracing()) write(Level::kTrace, fmt::format(f, std::forward<Args>(args)...));
 }
 
 }  // namespace mavswitch::log

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 
 #include "transport/socket_address.hpp"
 
@@ -62,6 +63,21 @@ const char* first_existing(std::initializer_list<const char*> paths) {
   return nullptr;
 }
 
+// Ours first, then mavlink-routerd's, so its service files work unchanged.
+const char* first_env(std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') return v;
+  }
+  return nullptr;
+}
+
+// --help and --version print and succeed; a mistake is one line and exit 2, as a config error is.
+int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  fmt::print(stderr, "mavswitchd: {} (see --help)\n", e.what());
+  return 2;
+}
+
 }  // namespace
 
 std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_code) {
@@ -69,14 +85,19 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   std::vector<std::string> positional, udp_clients, tcp_clients;
   std::optional<uint16_t> tcp_port;
   std::string conf_file, conf_dir, log_dir, log_level, dialect;
-  bool report = false, telemetry = false, verbose = false, version = false, no_coalesce = false, no_gso = false;
+  bool report = false, telemetry = false, verbose = false, to_syslog = false, version = false, no_coalesce = false,
+       no_gso = false;
   std::optional<unsigned> sniffer;
   std::optional<size_t> max_peers;
   std::optional<unsigned> workers;
 
   app.add_option("endpoints", positional, "Serial device (/dev/ttyX[:baud[,baud...]]) or UDP server (host:port)");
-  app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default");
-  app.add_option("-p,--tcp-endpoint", tcp_clients, "TCP client: host:port (reconnects while it is down)");
+  // One value per flag, as mavlink-routerd takes them (repeat the flag for more): what follows
+  // is a positional endpoint, not a second client.
+  app.add_option("-e,--endpoint", udp_clients, "UDP client: host[:port], port from 14550 up by default (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("-p,--tcp-endpoint", tcp_clients, "TCP client: host:port, reconnects while it is down (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("-t,--tcp-port", tcp_port, "TCP server port (default 5760, 0 turns it off)");
   app.add_option("-c,--conf-file", conf_file,
                  "Configuration file (default /etc/mavswitch/main.conf, then /etc/mavlink-router/main.conf)");
@@ -85,7 +106,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_flag("-r,--report_msg_statistics", report, "Print traffic statistics periodically");
   app.add_option("-l,--log", log_dir, "Directory for logs");
   app.add_flag("-T,--telemetry-log", telemetry, "Write telemetry logs (.tlog) into the -l directory");
-  app.add_option("-g,--debug-log-level", log_level, "error, warning, info or debug");
+  app.add_option("-g,--debug-log-level", log_level, "error, warning, info, debug or trace (every routing decision)");
+  app.add_flag("-y,--syslog", to_syslog, "Log to syslog instead of stderr");
   app.add_flag("-v,--verbose", verbose, "Same as --debug-log-level=debug");
   app.add_option("-s,--sniffer-sysid", sniffer, "System id that receives every message")->check(CLI::Range(1, 255));
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
@@ -101,15 +123,15 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
+    *exit_code = usage_error(app, e);
     return std::nullopt;
   }
   CommandLine cl;
   cl.show_version = version;
   Config& c = cl.config;
   try {
-    const char* env_file = std::getenv("MAVSWITCH_CONF_FILE");
-    const char* env_dir = std::getenv("MAVSWITCH_CONF_DIR");
+    const char* env_file = first_env({"MAVSWITCH_CONF_FILE", "MAVLINK_ROUTERD_CONF_FILE"});
+    const char* env_dir = first_env({"MAVSWITCH_CONF_DIR", "MAVLINK_ROUTERD_CONF_DIR"});
     std::string file = !conf_file.empty() ? conf_file : env_file ? env_file : "";
     std::string dir = !conf_dir.empty() ? conf_dir : env_dir ? env_dir : "";
     if (file.empty() && dir.empty()) {  // the default locations, ours first, then mavlink-router's
@@ -146,9 +168,10 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (!log_dir.empty()) c.general.log_dir = log_dir;
     if (telemetry) c.general.log_telemetry = true;
     if (!log_level.empty() && !log::parse_level(log_level, &c.general.log_level)) {
-      throw CLI::ValidationError("-g", "'" + log_level + "' must be error, warning, info or debug");
+      throw CLI::ValidationError("-g", "'" + log_level + "' must be error, warning, info, debug or trace");
     }
     if (verbose) c.general.log_level = log::Level::kDebug;
+    if (to_syslog) c.general.syslog = true;
     if (sniffer) c.general.sniffer_sysid = static_cast<uint8_t>(*sniffer);
     if (!dialect.empty()) c.general.dialect_xml = dialect;
     if (workers) c.general.workers = *workers;
@@ -159,8 +182,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     }
     if (max_peers) c.general.tcp_server_max_clients = *max_peers;
     finish_config(c);
-  } catch (const CLI::Error& e) {
-    *exit_code = app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = usage_error(app, e);
     return std::nullopt;
   } catch (const ConfigError& e) {
     fmt::print(stderr, "mavswitchd: {}\n", e.what());

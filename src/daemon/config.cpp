@@ -9,7 +9,9 @@
 #include <map>
 #include <sstream>
 
+#include "base/file_read.hpp"
 #include "daemon/config_keys.hpp"
+#include "transport/socket_address.hpp"
 
 namespace mavswitch::daemon {
 namespace {
@@ -53,12 +55,14 @@ bool parse_uint(std::string_view text, uint64_t max, uint64_t* out) {
   return true;
 }
 
+// A mavlink-router configuration is a few KiB; this is far past any real one.
+constexpr size_t kMaxConfigFile = 16u << 20;
+
 void load_config_file(const fs::path& file, Config& config) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(file.string() + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  load_config_text(text.str(), file.string(), config);
+  std::string error;
+  const auto text = read_regular_file(file.string(), kMaxConfigFile, &error);
+  if (!text) throw ConfigError(error);
+  load_config_text(*text, file.string(), config);
 }
 
 void load_config_text(std::string_view text, const std::string& file_name, Config& config) {
@@ -67,6 +71,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
   enum class Section { kNone, kGeneral, kEndpoint } section = Section::kNone;
   EndpointConfig* endpoint = nullptr;
   const std::map<std::string, Setter>* kind_keys = nullptr;
+  std::map<std::string, int> keys_seen;  // in the section being read: key -> its line
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
@@ -74,14 +79,19 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
     const std::string_view l = trim(line);
     if (l.empty() || l[0] == '#' || l[0] == ';') continue;
     const Where here{file.string(), number, ""};
+    if (l.find('\0') != std::string_view::npos) {
+      throw ConfigError(here.text() + ": a NUL byte in the line (a value would be cut at it)");
+    }
     if (l[0] == '[') {
-      if (l.back() != ']') Where{file.string(), number, std::string(l)}.fail("a section header ends with ']'");
+      keys_seen.clear();
+      if (l.back() != ']') Where{file.string(), number, quoted(l)}.fail("a section header ends with ']'");
       const std::string_view inner = trim(l.substr(1, l.size() - 2));
       const auto space = inner.find_first_of(" \t");
       const std::string type = lower(inner.substr(0, space));
       const std::string name = space == std::string_view::npos ? "" : std::string(trim(inner.substr(space)));
       const Where w{file.string(), number, "[" + std::string(inner) + "]"};
       if (type == "general") {
+        if (!name.empty()) w.fail("[General] takes no name");
         section = Section::kGeneral;
         endpoint = nullptr;
         continue;
@@ -108,11 +118,16 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       continue;
     }
     const auto eq = l.find('=');
-    if (eq == std::string_view::npos) Where{file.string(), number, std::string(l)}.fail("expected Key = Value");
+    if (eq == std::string_view::npos) Where{file.string(), number, quoted(l)}.fail("expected Key = Value");
     const std::string key = lower(trim(l.substr(0, eq)));
     const std::string_view value = trim(l.substr(eq + 1));
     const Where w{file.string(), number, std::string(trim(l.substr(0, eq)))};
     if (key.empty()) w.fail("empty key");
+    // Twice in one section is a mistake (which one was meant?); a later file or section of the
+    // same name may change it, as a conf directory does.
+    if (const auto [at, first] = keys_seen.try_emplace(key, number); !first) {
+      w.fail("given twice in this section (first on line " + std::to_string(at->second) + ")");
+    }
     switch (section) {
       case Section::kNone: w.fail("key outside of any section");
       case Section::kGeneral: set_general(w, key, value, config); break;
@@ -145,10 +160,24 @@ void finish_config(Config& config) {
     const auto& s = e.spec;
     const std::string where = e.spec.name + " (" + e.source + ")";
     if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
+    if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
+      throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
+    }
     if (s.kind == Kind::kTcpServer && s.address.empty()) e.spec.address = "::";
     if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty())
       throw ConfigError(where + ": Address is required");
     if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
+    const bool needs_port = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
+    if (needs_port && e.port_set && s.port == 0) {
+      throw ConfigError((e.port_at.empty() ? e.source : e.port_at) + ": Port: 0 is not a port (1 to 65535)");
+    }
+    // A server binds its address: a name or a malformed number is a mistake in the file, said
+    // where it was written.
+    if (transport::listens(s) && !s.address.empty() && !transport::SocketAddress::numeric(s.address, s.port)) {
+      throw ConfigError((e.address_at.empty() ? e.source : e.address_at) + ": Address: '" + s.address +
+                        "' is not a numeric address; a server listens on one of this machine's (0.0.0.0 or :: "
+                        "for all of them)");
+    }
     if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set)
       throw ConfigError(where + ": Port is required");
     if (!s.allow_from.empty() && s.kind != Kind::kUdpServer && s.kind != Kind::kTcpServer) {

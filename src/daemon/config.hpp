@@ -25,10 +25,12 @@ enum class LogMode { kAlways, kWhileArmed };
 
 struct GeneralConfig {
   uint16_t tcp_server_port = 5760;  // 0: no TCP server
+  std::string tcp_server_port_at;   // "file:line" of TcpServerPort; empty: the default or the command line
   size_t tcp_server_max_clients = 64;
   bool report_stats = false;
   int stats_interval_s = 10;
   log::Level log_level = log::Level::kInfo;
+  bool syslog = false;  // -y: log to syslog
   routing::Millis dedup_period_ms = 0;
   routing::Millis route_timeout_ms = 10'000;
   uint8_t sniffer_sysid = 0;
@@ -54,6 +56,9 @@ struct EndpointConfig {
   std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
   std::string source;        // "file:line" where it was defined, or "command line"
   bool port_set = false;
+  bool mode_set = false;   // [UdpEndpoint]: Mode was given
+  std::string address_at;  // "file:line" of its Address key; empty: not from a file
+  std::string port_at;     // "file:line" of its Port key
 };
 
 struct Config {

@@ -11,14 +11,15 @@ using Kind = transport::EndpointSpec::Kind;
 
 bool get_bool(const Where& w, std::string_view v) {
   bool b;
-  if (!parse_bool(v, &b)) w.fail("'" + std::string(v) + "' is not a boolean (true/false, 1/0)");
+  if (!parse_bool(v, &b)) w.fail(quoted(v) + " is not a boolean (true/false, 1/0)");
   return b;
 }
 
-uint64_t get_uint(const Where& w, std::string_view v, uint64_t max) {
+uint64_t get_uint(const Where& w, std::string_view v, uint64_t max, uint64_t min = 0) {
   uint64_t n;
-  if (!parse_uint(v, max, &n))
-    w.fail("'" + std::string(v) + "' is not a whole number from 0 to " + std::to_string(max));
+  if (!parse_uint(v, max, &n) || n < min) {
+    w.fail(quoted(v) + " is not a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+  }
   return n;
 }
 
@@ -62,11 +63,13 @@ void set_address(const Where& w, std::string_view v, EndpointConfig& e) {
   if (a.size() >= 2 && a.front() == '[' && a.back() == ']') a = a.substr(1, a.size() - 2);
   if (a.empty()) w.fail("empty address");
   e.spec.address = a;
+  e.address_at = w.text();
 }
 
 void set_port(const Where& w, std::string_view v, EndpointConfig& e) {
   e.spec.port = static_cast<uint16_t>(get_uint(w, v, 65535));
   e.port_set = true;
+  e.port_at = w.text();
 }
 
 }  // namespace
@@ -76,6 +79,12 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
+}
+
+std::string quoted(std::string_view v) {
+  constexpr size_t kMaxQuoted = 40;
+  if (v.size() <= kMaxQuoted) return "'" + std::string(v) + "'";
+  return "'" + std::string(v.substr(0, kMaxQuoted)) + "...' (" + std::to_string(v.size()) + " characters)";
 }
 
 std::string_view trim(std::string_view s) {
@@ -111,8 +120,7 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
       {"signing",
        [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
-         if (m != "verify" && m != "sign" && m != "both")
-           w.fail("'" + std::string(v) + "' must be verify, sign or both");
+         if (m != "verify" && m != "sign" && m != "both") w.fail(quoted(v) + " must be verify, sign or both");
          signing_of(e).verify = m != "sign";
          signing_of(e).sign = m != "verify";
        }},
@@ -122,7 +130,7 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
       {"unknownmessages",
        [](auto& w, auto v, auto& e) {
          const std::string m = lower(v);
-         if (m != "forward" && m != "drop") w.fail("'" + std::string(v) + "' must be forward or drop");
+         if (m != "forward" && m != "drop") w.fail(quoted(v) + " must be forward or drop");
          e.policy.drop_unknown_ids = m == "drop";
        }},
       {"queuesize",
@@ -167,13 +175,14 @@ const std::map<std::string, Setter>& udp_keys() {
          else if (m == "server" || m == "eavesdropping")
            e.spec.kind = Kind::kUdpServer;
          else
-           w.fail("'" + std::string(v) + "' must be normal or server");
+           w.fail(quoted(v) + " must be normal or server");
+         e.mode_set = true;
        }},
       {"idletimeout",
        [](auto& w, auto v, auto& e) {
          e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
        }},
-      {"maxpeers", [](auto& w, auto v, auto& e) { e.spec.max_peers = std::max<size_t>(1, get_uint(w, v, 100000)); }},
+      {"maxpeers", [](auto& w, auto v, auto& e) { e.spec.max_peers = get_uint(w, v, 100000, 1); }},
       {"coalesce", [](auto& w, auto v, auto& e) { e.spec.coalesce = get_bool(w, v); }},
   };
   return keys;
@@ -183,7 +192,7 @@ const std::map<std::string, Setter>& tcp_server_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},
       {"port", set_port},
-      {"maxclients", [](auto& w, auto v, auto& e) { e.spec.max_peers = std::max<size_t>(1, get_uint(w, v, 100000)); }},
+      {"maxclients", [](auto& w, auto v, auto& e) { e.spec.max_peers = get_uint(w, v, 100000, 1); }},
   };
   return keys;
 }
@@ -202,14 +211,15 @@ const std::map<std::string, Setter>& tcp_keys() {
 
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c) {
   GeneralConfig& g = c.general;
-  if (key == "tcpserverport")
+  if (key == "tcpserverport") {
     g.tcp_server_port = static_cast<uint16_t>(get_uint(w, v, 65535));
-  else if (key == "reportstats")
+    g.tcp_server_port_at = w.text();
+  } else if (key == "reportstats")
     g.report_stats = get_bool(w, v);
   else if (key == "statsinterval")
-    g.stats_interval_s = static_cast<int>(std::max<uint64_t>(1, get_uint(w, v, 86400)));
+    g.stats_interval_s = static_cast<int>(get_uint(w, v, 86400, 1));
   else if (key == "debugloglevel") {
-    if (!log::parse_level(v, &g.log_level)) w.fail("'" + std::string(v) + "' must be error, warning, info or debug");
+    if (!log::parse_level(v, &g.log_level)) w.fail(quoted(v) + " must be error, warning, info, debug or trace");
   } else if (key == "deduplicationperiod")
     g.dedup_period_ms = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
   else if (key == "routetimeout")
@@ -231,21 +241,26 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     else if (m == "while-armed")
       g.log_mode = LogMode::kWhileArmed;
     else
-      w.fail("'" + std::string(v) + "' must be always or while-armed");
+      w.fail(quoted(v) + " must be always or while-armed");
   } else if (key == "logsystemid")
     g.log_system_id = static_cast<uint8_t>(get_uint(w, v, 255));
   else if (key == "minfreespace")
     g.min_free_space = get_uint(w, v, UINT64_MAX);
   else if (key == "maxlogfiles")
     g.max_log_files = static_cast<unsigned>(get_uint(w, v, 1'000'000));
-  else if (key == "telemetrylogmaxsize")
+  else if (key == "telemetrylogmaxsize") {
     g.telemetry_log_max_size = get_uint(w, v, UINT64_MAX);
-  else if (key == "signingstatefile")
+    // Smaller would rotate every few frames: a file per frame is a mistake, not a setting.
+    if (g.telemetry_log_max_size != 0 && g.telemetry_log_max_size < kMinTelemetryLogSize) {
+      w.fail(quoted(v) + " is below the smallest log file, " + std::to_string(kMinTelemetryLogSize) +
+             " bytes (0: never rotate)");
+    }
+  } else if (key == "signingstatefile")
     g.signing_state_file = std::string(v);
   else if (key == "mavlinkdialect") {
     const std::string m = lower(v);
     if (m != "auto" && m != "common" && m != "ardupilotmega")
-      w.fail("'" + std::string(v) + "' must be auto, common or ardupilotmega");
+      w.fail(quoted(v) + " must be auto, common or ardupilotmega");
     c.warnings.push_back(w.text() +
                          ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
                          "mavswitch does not write; frames are validated with the built-in dialect "

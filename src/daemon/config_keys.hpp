@@ -13,6 +13,9 @@ namespace mavswitch::daemon::keys {
 
 std::string lower(std::string_view s);
 std::string_view trim(std::string_view s);
+// A value as an error message quotes it: at most a few dozen characters of it.
+std::string quoted(std::string_view v);
+constexpr uint64_t kMinTelemetryLogSize = 64 * 1024;
 
 // Where a value came from, for error messages.
 struct Where {

@@ -5,8 +5,8 @@
 
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+
+#include "base/file_read.hpp"
 
 namespace mavswitch::daemon {
 
@@ -20,8 +20,10 @@ bool read_key_file(const std::string& path, protocol::SigningKey* key, std::stri
     *error = path + ": a signing key must not be readable by group or others (chmod 600 " + path + ")";
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  constexpr size_t kMaxKeyFile = 4096;  // a key is 32 bytes, 64 in hex, 44 in base64
+  const auto bytes = read_regular_file(path, kMaxKeyFile, error);
+  if (!bytes) return false;
+  const std::string& raw = *bytes;
   if (raw.size() == key->size()) {  // 32 raw bytes (not text that happens to be 32 long? text keys are 44 or 64)
     std::memcpy(key->data(), raw.data(), key->size());
     return true;

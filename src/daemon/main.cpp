@@ -3,6 +3,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "base/log.hpp"
 #include "daemon/cli.hpp"
@@ -51,6 +53,7 @@ int main(int argc, char** argv) {
   }
   daemon::Config& config = command_line->config;
   const daemon::GeneralConfig& general = config.general;
+  if (general.syslog) log::use_syslog();
   log::set_level(general.log_level);
   for (const auto& w : config.warnings) log::warning("{}", w);
 
@@ -74,7 +77,11 @@ int main(int argc, char** argv) {
   }
 
   Router router(options);
+  // Where each endpoint the router gets was configured, to name it if it cannot be opened.
+  std::vector<std::string> origin;
   if (general.tcp_server_port != 0) {
+    origin.push_back(general.tcp_server_port_at.empty() ? "TCP server (TcpServerPort, -t)"
+                                                        : general.tcp_server_port_at + ": TcpServerPort");
     transport::EndpointSpec server;
     server.kind = transport::EndpointSpec::Kind::kTcpServer;
     server.name = "default";
@@ -92,6 +99,7 @@ int main(int argc, char** argv) {
     }
     warn_if_open(e.spec, e.policy);
     router.add_endpoint(e.spec, e.policy);
+    origin.push_back(e.port_at.empty() ? e.source : e.port_at + ": Port");
   }
   if (router.endpoint_count() == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
@@ -118,7 +126,11 @@ int main(int argc, char** argv) {
     }
   };
   if (any_signing) {
-    daemon::load_signing_state(general.signing_state_file, router);
+    std::string error;
+    if (!daemon::load_signing_state(general.signing_state_file, router, &error)) {
+      log::error("SigningStateFile: {}", error);
+      return 2;
+    }
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
@@ -134,6 +146,9 @@ int main(int argc, char** argv) {
 
   try {
     router.start();
+  } catch (const Router::StartError& e) {  // a configuration that cannot work here, as a bad line
+    log::error("{}: {}", origin.at(e.endpoint), e.what());
+    return 2;
   } catch (const std::exception& e) {
     log::error("{}", e.what());
     return 1;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/file_read.hpp"
 #include "base/log.hpp"
 
 namespace mavswitch::daemon {
@@ -22,9 +23,14 @@ constexpr uint64_t kSaveInterval = 60ull * 100'000;
 
 }  // namespace
 
-void load_signing_state(const std::filesystem::path& file, Router& router) {
-  std::ifstream in(file);
-  if (!in) return;
+bool load_signing_state(const std::filesystem::path& file, Router& router, std::string* error) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return true;  // the first start: nothing saved yet
+  // One line per signing stream and a clock: a few KiB even for a large fleet.
+  constexpr size_t kMaxStateFile = 1u << 20;
+  const auto text = read_regular_file(file.string(), kMaxStateFile, error);
+  if (!text) return false;
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream words(line);
@@ -43,6 +49,7 @@ void load_signing_state(const std::filesystem::path& file, Router& router) {
       }
     }
   }
+  return true;
 }
 
 bool save_signing_state(const std::filesystem::path& file, const Router& router, std::string* error) {

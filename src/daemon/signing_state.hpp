@@ -12,7 +12,9 @@ namespace mavswitch::daemon {
 
 // Restores what `file` holds into the router (a missing file is a first start). Endpoints are
 // matched by name.
-void load_signing_state(const std::filesystem::path& file, Router& router);
+// False, with `error`, when the file is there but is not a state file we can read (a
+// directory, a device, too large); a file that is not there yet is no error.
+bool load_signing_state(const std::filesystem::path& file, Router& router, std::string* error);
 // Writes the state; returns false with *error on failure (the previous file stays intact).
 bool save_signing_state(const std::filesystem::path& file, const Router& router, std::string* error);
 

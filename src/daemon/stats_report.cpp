@@ -59,8 +59,8 @@ std::string format_stats(Router& router) {
           const double pct = s.received + s.lost
                                  ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.received + s.lost)
                                  : 0.0;
-          fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%)\n", key >> 8, key & 0xFF, s.received,
-                         s.lost, pct);
+          fmt::format_to(it, "      source {}/{}: {} received, {} lost ({:.1f}%){}\n", key >> 8, key & 0xFF, s.received,
+                         s.lost, pct, s.restarts ? fmt::format(", sequence restarted {} times", s.restarts) : "");
         }
         if (seq->untracked_frames() != 0) {
           fmt::format_to(it, "      {} frames from sources past the first {} (not tracked one by one)\n",

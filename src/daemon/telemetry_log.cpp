@@ -26,14 +26,41 @@ uint64_t wall_usec() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
+// The index a log's name starts with ("00042-2026-12-02_10-00-00.tlog"), if it has one.
+std::optional<unsigned> log_index(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name.size() < 6 || name[5] != '-') return std::nullopt;
+  unsigned index = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    if (name[i] < '0' || name[i] > '9') return std::nullopt;
+    index = index * 10 + static_cast<unsigned>(name[i] - '0');
+  }
+  return index;
+}
+
+// Telemetry logs by index, oldest first.
 std::vector<fs::path> tlogs_oldest_first(const fs::path& dir) {
-  std::vector<fs::path> files;
+  std::vector<std::pair<unsigned, fs::path>> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".tlog") files.push_back(e.path());
+    const auto index = log_index(e.path());
+    if (index && e.is_regular_file() && e.path().extension() == ".tlog") files.emplace_back(*index, e.path());
   }
-  std::sort(files.begin(), files.end());  // names start with the date: name order is age order
-  return files;
+  std::sort(files.begin(), files.end());
+  std::vector<fs::path> out;
+  for (auto& [index, path] : files) out.push_back(std::move(path));
+  return out;
+}
+
+// One past the highest index of any log in the directory, whatever its kind (.tlog, and the
+// flight logs mavlink-router writes beside them): a directory shared with it keeps counting.
+unsigned next_log_index(const fs::path& dir) {
+  unsigned next = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (const auto index = log_index(e.path())) next = std::max(next, *index + 1);
+  }
+  return next;
 }
 
 uint64_t free_bytes(const fs::path& dir) {
@@ -48,7 +75,6 @@ TelemetryLog::TelemetryLog(TelemetryLogOptions options) : options_(std::move(opt
   std::error_code ec;
   fs::create_directories(options_.dir, ec);
   if (ec) log::error("telemetry log: cannot create {}: {}", options_.dir.string(), ec.message());
-  if (options_.mode == LogMode::kAlways) open_file();
 }
 
 TelemetryLog::~TelemetryLog() { close(); }
@@ -56,14 +82,16 @@ TelemetryLog::~TelemetryLog() { close(); }
 void TelemetryLog::open_file() {
   enforce_limits();
   if (out_of_space_) return;
+  // mavlink-router's names, so that the scripts written for it find ours:
+  // NNNNN-YYYY-MM-DD_HH-MM-SS.tlog, the index one past the highest in the directory.
   char stamp[32];
   const time_t t = time(nullptr);
   tm local;
   localtime_r(&t, &local);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  char sequence[16];
-  std::snprintf(sequence, sizeof sequence, "%05u", sequence_++ % 100000);  // padded: name order is age order
-  path_ = options_.dir / (std::string(stamp) + "-" + sequence + ".tlog");
+  strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &local);
+  char index[16];
+  std::snprintf(index, sizeof index, "%05u", next_log_index(options_.dir));
+  path_ = options_.dir / (std::string(index) + "-" + stamp + ".tlog");
   file_ = std::fopen(path_.c_str(), "wbx");
   if (file_ == nullptr) {
     log::error("telemetry log: cannot create {}", path_.string());
@@ -101,11 +129,17 @@ void TelemetryLog::enforce_limits() {
   out_of_space_ = short_of_space;
 }
 
-void TelemetryLog::watch_arming(const protocol::FrameView& f) {
-  if (f.msgid() != kHeartbeatId || !f.verified()) return;
+// A HEARTBEAT of the vehicle being logged: LogSystemId's, or else the first autopilot heard.
+bool TelemetryLog::from_our_vehicle(const protocol::FrameView& f) {
+  if (f.msgid() != kHeartbeatId || !f.verified()) return false;
   if (options_.system_id ? f.sysid() != *options_.system_id : f.payload_byte(kHeartbeatAutopilot) == kAutopilotInvalid)
-    return;
-  if (!options_.system_id) options_.system_id = f.sysid();  // the first autopilot heard
+    return false;
+  if (!options_.system_id) options_.system_id = f.sysid();
+  return true;
+}
+
+void TelemetryLog::watch_arming(const protocol::FrameView& f) {
+  if (!from_our_vehicle(f)) return;
   const bool armed = f.payload_byte(kHeartbeatBaseMode) & kModeFlagArmed;
   if (armed && !armed_) open_file();
   armed_ = armed;
@@ -114,7 +148,14 @@ void TelemetryLog::watch_arming(const protocol::FrameView& f) {
 
 void TelemetryLog::write(const protocol::FrameView& frame) {
   const bool was_armed = armed_;
-  if (options_.mode == LogMode::kWhileArmed) watch_arming(frame);
+  if (options_.mode == LogMode::kWhileArmed) {
+    watch_arming(frame);
+  } else if (!started_ && from_our_vehicle(frame)) {
+    // As mavlink-router: a log starts with the vehicle's first heartbeat, so a router whose
+    // vehicle never came leaves no empty file.
+    started_ = true;
+    open_file();
+  }
   if (file_ == nullptr) return;
   uint8_t ts[protocol::kTlogTimestampLen];
   protocol::put_tlog_timestamp(wall_usec(), ts);

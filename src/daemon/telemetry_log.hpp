@@ -1,7 +1,8 @@
 // Writes every frame the router receives to .tlog files (8-byte big-endian microsecond
-// timestamp + frame, as QGroundControl and MAVProxy write them), rotated by size, keeping at
-// most MaxLogFiles and at least MinFreeSpace bytes free on the disk. In while-armed mode a file
-// spans one arming of the vehicle.
+// timestamp + frame, as QGroundControl and MAVProxy write them), named as mavlink-router names
+// them (NNNNN-YYYY-MM-DD_HH-MM-SS.tlog), rotated by size, keeping at most MaxLogFiles and at
+// least MinFreeSpace bytes free on the disk. A log starts with the vehicle's first heartbeat
+// (LogSystemId's, or the first autopilot's); in while-armed mode a file spans one arming.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,7 @@ class TelemetryLog {
  private:
   void open_file();
   void enforce_limits();
+  bool from_our_vehicle(const protocol::FrameView& frame);
   void watch_arming(const protocol::FrameView& frame);
 
   TelemetryLogOptions options_;
@@ -48,7 +50,7 @@ class TelemetryLog {
   std::filesystem::path path_;
   uint64_t size_ = 0;
   uint64_t frames_ = 0;
-  unsigned sequence_ = 0;
+  bool started_ = false;  // always: the vehicle's first heartbeat was seen
   bool armed_ = false;
   bool out_of_space_ = false;
 };

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/file_read.hpp"
+
 namespace mavswitch::dialect {
 namespace {
 
@@ -18,10 +20,14 @@ namespace fs = std::filesystem;
 
 std::string where(const std::string& file, long line) { return file + ":" + std::to_string(line) + ": "; }
 
+// The official files are at most a few hundred KiB; anything past this is not a dialect.
+constexpr size_t kMaxDialectFile = 64u << 20;
+
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DialectError(path.string() + ": cannot open");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string error;
+  auto bytes = read_regular_file(path.string(), kMaxDialectFile, &error);
+  if (!bytes) throw DialectError(error);
+  return std::move(*bytes);
 }
 
 const char* attr(const XML_Char** attrs, std::string_view key) {

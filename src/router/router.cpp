@@ -60,46 +60,54 @@ void Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy poli
   policies_.push_back(std::make_shared<const routing::LinkPolicy>(std::move(policy)));
 }
 
-// Listening endpoints get a socket on every worker, sharing the port; the others are dealt
-// out to the workers in turn.
 void Router::start() {
-  const size_t n = workers_.size();
   size_t next_worker = 0;
   for (size_t i = 0; i < specs_.size(); ++i) {
-    transport::EndpointSpec spec = specs_[i];
-    const bool shared = n > 1 && transport::listens(spec);
-    const size_t first = instances_.size();
-    const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
-    auto add = [&](size_t worker) {
-      instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
-      instances_.back().endpoint->policy_index = i;
-      if (group) {  // before start()
-        instances_.back().endpoint->join_group(group);
-        group->members.push_back(instances_.back().endpoint.get());
-      }
-    };
-    if (!shared) {
-      add(next_worker++ % n);
-      instances_.back().endpoint->start();
-      continue;
+    try {
+      start_endpoint(i, next_worker);
+    } catch (const std::runtime_error& e) {
+      throw StartError(i, e.what());
     }
-    spec.reuse_port = true;
-    if (const auto address =
-            transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
-      transport::ensure_port_free(*address,
-                                  spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
-                                  fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
-    }
-    // Every member is known before any worker runs.
-    add(0);
-    instances_.back().endpoint->start();
-    if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
-    for (size_t w = 1; w < n; ++w) {
-      add(w);
-      instances_.back().endpoint->start();
-    }
-    log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
   }
+}
+
+// Listening endpoints get a socket on every worker, sharing the port; the others are dealt
+// out to the workers in turn.
+void Router::start_endpoint(size_t i, size_t& next_worker) {
+  const size_t n = workers_.size();
+  transport::EndpointSpec spec = specs_[i];
+  const bool shared = n > 1 && transport::listens(spec);
+  const size_t first = instances_.size();
+  const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
+  auto add = [&](size_t worker) {
+    instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
+    instances_.back().endpoint->policy_index = i;
+    if (group) {  // before start()
+      instances_.back().endpoint->join_group(group);
+      group->members.push_back(instances_.back().endpoint.get());
+    }
+  };
+  if (!shared) {
+    add(next_worker++ % n);
+    instances_.back().endpoint->start();
+    return;
+  }
+  spec.reuse_port = true;
+  if (const auto address =
+          transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
+    transport::ensure_port_free(*address,
+                                spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
+                                fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
+  }
+  // Every member is known before any worker runs.
+  add(0);
+  instances_.back().endpoint->start();
+  if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
+  for (size_t w = 1; w < n; ++w) {
+    add(w);
+    instances_.back().endpoint->start();
+  }
+  log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
 }
 
 void Router::run() {

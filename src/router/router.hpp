@@ -16,6 +16,8 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -51,7 +53,11 @@ class Router final {
   void add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
   int group_index(const std::string& name) { return routing_.group_index(name); }
 
-  // Opens every endpoint; throws std::runtime_error for one that can never work (a port in use).
+  // Opens every endpoint; throws StartError for one that can never work (a port in use).
+  struct StartError : std::runtime_error {
+    StartError(size_t index, const std::string& what) : std::runtime_error(what), endpoint(index) {}
+    size_t endpoint;  // as added, from 0
+  };
   void start();
   void run();   // every worker, until stop(); worker 0 on this thread
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
@@ -132,6 +138,7 @@ class Router final {
     size_t worker;
     std::unique_ptr<transport::Endpoint> endpoint;
   };
+  void start_endpoint(size_t i, size_t& next_worker);
   void run_on_worker(size_t worker, const std::function<void()>& f);
   uint64_t sum_over_workers(uint64_t (Worker::*count)() const noexcept) const;
   uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept) const;

@@ -1,5 +1,7 @@
 #include "router/worker.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 #ifdef __GLIBC__
@@ -143,12 +145,28 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
   routing::Routing& routing = router_.routing_;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
   deciding_ = true;
-  routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  const bool tracing = log::tracing();
+  const routing::Verdict verdict = routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) {
+    if (tracing) [[unlikely]]
+      traced_.push_back(to);
+    deliver(to, frame);
+  });
+  if (tracing) [[unlikely]]
+    trace_decision(from, frame, verdict);
   if (!remote_owners_.empty()) hand_over_gathered(frame);
   if (!router_.taps_.empty()) tap(frame);
   deciding_ = false;
   if (!deferred_.empty() && !routing_deferred_) [[unlikely]]
     route_deferred();
+}
+
+// DebugLogLevel = trace: every decision, one line each, with what was dropped and why.
+void Worker::trace_decision(routing::LinkId from, const protocol::FrameView& frame, routing::Verdict verdict) {
+  const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
+  log::trace("route: {}/{} {} (#{}) seq {} from link {}: {}{}{}", frame.sysid(), frame.compid(), name, frame.msgid(),
+             frame.seq(), from, routing::verdict_name(verdict), traced_.empty() ? "" : " to links ",
+             fmt::join(traced_, ", "));
+  traced_.clear();
 }
 
 // Frames handlers sent while others were being routed, in the order sent. Each may bring more

@@ -19,6 +19,20 @@ Routing::~Routing() {
   for (auto& chunk : chunks_) delete[] chunk.load(std::memory_order_relaxed);
 }
 
+const char* verdict_name(Verdict v) noexcept {
+  switch (v) {
+    case Verdict::kDelivered: return "delivered";
+    case Verdict::kNoDestination: return "no destination";
+    case Verdict::kFilteredIn: return "dropped: filter-in";
+    case Verdict::kDuplicate: return "dropped: duplicate";
+    case Verdict::kUnknownTarget: return "dropped: unknown-target";
+    case Verdict::kUnknownIdDropped: return "dropped: unknown-id";
+    case Verdict::kSigningRejected: return "dropped: signing";
+    case Verdict::kSetupSigning: return "dropped: SETUP_SIGNING is never forwarded";
+  }
+  return "?";
+}
+
 RoutingContext& Routing::add_context() {
   contexts_.push_back(std::make_unique<RoutingContext>());
   return *contexts_.back();

@@ -55,6 +55,8 @@ enum class Verdict : uint8_t {
   kSigningRejected,   // unsigned, badly signed, replayed, or MAVLink 1 on a verifying link
   kSetupSigning,      // SETUP_SIGNING carries a secret key: never forwarded
 };
+// "delivered", "unknown-target" ...: as the statistics name the drops.
+const char* verdict_name(Verdict v) noexcept;
 
 // Counters as a plain snapshot (T = uint64_t) or as they count (T = Counter).
 template <class T>

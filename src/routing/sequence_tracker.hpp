@@ -17,6 +17,7 @@ class SequenceTracker {
   struct Source {
     uint64_t received = 0;
     uint64_t lost = 0;
+    uint64_t restarts = 0;  // the sender's counter began again (a reboot, a restarted program)
     uint8_t last_seq = 0;
   };
 
@@ -39,8 +40,13 @@ class SequenceTracker {
     Source& s = *last_;
     if (s.received > 0) {
       const uint8_t gap = static_cast<uint8_t>(seq - s.last_seq - 1);
-      // A large "gap" is a reordering or a restart of the sender, not a loss of ~250 frames.
-      if (gap < 128) s.lost += gap;
+      // Senders count from 0: a jump back to 0 past a frame or more is a restart, not loss (a
+      // real loss that happens to end at 0 is taken for one). A large "gap" is a reordering.
+      if (seq == 0 && gap >= 2) {
+        ++s.restarts;
+      } else if (gap < 128) {
+        s.lost += gap;
+      }
     }
     s.last_seq = seq;
     ++s.received;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +55,16 @@ class Printer {
   Printer(const Decoder& decoder, bool json) : decoder_(decoder), json_(json) {}
   ~Printer() { flush(); }
 
+  // A tlog's time (microseconds since 1970, UTC) as a reader wants it: ISO-8601, to the
+  // microsecond; --json keeps the raw number for programs.
+  void iso_time(uint64_t usec) {
+    const time_t seconds = static_cast<time_t>(usec / 1'000'000);
+    tm utc{};
+    gmtime_r(&seconds, &utc);
+    fmt::format_to(std::back_inserter(out_), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z ", utc.tm_year + 1900,
+                   utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, usec % 1'000'000);
+  }
+
   void frame(std::optional<uint64_t> time_usec, const protocol::FrameView& f) {
     const protocol::MessageInfo* info = decoder_.table().find(f.msgid());
     const std::string_view name = info ? info->name : std::string_view("UNKNOWN");
@@ -75,7 +86,7 @@ class Printer {
       if (!info) hex_payload(",\"payload_hex\":\"", f);
       out_.append(std::string_view("}\n"));
     } else {
-      if (time_usec) fmt::format_to(it, "{} ", *time_usec);
+      if (time_usec) iso_time(*time_usec);
       fmt::format_to(it, "v{} seq={} sys={} comp={} id={} {}{}", f.version(), f.seq(), f.sysid(), f.compid(), f.msgid(),
                      name, f.is_signed() ? " signed" : "");
       if (info) {

@@ -31,7 +31,9 @@ StreamLink::~StreamLink() {
 
 bool StreamLink::enqueue(std::span<const uint8_t> frame) {
   if (fd_ < 0) return false;
-  return queue_.push(frame);
+  if (!queue_.push(frame)) return false;
+  ++queued_frames_;
+  return true;
 }
 
 void StreamLink::flush() {
@@ -39,6 +41,13 @@ void StreamLink::flush() {
   const size_t before = queue_.size();
   const WriteResult r = queue_.write_to(fd_);
   counters_.bytes_out += before - queue_.size();
+  // A byte stream keeps no frame boundaries: frames count as out once the queue they were in
+  // has been written whole (at once in the common case; a link that never drains lags, and a
+  // frame that never left is never counted).
+  if (queue_.empty()) {
+    counters_.frames_out += queued_frames_;
+    queued_frames_ = 0;
+  }
   if (r == WriteResult::kError) {
     close(std::string("write: ") + std::strerror(errno));
     return;
@@ -87,6 +96,7 @@ void StreamLink::close(const std::string& why) {
   ::close(fd_);
   fd_ = -1;
   queue_.clear();
+  queued_frames_ = 0;
   if (on_closed_) on_closed_(*this, why);
 }
 

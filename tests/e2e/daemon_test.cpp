@@ -1,11 +1,13 @@
 // mavswitchd as a user runs it: configuration files, flags, signals, statistics, logs.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/peers.hpp"
@@ -76,6 +78,22 @@ TEST_F(DaemonTest, ABadConfigLineNamesFileLineAndKey) {
   DaemonProcess d({"-c", conf});
   EXPECT_EQ(d.wait_exit(), 2);
   EXPECT_NE(d.err().find(conf + ":6: Baud: 'fast' is not a whole number"), std::string::npos) << d.err();
+}
+
+// A port another program holds is a mistake in the configuration for this machine: it is named
+// by the file and line of the Port that asked for it, exit status 2, as a bad line is.
+TEST_F(DaemonTest, APortInUseNamesTheLineThatAskedForIt) {
+  UdpPeer holder;  // holds a UDP port on 127.0.0.1
+  const std::string conf = write("taken.conf",
+                                 "[General]\nTcpServerPort = 0\n\n[UdpEndpoint gcs]\nMode = Server\n"
+                                 "Address = 127.0.0.1\nPort = " +
+                                     std::to_string(holder.port()) + "\n");
+  DaemonProcess d({"-c", conf});
+  EXPECT_EQ(d.wait_exit(), 2);
+  EXPECT_NE(d.err().find(conf + ":7: Port: udp-server gcs 127.0.0.1:" + std::to_string(holder.port())),
+            std::string::npos)
+      << d.err();
+  EXPECT_NE(d.err().find("cannot bind"), std::string::npos) << d.err();
 }
 
 TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
@@ -181,6 +199,74 @@ TEST_F(DaemonTest, AnOpenUnsignedListenerIsALoudWarning) {
       std::string::npos)
       << d.err();
   EXPECT_EQ(d.err().find("udp-server closed port"), std::string::npos) << "restricted: no warning";
+}
+
+// -g trace (mavlink-router's sample config sets DebugLogLevel = trace) logs every routing
+// decision with its outcome: what was delivered where, and what was dropped and why.
+TEST_F(DaemonTest, TraceLogsEveryRoutingDecisionAndWhyAFrameWasDropped) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  DaemonProcess d({"-g", "trace", "-t", "0", "127.0.0.1:" + std::to_string(server), "-e",
+                   "127.0.0.1:" + std::to_string(gcs.port())});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  vehicle.send(command_long(1, 1, 77, 1));  // nobody is system 77
+  ASSERT_TRUE(wait_until([&] { return d.err().find("dropped: unknown-target") != std::string::npos; })) << d.err();
+  EXPECT_NE(d.err().find("trace: route: 1/1 HEARTBEAT (#0) seq 0 from link "), std::string::npos) << d.err();
+  EXPECT_NE(d.err().find(": delivered to links "), std::string::npos) << d.err();
+  EXPECT_NE(d.err().find("trace: route: 1/1 COMMAND_LONG (#76) seq 0 from link "), std::string::npos) << d.err();
+  d.signal(SIGINT);
+  EXPECT_EQ(d.wait_exit(), 0);
+}
+
+// -y: the log goes to syslog (mavlink-routerd's flag), not to stderr.
+TEST_F(DaemonTest, SyslogTakesTheLogOffStderr) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  DaemonProcess d(
+      {"-y", "-t", "0", "127.0.0.1:" + std::to_string(server), "-e", "127.0.0.1:" + std::to_string(gcs.port())});
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  d.signal(SIGINT);
+  EXPECT_EQ(d.wait_exit(), 0);
+  EXPECT_EQ(d.err(), "") << "the start-up lines went to syslog";
+}
+
+// Every file the daemon reads is a regular file of a bounded size: a directory, a FIFO or a
+// device named by mistake is "file: what is wrong" and exit status 2, never a crash, a hang or
+// a read without end.
+TEST_F(DaemonTest, AFileThatIsNotAFileIsAClearError) {
+  const fs::path dir = dir_ / "a-directory";
+  fs::create_directory(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);  // as a key's would be
+  const fs::path fifo = dir_ / "a-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string section =
+      "[UdpEndpoint u]\nMode=Server\nAddress=127.0.0.1\nPort=" + std::to_string(free_udp_port()) + "\n";
+  const std::string udp = "[General]\nTcpServerPort=0\n" + section;
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } cases[] = {
+      {{"-c", dir.string()}, dir.string() + ": is a directory, not a file"},
+      {{"-c", fifo.string()}, fifo.string() + ": is not a regular file"},
+      {{"-c", write("k.conf", udp + "SigningKeyFile=" + dir.string() + "\n")}, dir.string() + ": is a directory"},
+      {{"--dialect", dir.string(), "-t", "0", "127.0.0.1:14550"}, dir.string() + ": is a directory"},
+      {{"--dialect", "/dev/zero", "-t", "0", "127.0.0.1:14550"}, "/dev/zero: is not a regular file"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args.back());
+    DaemonProcess d(c.args);
+    EXPECT_EQ(d.wait_exit(), 2) << d.err();
+    EXPECT_NE(d.err().find(c.error), std::string::npos) << d.err();
+  }
+  // The signing state is read once the router is set up: a device there stops it the same way.
+  const std::string key = write("key", std::string(64, 'a'));
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  DaemonProcess d({"-c", write("s.conf", "[General]\nTcpServerPort=0\nSigningStateFile=/dev/zero\n" + section +
+                                             "SigningKeyFile=" + key + "\nSigning=verify\n")});
+  EXPECT_EQ(d.wait_exit(), 2) << d.err();
+  EXPECT_NE(d.err().find("SigningStateFile: /dev/zero: is not a regular file"), std::string::npos) << d.err();
 }
 
 TEST_F(DaemonTest, VersionAndHelp) {

@@ -67,6 +67,11 @@ TEST(Serial, FramesFlowBothWays) {
          }();
   gcs.send(command_long(255, 190, 1, 1));
   ASSERT_TRUE(wait_until([&] { return autopilot.received().count_msgid(msg::CommandLong::kId) == 1; }));
+  rt.router.settle();
+  // Every link kind counts what it sent, in frames as in bytes: the serial link the frames the
+  // autopilot got, the ground station's UDP link the ones it got.
+  EXPECT_EQ(rt.link_counters(0).frames_out, autopilot.received().frames.size());
+  EXPECT_EQ(rt.link_counters(1).frames_out, gcs.received().frames.size());
   fs::remove(dev);
 }
 

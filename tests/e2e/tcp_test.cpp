@@ -41,6 +41,31 @@ TEST(TcpServer, ABadClientAffectsNobodyElse) {
   ASSERT_TRUE(vehicle.wait_frames(1));
 }
 
+// A TCP link counts the frames it sent, not only their bytes: a server's client and a client
+// endpoint's connection each count what their peer received.
+TEST(TcpServer, ATcpLinkCountsTheFramesItSent) {
+  RouterThread rt;
+  TcpListener listener;
+  const uint16_t server_port = free_tcp_port(), udp_port = free_udp_port();
+  rt.router.add_endpoint(tcp_server(server_port));
+  rt.router.add_endpoint(tcp_client(listener.port()));
+  rt.router.add_endpoint(udp_server(udp_port));
+  rt.start();
+  TcpPeer client(server_port);
+  auto far_end = listener.accept();
+  ASSERT_TRUE(far_end);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));
+  UdpPeer vehicle;
+  constexpr uint32_t kFrames = 50;
+  for (uint32_t i = 0; i < kFrames; ++i) vehicle.send_to(udp_port, attitude(1, 1, i, static_cast<uint8_t>(i)));
+  ASSERT_TRUE(client.wait_frames(kFrames));
+  ASSERT_TRUE(far_end->wait_frames(kFrames));
+  rt.router.settle();
+  EXPECT_EQ(rt.link_counters(0).frames_out, client.received().frames.size());
+  EXPECT_EQ(rt.link_counters(1).frames_out, far_end->received().frames.size());
+  EXPECT_EQ(rt.link_counters(0).bytes_out, kFrames * attitude(1, 1, 0).size());
+}
+
 TEST(TcpClient, ComesBackAfterTheServerRestarts) {
   auto listener = std::make_unique<TcpListener>();
   const uint16_t port = listener->port();

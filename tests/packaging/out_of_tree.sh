@@ -13,6 +13,13 @@ test -f "$work/prefix/lib/cmake/mavswitch/mavswitchConfig.cmake"
 test -f "$work/prefix/include/mavswitch/api/component.hpp"
 test -f "$work/prefix/include/mavswitch/mavswitch/msg/heartbeat.hpp"
 test -x "$work/prefix/bin/mavswitchd"
+# The systemd unit goes under the prefix given at install time and names the program there;
+# with DESTDIR (a packager's staging directory) the files land below it, the unit names the
+# final path.
+grep -qx "ExecStart=$work/prefix/bin/mavswitchd" "$work/prefix/lib/systemd/system/mavswitchd.service"
+DESTDIR="$work/stage" cmake --install "$build" --prefix /opt/mavswitch >/dev/null
+test -x "$work/stage/opt/mavswitch/bin/mavswitchd"
+grep -qx "ExecStart=/opt/mavswitch/bin/mavswitchd" "$work/stage/opt/mavswitch/lib/systemd/system/mavswitchd.service"
 
 # 1. CMake: find_package(mavswitch), exactly as a user's project would.
 cp -r "$source/examples" "$work/examples"
@@ -34,4 +41,4 @@ set +e
 status=$?
 set -e
 test "$status" -eq 2
-echo "out-of-tree: 2 passed, 0 failed"
+echo "out-of-tree: 4 passed, 0 failed"

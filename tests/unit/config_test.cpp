@@ -125,6 +125,12 @@ Coalesce = false
   EXPECT_TRUE(fc.spec.coalesce) << "the default";
 }
 
+TEST_F(ConfigTest, DebugLogLevelTakesTraceAsMavlinkRoutersSampleDoes) {
+  Config c;
+  load_config_file(write("t.conf", "[General]\nDebugLogLevel = trace\n"), c);
+  EXPECT_EQ(c.general.log_level, log::Level::kTrace);
+}
+
 TEST_F(ConfigTest, OneWorkerUnlessWorkersSaysOtherwise) {
   Config c;
   EXPECT_EQ(c.general.workers, 1u);
@@ -190,6 +196,42 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_NE(error_of("[UdpEndpoint u]\nMode=Server\nAddress=0.0.0.0\n").find("Port is required in server mode"),
             std::string::npos);
   EXPECT_NE(error_of("[UartEndpoint fc]\nBaud=57600\n").find("Device is required"), std::string::npos);
+  EXPECT_EQ(error_of("[UdpEndpoint u]\nAddress=127.0.0.1\nPort=14550\n"),
+            file + ":1: Mode: required (Normal, a client, or Server) in [UdpEndpoint u]")
+      << "as mavlink-router: a UDP endpoint says which it is";
+  for (const char* address : {"999.1.1.1", "localhost"}) {
+    EXPECT_EQ(error_of(std::string("[UdpEndpoint u]\nMode=Server\nAddress=") + address + "\nPort=14550\n"),
+              file + ":3: Address: '" + address +
+                  "' is not a numeric address; a server listens on one of this machine's (0.0.0.0 or :: for all "
+                  "of them)");
+  }
+  EXPECT_EQ(error_of("[TcpServerEndpoint t]\nPort=5790\nAddress=ground.example\n").substr(0, file.size() + 12),
+            file + ":3: Address:");
+}
+
+// What used to be taken quietly, or quietly changed, is a mistake named where it was written.
+TEST_F(ConfigTest, ValuesThatCannotBeMeantAreErrors) {
+  const std::string file = (dir_ / "bad.conf").string();
+  const std::string udp = "[UdpEndpoint u]\nAddress=127.0.0.1\n";
+  EXPECT_EQ(error_of(std::string("[General]\nLog = /var/lo\0g\n", 26)),
+            file + ":2: a NUL byte in the line (a value would be cut at it)");
+  for (const char* mode : {"Normal", "Server"}) {
+    EXPECT_EQ(error_of(udp + "Mode=" + mode + "\nPort=0\n"), file + ":4: Port: 0 is not a port (1 to 65535)") << mode;
+  }
+  EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=127.0.0.1\nPort=0\n"), file + ":3: Port: 0 is not a port (1 to 65535)");
+  EXPECT_EQ(error_of(udp + "Mode=Normal\nPort=1\nport = 2\n"),
+            file + ":5: port: given twice in this section (first on line 4)");
+  EXPECT_EQ(error_of("[General foo]\n"), file + ":1: [General foo]: [General] takes no name");
+  EXPECT_EQ(error_of(udp + "Mode=Server\nPort=1\nMaxPeers=0\n"),
+            file + ":5: MaxPeers: '0' is not a whole number from 1 to 100000");
+  EXPECT_EQ(error_of("[General]\nStatsInterval=0\n"),
+            file + ":2: StatsInterval: '0' is not a whole number from 1 to 86400");
+  EXPECT_EQ(error_of("[General]\nTelemetryLogMaxSize=1\n"),
+            file + ":2: TelemetryLogMaxSize: '1' is below the smallest log file, 65536 bytes (0: never rotate)");
+  const std::string long_value(10'000'000, 'x');
+  const std::string err = error_of("[General]\nReportStats = " + long_value + "\n");
+  EXPECT_LT(err.size(), file.size() + 200) << "a long value is quoted in part";
+  EXPECT_NE(err.find("(10000000 characters)"), std::string::npos) << err.substr(0, 300);
 }
 
 TEST_F(ConfigTest, ConfDirIsReadInNameOrderAndLaterFilesOverride) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "daemon/telemetry_log.hpp"
 #include "dialect/builtin.hpp"
@@ -53,12 +54,13 @@ msg::Heartbeat heartbeat(bool armed) {
 TEST_F(TelemetryLogTest, RotatesBySizeAndKeepsAtMostMaxFiles) {
   {
     daemon::TelemetryLog log({dir_, 1000, 3, 0, daemon::LogMode::kAlways, std::nullopt});
+    write(log, heartbeat(false));         // the vehicle: logging starts
     for (uint32_t i = 0; i < 200; ++i) {  // 200 x (8 + 39) bytes: about ten files' worth
       msg::Attitude a;
       a.time_boot_ms = i + 1;
       write(log, a);
     }
-    EXPECT_EQ(log.frames_written(), 200u);
+    EXPECT_EQ(log.frames_written(), 201u);
   }
   const auto logs = files();
   ASSERT_EQ(logs.size(), 3u) << "older files were deleted";
@@ -67,6 +69,44 @@ TEST_F(TelemetryLogTest, RotatesBySizeAndKeepsAtMostMaxFiles) {
     EXPECT_LE(fs::file_size(f), 1000u + 47u);
   }
   EXPECT_GT(frames_in(logs[0]), 0u);
+}
+
+// Named as mavlink-router names them, NNNNN-YYYY-MM-DD_HH-MM-SS.tlog, the index one past the
+// highest of any log already in the directory (theirs included), so its scripts find ours.
+TEST_F(TelemetryLogTest, NamesCountOnFromTheHighestIndexInTheDirectory) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "00041-2026-11-30_09-00-00.bin") << "a flight log of mavlink-router's";
+  std::ofstream(dir_ / "00007-2026-11-29_09-00-00.tlog") << "";
+  {
+    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+    write(log, heartbeat(false));
+    const std::string name = log.current_file().filename().string();
+    ASSERT_EQ(name.size(), std::string("00042-2026-12-02_10-00-00.tlog").size()) << name;
+    EXPECT_EQ(name.substr(0, 6), "00042-") << name;
+    EXPECT_EQ(name.substr(10, 1) + name.substr(13, 1) + name.substr(16, 1) + name.substr(19, 1) + name.substr(22, 1),
+              "--_--")
+        << name;
+    EXPECT_EQ(log.current_file().extension(), ".tlog");
+  }
+}
+
+// "always" starts with the vehicle's first heartbeat, not with the process: a router whose
+// vehicle never came leaves no empty log. A ground station's heartbeat (autopilot INVALID) is
+// not the vehicle's.
+TEST_F(TelemetryLogTest, AlwaysStartsAtTheVehiclesFirstHeartbeat) {
+  {
+    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+    write(log, msg::Attitude{});
+    msg::Heartbeat gcs;
+    gcs.autopilot = 8;  // MAV_AUTOPILOT_INVALID
+    write(log, gcs, 255);
+    EXPECT_TRUE(files().empty());
+    write(log, heartbeat(false));
+    write(log, msg::Attitude{});
+  }
+  const auto logs = files();
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_EQ(frames_in(logs[0]), 2u) << "from the vehicle's heartbeat on";
 }
 
 TEST_F(TelemetryLogTest, WhileArmedWritesOneFilePerArming) {

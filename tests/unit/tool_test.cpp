@@ -143,7 +143,8 @@ TEST(Tool, DumpReadsTlogsAndStdin) {
   const auto log = temp_file("one.tlog", std::string(reinterpret_cast<const char*>(rec), sizeof rec));
   std::string out, piped;
   ASSERT_EQ(run_command(kTool + " dump " + q(log) + " 2>/dev/null", &out), 0);
-  EXPECT_EQ(out.rfind("1700000000123456 v2 seq=42 sys=255 comp=190 id=0 HEARTBEAT type=2 autopilot=3 base_mode=81 "
+  EXPECT_EQ(out.rfind("2023-11-14T22:13:20.123456Z v2 seq=42 sys=255 comp=190 id=0 HEARTBEAT type=2 autopilot=3 "
+                      "base_mode=81 "
                       "custom_mode=196615",
                       0),
             0u)
