@@ -8,8 +8,10 @@
 //
 //   loadgen --transport udp|tcp --vehicles N --gcs M --rate MSGS_PER_S|flood --seconds S
 //           [--vehicle-to-vehicle] [--slow-gcs K] [--kernel-send-times] [--backlog N]
-//           [--settle S] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
+//           [--settle S] [--ports-from P] -- ROUTER COMMAND with {udp}, {tcp}, {gcs_endpoints}
 //
+// --ports-from P (UDP): the router's port P, the ground stations' and vehicles' from P + 1 on, so
+// that routers sharing a port among threads by the kernel's hash see the same placement.
 // --settle S: seconds between the introductions and the measurement (default 0.3), for a
 // router that arranges itself once it knows its peers (mavswitch's workers gather a quiet
 // router's peers within about a second): the measurement then sees its steady state.
@@ -76,8 +78,9 @@ struct Options {
   bool vehicle_to_vehicle = false;
   int slow_gcs = 0;
   bool kernel_send_times = false;
-  size_t backlog = 0;   // --backlog N: the drain measurement (see below); 0: paced or flood
-  double settle = 0.3;  // --settle S
+  size_t backlog = 0;       // --backlog N: the drain measurement (see below); 0: paced or flood
+  double settle = 0.3;      // --settle S
+  uint16_t ports_from = 0;  // --ports-from P (0: ports the kernel picks)
   std::vector<std::string> command;
 };
 
@@ -324,6 +327,8 @@ int main(int argc, char** argv) {
       o.backlog = std::stoul(v), ++i;
     else if (a == "--settle")
       o.settle = std::stod(v), ++i;
+    else if (a == "--ports-from")
+      o.ports_from = static_cast<uint16_t>(std::stoul(v)), ++i;
     else
       return std::fprintf(stderr, "unknown option %s\n", a.c_str()), 2;
   }
@@ -333,15 +338,24 @@ int main(int argc, char** argv) {
   if (o.backlog > 0 && o.tcp) return std::fprintf(stderr, "loadgen: --backlog is for UDP\n"), 2;
 
   // Sockets.
-  const uint16_t udp_port = free_port(SOCK_DGRAM), tcp_port = free_port(SOCK_STREAM);
+  // --ports-from P: the router's UDP port P, the ground stations' and the vehicles' from P + 1 on.
+  // The kernel's hash places a UDP sender on one of several sockets sharing a port by these
+  // addresses: routers run with the same P see the same placement, so they compare fairly.
+  const uint16_t udp_port = o.ports_from ? o.ports_from : free_port(SOCK_DGRAM), tcp_port = free_port(SOCK_STREAM);
+  uint16_t next_port = o.ports_from ? static_cast<uint16_t>(o.ports_from + 1) : 0;
+  auto bind_next = [&](int fd) {
+    sockaddr_in a = loopback(next_port);
+    if (next_port != 0) ++next_port;
+    return bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  };
   std::vector<int> vehicle_fd(static_cast<size_t>(o.vehicles)), gcs_fd(static_cast<size_t>(o.gcs));
   std::vector<uint16_t> gcs_ports;
   if (!o.tcp) {
     for (auto& fd : gcs_fd) {
       fd = socket(AF_INET, SOCK_DGRAM, 0);
       big_buffers(fd);
-      sockaddr_in a = loopback(0);
-      bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      if (!bind_next(fd)) return std::fprintf(stderr, "loadgen: cannot bind a ground station's port\n"), 1;
+      sockaddr_in a{};
       socklen_t len = sizeof a;
       getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
       gcs_ports.push_back(ntohs(a.sin_port));
@@ -356,6 +370,7 @@ int main(int argc, char** argv) {
     for (auto& fd : vehicle_fd) {
       fd = socket(AF_INET, SOCK_DGRAM, 0);
       big_buffers(fd);
+      if (next_port != 0 && !bind_next(fd)) return std::fprintf(stderr, "loadgen: cannot bind a vehicle's port\n"), 1;
       sockaddr_in to = loopback(udp_port);
       connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to);
     }

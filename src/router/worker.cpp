@@ -37,41 +37,6 @@ void Worker::trim_queues() {
 #endif
 }
 
-void Worker::connect(const std::vector<Worker*>& all) {
-  workers_ = all;
-  if (all.size() > 1) {
-    // Asleep, a worker holds no DirectTarget; awake, it drains at its iteration's end, so a
-    // producer need not wake it.
-    loop_.on_sleep([this] { router_.epochs_.idle(index_); },
-                   [this] {
-                     router_.epochs_.announce(index_);
-                     armed_.store(false, std::memory_order_relaxed);
-                   });
-  }
-  inbound_.resize(all.size());
-  for (size_t w = 0; w < all.size(); ++w) {
-    if (w != index_) inbound_[w] = std::make_unique<FrameRing>();
-  }
-  if (index_ == 0) {
-    tap_inbound_.resize(all.size());
-    for (size_t w = 1; w < all.size(); ++w) tap_inbound_[w] = std::make_unique<FrameRing>();
-  }
-}
-
-void Worker::connect_outbound() {
-  outbound_.assign(workers_.size(), nullptr);
-  remote_.assign(workers_.size(), {});
-  for (size_t w = 0; w < workers_.size(); ++w) {
-    if (w == index_) continue;
-    outbound_[w] = workers_[w]->inbound_[index_].get();
-    pause_.watch(outbound_[w]);
-  }
-  if (index_ != 0) {
-    tap_outbound_ = workers_[0]->tap_inbound_[index_].get();
-    pause_.watch(tap_outbound_);
-  }
-}
-
 void Worker::run() {
   thread_id_ = std::this_thread::get_id();
   thread_id_.notify_all();
@@ -145,14 +110,11 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
   routing::Routing& routing = router_.routing_;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
   deciding_ = true;
-  const bool tracing = log::tracing();
-  const routing::Verdict verdict = routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) {
-    if (tracing) [[unlikely]]
-      traced_.push_back(to);
-    deliver(to, frame);
-  });
-  if (tracing) [[unlikely]]
-    trace_decision(from, frame, verdict);
+  if (log::tracing()) [[unlikely]] {
+    route_traced(from, frame);
+  } else {
+    routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+  }
   if (!remote_owners_.empty()) hand_over_gathered(frame);
   if (!router_.taps_.empty()) tap(frame);
   deciding_ = false;
@@ -160,13 +122,18 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
     route_deferred();
 }
 
-// DebugLogLevel = trace: every decision, one line each, with what was dropped and why.
-void Worker::trace_decision(routing::LinkId from, const protocol::FrameView& frame, routing::Verdict verdict) {
+// DebugLogLevel = trace: every decision, one line each, with what was dropped and why. Its own
+// copy of the decision, so that the common one carries nothing for it.
+void Worker::route_traced(routing::LinkId from, const protocol::FrameView& frame) {
+  std::vector<routing::LinkId> to;
+  const routing::Verdict verdict =
+      router_.routing_.route(context_, from, frame, loop_.now(), [&](routing::LinkId link) {
+        to.push_back(link);
+        deliver(link, frame);
+      });
   const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
   log::trace("route: {}/{} {} (#{}) seq {} from link {}: {}{}{}", frame.sysid(), frame.compid(), name, frame.msgid(),
-             frame.seq(), from, routing::verdict_name(verdict), traced_.empty() ? "" : " to links ",
-             fmt::join(traced_, ", "));
-  traced_.clear();
+             frame.seq(), from, routing::verdict_name(verdict), to.empty() ? "" : " to links ", fmt::join(to, ", "));
 }
 
 // Frames handlers sent while others were being routed, in the order sent. Each may bring more
@@ -227,23 +194,6 @@ void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
   }
 }
 
-void Worker::hand_over_gathered(const protocol::FrameView& frame) {
-  for (const uint32_t owner : remote_owners_) {
-    auto& ids = remote_[owner];
-    for (size_t i = 0; i < ids.size(); i += FrameRing::kMaxDestinations) {
-      const size_t n = std::min(FrameRing::kMaxDestinations, ids.size() - i);
-      hand_over(owner, std::span<const routing::LinkId>(ids).subspan(i, n), frame, frame.bytes());
-    }
-    ids.clear();
-  }
-  remote_owners_.clear();
-}
-
-void Worker::hand_over(size_t owner, std::span<const routing::LinkId> to, const protocol::FrameView& frame,
-                       std::span<const uint8_t> bytes) {
-  if (!outbound_[owner]->push(to, frame, bytes)) ring_drops_ += to.size();
-}
-
 // Out of line: its frame-sized buffer and the signing stay off the common path.
 void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
                             const protocol::FrameView& frame) {
@@ -279,16 +229,6 @@ void Worker::write_here(routing::LinkId to, const protocol::FrameView& frame, st
   }
 }
 
-// Taps run on worker 0 only, so a telemetry log needs no lock: the other workers pass it the
-// frames they received on their tap rings.
-void Worker::tap(const protocol::FrameView& frame) {
-  if (index_ == 0) {
-    router_.run_taps(frame);
-  } else if (!tap_outbound_->push({}, frame, frame.bytes())) {
-    ++ring_drops_;
-  }
-}
-
 void Worker::end_iteration() {
   if (workers_.size() > 1) exchange_batches();   // one worker: no rings, no handshake
   flush_pending();                               // then one write per link that has output
@@ -304,39 +244,6 @@ void Worker::end_iteration() {
 void Worker::at_iteration_end(std::function<void()> f) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::at_iteration_end");
   at_end_.push_back(std::move(f));
-}
-
-void Worker::end_direct_writes() {
-  direct_.flush();
-  router_.epochs_.announce(index_);
-  if (retired_.empty()) return;
-  std::erase_if(retired_, [&](const auto& r) { return router_.epochs_.safe(r.first); });
-}
-
-void Worker::exchange_batches() {
-  // 1. What this worker handed over becomes visible; a consumer that sleeps is woken, once.
-  for (size_t w = 0; w < outbound_.size(); ++w) {
-    bool published = outbound_[w] != nullptr && outbound_[w]->publish();
-    if (w == 0 && tap_outbound_ != nullptr && tap_outbound_->publish()) published = true;
-    if (published && workers_[w]->armed_.exchange(false)) workers_[w]->loop_.wake();
-  }
-  // 2. Arm before draining: a batch published after the drain looked will wake us.
-  armed_.store(true);
-  drain_inbound();
-}
-
-void Worker::drain_inbound() {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::drain_inbound");
-  for (size_t w = 0; w < inbound_.size(); ++w) {
-    if (!inbound_[w]) continue;
-    const bool room_wanted = inbound_[w]->drain(
-        [&](routing::LinkId to, const protocol::FrameView& frame) { write_here(to, frame, frame.bytes()); });
-    // A tap ring drained too: its producer may wait for room on either.
-    const bool tap_room_wanted =
-        w < tap_inbound_.size() && tap_inbound_[w] &&
-        tap_inbound_[w]->drain_frames([&](const protocol::FrameView& frame) { router_.run_taps(frame); });
-    if (room_wanted || tap_room_wanted) workers_[w]->loop_.wake();  // it holds its input until we make room
-  }
 }
 
 void Worker::needs_flush(transport::Link& link) {

@@ -84,8 +84,7 @@ class Worker final : public transport::LinkHost {
   Destination& slot(routing::LinkId id);
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_deferred();
-  [[gnu::noinline]] void trace_decision(routing::LinkId from, const protocol::FrameView& frame,
-                                        routing::Verdict verdict);
+  [[gnu::noinline]] void route_traced(routing::LinkId from, const protocol::FrameView& frame);
   // The routing decision's callback: where a frame for link `to` goes.
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
   [[gnu::noinline]] void deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
@@ -142,7 +141,6 @@ class Worker final : public transport::LinkHost {
   // While one frame is routed: its destinations on other workers, by owner, and which owners.
   std::vector<std::vector<routing::LinkId>> remote_;
   std::vector<uint32_t> remote_owners_;
-  std::vector<routing::LinkId> traced_;  // DebugLogLevel = trace: the decision's destinations
   // About to sleep: a producer that publishes for it wakes it. Cleared as it wakes.
   std::atomic<bool> armed_{false};
   routing::Counter ring_drops_;

@@ -30,6 +30,7 @@ bool StreamQueue::push(std::span<const uint8_t> frame) {
     std::memcpy(ring_.get(), frame.data() + room, frame.size() - room);
   }
   size_ += frame.size();
+  ++frames_;
   shrink_.used(size_);
   return true;
 }

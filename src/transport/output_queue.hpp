@@ -50,8 +50,17 @@ class StreamQueue {
   bool empty() const noexcept { return size_ == 0; }
   size_t size() const noexcept { return size_; }
   size_t allocated_bytes() const noexcept { return allocated_; }
-  void clear() noexcept { head_ = size_ = 0; }
+  void clear() noexcept { head_ = size_ = frames_ = 0; }
   size_t trim() noexcept;  // see QuietShrink; returns the bytes given back
+  // Frames pushed since the queue was last empty, counted as sent once it is: a byte stream
+  // keeps no frame boundaries, so a frame partly written is not yet counted (and one that
+  // never left, never is).
+  uint64_t take_sent_frames() noexcept {
+    if (size_ != 0) return 0;
+    const uint64_t n = frames_;
+    frames_ = 0;
+    return n;
+  }
 
  private:
   static constexpr size_t kInitialBytes = 4096;
@@ -61,6 +70,7 @@ class StreamQueue {
   std::unique_ptr<uint8_t[]> ring_;
   size_t head_ = 0;
   size_t size_ = 0;
+  uint64_t frames_ = 0;
   QuietShrink shrink_;
 };
 

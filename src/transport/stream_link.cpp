@@ -31,9 +31,7 @@ StreamLink::~StreamLink() {
 
 bool StreamLink::enqueue(std::span<const uint8_t> frame) {
   if (fd_ < 0) return false;
-  if (!queue_.push(frame)) return false;
-  ++queued_frames_;
-  return true;
+  return queue_.push(frame);
 }
 
 void StreamLink::flush() {
@@ -41,13 +39,7 @@ void StreamLink::flush() {
   const size_t before = queue_.size();
   const WriteResult r = queue_.write_to(fd_);
   counters_.bytes_out += before - queue_.size();
-  // A byte stream keeps no frame boundaries: frames count as out once the queue they were in
-  // has been written whole (at once in the common case; a link that never drains lags, and a
-  // frame that never left is never counted).
-  if (queue_.empty()) {
-    counters_.frames_out += queued_frames_;
-    queued_frames_ = 0;
-  }
+  counters_.frames_out += queue_.take_sent_frames();  // whole once the queue drained
   if (r == WriteResult::kError) {
     close(std::string("write: ") + std::strerror(errno));
     return;
@@ -96,7 +88,6 @@ void StreamLink::close(const std::string& why) {
   ::close(fd_);
   fd_ = -1;
   queue_.clear();
-  queued_frames_ = 0;
   if (on_closed_) on_closed_(*this, why);
 }
 

@@ -36,7 +36,6 @@ class StreamLink final : public Link, private EventLoop::Handler {
 
   int fd_;
   StreamQueue queue_;
-  uint64_t queued_frames_ = 0;  // frames pushed since the queue was last written whole
   ClosedFn on_closed_;
 };
 
