@@ -95,9 +95,10 @@ void Router::start_endpoint(size_t i, size_t& next_worker) {
   spec.reuse_port = true;
   if (const auto address =
           transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
-    transport::ensure_port_free(*address,
-                                spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
-                                fmt::format("{} {}", transport::kind_name(spec.kind), spec.name));
+    // Named as the endpoint describes itself, as its own bind would name it with one worker.
+    transport::ensure_port_free(
+        *address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
+        fmt::format("{} {} {}", transport::kind_name(spec.kind), spec.name, address->to_string()));
   }
   // Every member is known before any worker runs.
   add(0);
