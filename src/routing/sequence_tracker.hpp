@@ -41,8 +41,9 @@ class SequenceTracker {
     if (s.received > 0) {
       const uint8_t gap = static_cast<uint8_t>(seq - s.last_seq - 1);
       // Senders count from 0: a jump back to 0 past a frame or more is a restart, not loss (a
-      // real loss that happens to end at 0 is taken for one). A large "gap" is a reordering.
-      if (seq == 0 && gap >= 2) {
+      // real loss that happens to end at 0 is taken for one); the same number again is a copy.
+      // A large "gap" is a reordering.
+      if (seq == 0 && gap >= 2 && seq != s.last_seq) {
         ++s.restarts;
       } else if (gap < 128) {
         s.lost += gap;

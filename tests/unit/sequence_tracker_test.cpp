@@ -38,6 +38,9 @@ TEST(SequenceTracker, ASequenceRestartIsCountedAsARestartNotAsLoss) {
   for (int seq : {254, 0}) t.record(3, 1, static_cast<uint8_t>(seq));  // 255 lost
   EXPECT_EQ(t.sources().at(3 << 8 | 1).lost, 1u);
   EXPECT_EQ(t.sources().at(3 << 8 | 1).restarts, 0u);
+  for (int seq : {0, 0, 0}) t.record(4, 1, static_cast<uint8_t>(seq));  // the same frame again
+  EXPECT_EQ(t.sources().at(4 << 8 | 1).restarts, 0u) << "a copy is not a restart";
+  EXPECT_EQ(t.sources().at(4 << 8 | 1).lost, 0u);
 }
 
 TEST(SequenceTracker, SourcesPastTheCapAreCountedNotTracked) {
