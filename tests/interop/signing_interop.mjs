@@ -21,7 +21,6 @@ const until = (pred, ms) => new Promise((resolve) => {
   const poll = () => (pred() ? resolve(true) : Date.now() - start > ms ? resolve(false) : setTimeout(poll, 20))
   poll()
 })
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 const passphrase = 'mavswitch signing interop'
 const key = MavLinkPacketSignature.key(passphrase)  // SHA-256 of the passphrase, as Mission Planner does
@@ -58,6 +57,11 @@ const start = () => {
   return p
 }
 const stop = (p) => new Promise((resolve) => { p.on('exit', resolve); p.kill('SIGTERM') })
+// Waits on what the router says, not on time (a sanitizer build starts slowly): its nth start,
+// and its nth sight of the ground station as a peer.
+const count = (re) => (log.match(re) || []).length
+const started = (n) => until(() => count(/routing with/g) >= n, 10000)
+const gcsKnown = (n) => until(() => count(/udp-server gcs [^\n]*new peer/g) >= n, 5000)
 
 // Packets a socket receives, parsed by node-mavlink.
 const listen = (s) => {
@@ -90,9 +94,9 @@ const heardAtGcs = (customMode) => atGcs.some((p) => p.header.msgid === 0 && p.h
   p.protocol.data(p.payload, minimal.Heartbeat).customMode === customMode)
 
 let router = start()
-await sleep(300)
+check(await started(1), 'the router starts')
 gcs.send(new MavLinkProtocolV2(255, 190).serialize(new minimal.Heartbeat(), 0), plainPort, '127.0.0.1')
-await sleep(100)
+check(await gcsKnown(1), 'the ground station is a peer')
 
 const first = signedHeartbeat(1)
 vehicle.send(first, securePort, '127.0.0.1')
@@ -125,9 +129,9 @@ const before = command?.signature?.timestamp ?? 0
 // Restart: the replay table and the clock survive it.
 await stop(router)
 router = start()
-await sleep(300)
+check(await started(2), 'the router starts again')
 gcs.send(new MavLinkProtocolV2(255, 190).serialize(new minimal.Heartbeat(), 2), plainPort, '127.0.0.1')
-await sleep(100)
+check(await gcsKnown(2), 'the ground station is a peer again')
 atGcs.length = 0
 vehicle.send(first, securePort, '127.0.0.1')  // replayed across the restart
 vehicle.send(signedHeartbeat(4), securePort, '127.0.0.1')
