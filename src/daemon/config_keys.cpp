@@ -66,6 +66,11 @@ void set_address(const Where& w, std::string_view v, EndpointConfig& e) {
   e.address_at = w.text();
 }
 
+// MaxPeers of a UDP server, MaxClients of a TCP server: one limit, two names.
+void set_max_peers(const Where& w, std::string_view v, EndpointConfig& e) {
+  e.spec.max_peers = get_uint(w, v, 100000, 1);
+}
+
 void set_port(const Where& w, std::string_view v, EndpointConfig& e) {
   e.spec.port = static_cast<uint16_t>(get_uint(w, v, 65535));
   e.port_set = true;
@@ -182,7 +187,7 @@ const std::map<std::string, Setter>& udp_keys() {
        [](auto& w, auto v, auto& e) {
          e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
        }},
-      {"maxpeers", [](auto& w, auto v, auto& e) { e.spec.max_peers = get_uint(w, v, 100000, 1); }},
+      {"maxpeers", set_max_peers},
       {"coalesce", [](auto& w, auto v, auto& e) { e.spec.coalesce = get_bool(w, v); }},
   };
   return keys;
@@ -192,7 +197,7 @@ const std::map<std::string, Setter>& tcp_server_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},
       {"port", set_port},
-      {"maxclients", [](auto& w, auto v, auto& e) { e.spec.max_peers = get_uint(w, v, 100000, 1); }},
+      {"maxclients", set_max_peers},
   };
   return keys;
 }
