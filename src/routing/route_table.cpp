@@ -73,9 +73,19 @@ void RouteTable::forget_link(LinkId link) {
   erase_if([&](uint8_t, const Entry&, LinkId l) { return l == link; });
 }
 
-void RouteTable::forget_system(uint8_t sysid) {
+void RouteTable::forget_component(uint8_t sysid, uint8_t compid) {
   std::lock_guard lock(write_mutex_);
-  erase_if([&](uint8_t s, const Entry&, LinkId) { return s == sysid; });
+  System* sys = systems_[sysid].load(std::memory_order_relaxed);
+  Component* c = sys != nullptr ? sys->by_compid[compid].load(std::memory_order_relaxed) : nullptr;
+  if (c != nullptr) c->links.for_each([](Entry& e, uint64_t) { e.key.store(0, std::memory_order_release); });
+}
+
+bool RouteTable::clock_went_back(uint8_t sysid, uint8_t compid, uint32_t boot_ms) noexcept {
+  const Component* c = component(sysid, compid);
+  if (c == nullptr) return false;
+  const uint64_t now = boot_ms | uint64_t{1} << 32;  // known
+  const uint64_t before = c->boot_ms.exchange(now, std::memory_order_relaxed);
+  return before != 0 && now < before;
 }
 
 size_t RouteTable::expire(Millis cutoff) {

@@ -66,7 +66,10 @@ class RouteTable {
   bool knows(uint8_t sysid, uint8_t compid) const noexcept;
 
   void forget_link(LinkId link);
-  void forget_system(uint8_t sysid);
+  void forget_component(uint8_t sysid, uint8_t compid);
+  // Records a component's SYSTEM_TIME.time_boot_ms; true when it went backwards (the component
+  // rebooted). A component not yet heard has nowhere to keep it: its first SYSTEM_TIME only arms it.
+  bool clock_went_back(uint8_t sysid, uint8_t compid, uint32_t boot_ms) noexcept;
   // Drops every entry last heard before `cutoff`; returns how many went.
   size_t expire(Millis cutoff);
 
@@ -85,6 +88,7 @@ class RouteTable {
   // system should not cost a segment each.
   struct Component {
     SlotList<Entry, 2> links;
+    mutable std::atomic<uint64_t> boot_ms{0};  // last SYSTEM_TIME.time_boot_ms | 1 << 32 once known
   };
   // A system's components in the order first heard, for walks over the whole system. A
   // component, once heard, stays (without links when they expire): at most 256 per system.

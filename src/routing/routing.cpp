@@ -117,13 +117,12 @@ void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
       [&](const GroupMember&, uint64_t key) { table_.learn(sysid, compid, static_cast<LinkId>(key - 1), now); });
 }
 
+// Only the component whose clock went back rebooted: a camera on its own link keeps its route.
 void Routing::check_reboot(const protocol::FrameView& f) {
-  uint64_t boot_ms = 0;
-  for (int k = 0; k < 4; ++k) boot_ms |= static_cast<uint64_t>(f.payload_byte(kSystemTimeBootMsOffset + k)) << (8 * k);
-  boot_ms |= uint64_t{1} << 32;  // known
-  const uint64_t before = boot_ms_[f.sysid()].exchange(boot_ms, std::memory_order_relaxed);
-  if (before != 0 && boot_ms < before) {
-    table_.forget_system(f.sysid());
+  uint32_t boot_ms = 0;
+  for (int k = 0; k < 4; ++k) boot_ms |= static_cast<uint32_t>(f.payload_byte(kSystemTimeBootMsOffset + k)) << (8 * k);
+  if (table_.clock_went_back(f.sysid(), f.compid(), boot_ms)) {
+    table_.forget_component(f.sysid(), f.compid());
     reboots_.add_shared();
   }
 }

@@ -7,7 +7,8 @@
 //  - never back to the link it came from; filters in and out per link; groups share what they
 //    learn; sniffer links get everything; duplicates within a period are dropped;
 //  - unknown message ids go out as broadcast unless a link's policy drops them;
-//  - a system whose SYSTEM_TIME.time_boot_ms goes backwards rebooted: its routes are cleared.
+//  - a component whose SYSTEM_TIME.time_boot_ms goes backwards rebooted: its routes are cleared
+//    (only its own: the system's other components did not say they rebooted).
 //
 // One Routing is shared by every I/O worker. Decisions read it without locks: the route table
 // and the link slots are atomics, and what changes per frame (delivery marks, counters) lives
@@ -247,7 +248,6 @@ class Routing {
   Counter routes_expired_;
   Millis route_timeout_ = 10'000;
   uint8_t sniffer_sysid_ = 0;
-  std::array<std::atomic<uint64_t>, 256> boot_ms_{};  // last SYSTEM_TIME.time_boot_ms | 1 << 32 once known
   struct Pinned {
     LinkId link;
     uint8_t sysid, compid;

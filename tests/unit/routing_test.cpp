@@ -185,7 +185,7 @@ TEST_F(RoutingTest, RoutesAgeOut) {
   EXPECT_EQ(v, Verdict::kUnknownTarget);
 }
 
-TEST_F(RoutingTest, RebootClearsTheSystemsRoutes) {
+TEST_F(RoutingTest, RebootClearsTheRebootedComponentsRoutesOnly) {
   const LinkId old_path = add(), new_path = add(), gcs = add();
   route(old_path, heartbeat(1, 1));
   route(old_path, heartbeat(1, 100));
@@ -194,7 +194,7 @@ TEST_F(RoutingTest, RebootClearsTheSystemsRoutes) {
   route(new_path, system_time(1, 1200));  // time_boot_ms went backwards: it rebooted
   EXPECT_EQ(r.stats().reboots, 1u);
   EXPECT_EQ(route(gcs, command(255, 190, 1, 1)), (Links{new_path})) << "the old path's routes are gone";
-  EXPECT_EQ(route(gcs, command(255, 190, 1, 100)), (Links{new_path}));
+  EXPECT_EQ(route(gcs, command(255, 190, 1, 100)), (Links{old_path})) << "the camera did not reboot: it keeps its link";
 }
 
 TEST_F(RoutingTest, UnknownMessageIdsAreBroadcastUnlessAPolicyDrops) {
