@@ -35,8 +35,13 @@ void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy
   }
 }
 
-void print_stats(Router& router) {
-  const std::string text = daemon::format_stats(router);
+void print_stats(Router& router, const daemon::TelemetryLog* tlog) {
+  std::string text = daemon::format_stats(router);
+  if (tlog != nullptr) {
+    const daemon::TelemetryLogStats& t = tlog->stats();
+    text += fmt::format("  telemetry log: {} frames / {} B written, {} frames not written, paused {} times{}\n",
+                        t.frames_written, t.bytes_written, t.frames_lost, t.pauses, t.paused ? " (paused now)" : "");
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
 }
@@ -113,7 +118,7 @@ int main(int argc, char** argv) {
                                     general.min_free_space, general.log_mode, general.log_system_id});
     // On the router's thread, as its flush timer is: no lock.
     router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
-    router.event_loop().every(1000, [&] { tlog->flush(); });
+    router.event_loop().every(1000, [&] { tlog->tick(); });
   }
   // Replay protection across restarts: our signing clock and the streams' newest timestamps.
   auto save_state = [&] {
@@ -134,7 +139,7 @@ int main(int argc, char** argv) {
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
-    router.event_loop().every(general.stats_interval_s * 1000, [&] { print_stats(router); });
+    router.event_loop().every(general.stats_interval_s * 1000, [&] { print_stats(router, tlog.get()); });
   }
   daemon::Signals signals(
       router.event_loop(),
@@ -142,7 +147,7 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router); });
+      [&] { print_stats(router, tlog.get()); });
 
   try {
     router.start();

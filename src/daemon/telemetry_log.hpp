@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/config.hpp"
 #include "protocol/frame.hpp"
@@ -25,6 +26,19 @@ struct TelemetryLogOptions {
   std::optional<uint8_t> system_id;  // the vehicle whose arming counts (while-armed)
 };
 
+// What the log has done, for the statistics.
+struct TelemetryLogStats {
+  uint64_t frames_written = 0;  // whole records on the disk
+  uint64_t bytes_written = 0;
+  uint64_t frames_lost = 0;  // to be logged but not written: disk full, no directory, a write error
+  uint64_t pauses = 0;
+  bool paused = false;
+};
+
+// Writes whole records only: they gather in a buffer and leave in one write(2); a write that
+// fails part-way is cut back to the last whole record, so a file never holds a torn one.
+// Trouble (a full disk, the directory gone or not writable, MinFreeSpace reached) pauses
+// logging with one error line naming the cause; tick() resumes it, in a new file, once it can.
 class TelemetryLog {
  public:
   explicit TelemetryLog(TelemetryLogOptions options);
@@ -33,26 +47,38 @@ class TelemetryLog {
   TelemetryLog& operator=(const TelemetryLog&) = delete;
 
   void write(const protocol::FrameView& frame);
-  void flush();  // to the kernel; called periodically and at exit
+  // Once a second: what is buffered to the disk, MinFreeSpace checked, a pause retried.
+  void tick();
   void close();
 
   const std::filesystem::path& current_file() const noexcept { return path_; }
-  uint64_t frames_written() const noexcept { return frames_; }
+  uint64_t frames_written() const noexcept { return stats_.frames_written; }
+  TelemetryLogStats stats() const noexcept {
+    TelemetryLogStats s = stats_;
+    s.paused = !paused_why_.empty();
+    return s;
+  }
 
  private:
+  bool wanted() const noexcept;  // a file should be open now
   void open_file();
-  void enforce_limits();
+  void finish_file();
+  bool drain();  // the buffer to the disk; false (and paused) when it could not be
+  void pause(const std::string& why);
+  bool short_of_space();  // deletes the oldest logs first; true when MinFreeSpace still does not hold
   bool from_our_vehicle(const protocol::FrameView& frame);
-  void watch_arming(const protocol::FrameView& frame);
 
   TelemetryLogOptions options_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
   std::filesystem::path path_;
-  uint64_t size_ = 0;
-  uint64_t frames_ = 0;
-  bool started_ = false;  // always: the vehicle's first heartbeat was seen
+  std::vector<uint8_t> pending_;  // whole records not yet written
+  uint64_t pending_frames_ = 0;
+  uint64_t size_ = 0;       // the file's bytes, pending ones included
+  uint64_t committed_ = 0;  // the file's bytes on the disk
+  bool started_ = false;    // always: the vehicle's first heartbeat was seen
   bool armed_ = false;
-  bool out_of_space_ = false;
+  std::string paused_why_;  // empty: not paused
+  TelemetryLogStats stats_;
 };
 
 }  // namespace mavswitch::daemon

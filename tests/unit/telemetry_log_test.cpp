@@ -1,5 +1,7 @@
-// The telemetry log: rotation by size, the file-count limit, and while-armed files.
+// The telemetry log: rotation by size, the file-count limit, while-armed files, and trouble on
+// the disk (full, the directory gone, MinFreeSpace) that pauses it and resumes it.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,14 +31,25 @@ class TelemetryLogTest : public ::testing::Test {
   }
   std::vector<fs::path> files() {
     std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().extension() == ".tlog") out.push_back(e.path());
     std::sort(out.begin(), out.end());
     return out;
   }
-  size_t frames_in(const fs::path& file) {
+  size_t frames_in(const fs::path& file) { return read(file).frames; }
+  static protocol::ParserStats read(const fs::path& file) {
     const auto bytes = test::read_bytes(file);
-    return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {})
-        .frames;
+    return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {});
+  }
+  // Every file holds whole records only, and as many as the log says it wrote.
+  void expect_whole_records(uint64_t frames_written) {
+    uint64_t frames = 0;
+    for (const auto& f : files()) {
+      const protocol::ParserStats st = read(f);
+      EXPECT_EQ(st.bytes_skipped + st.truncated_bytes + st.crc_failures, 0u) << f << ": a torn record";
+      frames += st.frames;
+    }
+    EXPECT_EQ(frames, frames_written);
   }
   test::ScratchDir scratch_{"mavswitch-tlog"};
   const fs::path dir_ = scratch_ / "logs";  // created by the log itself
@@ -60,6 +73,7 @@ TEST_F(TelemetryLogTest, RotatesBySizeAndKeepsAtMostMaxFiles) {
       a.time_boot_ms = i + 1;
       write(log, a);
     }
+    log.close();
     EXPECT_EQ(log.frames_written(), 201u);
   }
   const auto logs = files();
@@ -138,4 +152,112 @@ TEST_F(TelemetryLogTest, WhileArmedFollowsTheConfiguredSystemOnly) {
     write(log, heartbeat(true), 7);
   }
   EXPECT_EQ(files().size(), 1u);
+}
+
+namespace {
+
+// A small tmpfs of its own, so that a test can fill a disk. Mounting needs root (CI has it).
+class SmallDisk {
+ public:
+  SmallDisk(const fs::path& at, const char* size) : at_(at) {
+    fs::create_directories(at_);
+    mounted_ = ::mount("tmpfs", at_.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) == 0;
+  }
+  ~SmallDisk() {
+    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+  // Takes all but `leave` bytes of the free space.
+  void fill(const fs::path& file, uint64_t leave) {
+    const uint64_t free = fs::space(at_).available;
+    std::ofstream(file, std::ios::binary) << std::string(free > leave ? free - leave : 0, 'x');
+  }
+
+ private:
+  fs::path at_;
+  bool mounted_ = false;
+};
+
+msg::Attitude attitude(uint32_t i) {
+  msg::Attitude a;
+  a.time_boot_ms = i;
+  a.yawspeed = 1;  // a last field not zero: every frame the same length
+  return a;
+}
+
+}  // namespace
+
+// A full disk: logging pauses with one error, no file holds a torn record, what was not written
+// is counted, and logging resumes by itself (in a new file) once space is back.
+TEST_F(TelemetryLogTest, AFullDiskPausesWithoutTornRecordsAndResumesWhenSpaceReturns) {
+  SmallDisk disk(dir_, "4m");
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): the full-disk case is not tested";
+  daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+  disk.fill(dir_ / "filler", 100 * 1024);
+  write(log, heartbeat(false));
+  uint32_t i = 0;
+  for (; i < 100'000 && log.stats().frames_lost == 0; ++i) write(log, attitude(i));
+  ASSERT_GT(log.stats().frames_lost, 0u) << "the disk never filled";
+  EXPECT_TRUE(log.stats().paused);
+  log.tick();
+  EXPECT_TRUE(log.stats().paused) << "still no space: still paused";
+  const uint64_t lost_before = log.stats().frames_lost;
+  for (uint32_t k = 0; k < 10; ++k) write(log, attitude(i++));
+  EXPECT_EQ(log.stats().frames_lost, lost_before + 10) << "frames while paused are counted";
+  expect_whole_records(log.stats().frames_written);
+
+  fs::remove(dir_ / "filler");
+  log.tick();
+  EXPECT_FALSE(log.stats().paused) << "space came back: logging resumed";
+  const uint64_t written_before = log.stats().frames_written;
+  for (uint32_t k = 0; k < 10; ++k) write(log, attitude(i++));
+  log.close();
+  EXPECT_EQ(log.stats().frames_written, written_before + 10);
+  EXPECT_EQ(log.stats().pauses, 1u);
+  EXPECT_EQ(files().size(), 2u) << "the first file, and the one after the pause";
+  expect_whole_records(log.stats().frames_written);
+}
+
+// A rotation that cannot create its file (the directory is gone, a file in its place) pauses
+// with the reason, and resumes once the directory can be made again.
+TEST_F(TelemetryLogTest, ARotationThatCannotCreateItsFileSaysWhyAndResumes) {
+  daemon::TelemetryLog log({dir_, 500, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+  write(log, heartbeat(false));
+  fs::remove_all(dir_);
+  std::ofstream(dir_) << "not a directory";
+  uint32_t i = 0;
+  for (; i < 40; ++i) write(log, attitude(i));  // past 500 bytes: a rotation, which fails
+  EXPECT_TRUE(log.stats().paused);
+  EXPECT_GT(log.stats().frames_lost, 0u);
+  log.tick();
+  EXPECT_TRUE(log.stats().paused) << "the directory still cannot be made";
+  fs::remove(dir_);
+  log.tick();
+  EXPECT_FALSE(log.stats().paused) << "resumed by itself";
+  for (uint32_t k = 0; k < 3; ++k) write(log, attitude(i++));
+  log.close();
+  ASSERT_EQ(files().size(), 1u);
+  EXPECT_EQ(frames_in(files()[0]), 3u);
+}
+
+// MinFreeSpace holds while writing, not only when a file is opened: a disk that fills under an
+// open log pauses it, once the oldest logs are gone and it still does not hold.
+TEST_F(TelemetryLogTest, MinFreeSpaceIsCheckedWhileWriting) {
+  SmallDisk disk(dir_, "4m");
+  if (!disk.mounted())
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): MinFreeSpace while writing is not tested";
+  daemon::TelemetryLog log({dir_, 0, 0, 1 << 20, daemon::LogMode::kAlways, std::nullopt});
+  write(log, heartbeat(false));
+  for (uint32_t i = 0; i < 100; ++i) write(log, attitude(i));
+  log.tick();
+  EXPECT_FALSE(log.stats().paused);
+  disk.fill(dir_ / "filler", 512 * 1024);  // something else fills the disk: under 1 MiB free
+  log.tick();
+  EXPECT_TRUE(log.stats().paused);
+  write(log, attitude(1000));
+  EXPECT_EQ(log.stats().frames_lost, 1u);
+  EXPECT_EQ(log.stats().frames_written, 101u) << "what was written before stays";
+  fs::remove(dir_ / "filler");
+  log.tick();
+  EXPECT_FALSE(log.stats().paused);
 }
