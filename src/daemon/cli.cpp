@@ -86,7 +86,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   std::optional<uint16_t> tcp_port;
   std::string conf_file, conf_dir, log_dir, log_level, dialect;
   bool report = false, telemetry = false, verbose = false, to_syslog = false, version = false, no_coalesce = false,
-       no_gso = false;
+       no_gso = false, strict = false;
   std::optional<unsigned> sniffer;
   std::optional<size_t> max_peers;
   std::optional<unsigned> workers;
@@ -111,13 +111,16 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_flag("-v,--verbose", verbose, "Same as --debug-log-level=debug");
   app.add_option("-s,--sniffer-sysid", sniffer, "System id that receives every message")->check(CLI::Range(1, 255));
   app.add_option("--dialect", dialect, "MAVLink XML dialect to validate and route with (default: built in)");
-  app.add_option("--max-peers", max_peers, "UDP server peers / TCP server clients per endpoint (MaxPeers, MaxClients)")
+  app.add_option("--max-peers", max_peers,
+                 "UDP server peers / TCP server clients per endpoint (MaxPeers, MaxClients; default 1024)")
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   app.add_option("-j,--workers", workers, "I/O threads (Workers; default 1, 0: one per core)")
       ->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-coalesce", no_coalesce, "UDP: one frame per datagram on every endpoint (Coalesce = false)");
   // For the benchmarks, which measure what segmentation offload buys: not in --help.
   app.add_flag("--no-gso", no_gso, "UDP without coalescing: no segmentation offload")->group("");
+  app.add_flag("--strict", strict,
+               "An endpoint that cannot be opened at start (a port in use) stops the daemon (Strict = true)");
   app.add_flag("-V,--version", version, "Print the version");
 
   try {
@@ -163,7 +166,11 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       e.spec.port = hp->port;
       c.endpoints.push_back(std::move(e));
     }
-    if (tcp_port) c.general.tcp_server_port = *tcp_port;
+    if (tcp_port) {
+      c.general.tcp_server.spec.port = *tcp_port;
+      c.general.tcp_server.port_at.clear();
+      c.general.tcp_server.source = "TCP server (-t)";
+    }
     if (report) c.general.report_stats = true;
     if (!log_dir.empty()) c.general.log_dir = log_dir;
     if (telemetry) c.general.log_telemetry = true;
@@ -180,7 +187,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       if (no_gso) e.spec.gso = false;
       if (max_peers) e.spec.max_peers = *max_peers;
     }
-    if (max_peers) c.general.tcp_server_max_clients = *max_peers;
+    if (max_peers) c.general.tcp_server.spec.max_peers = *max_peers;
+    if (strict) c.general.strict = true;
     finish_config(c);
   } catch (const CLI::ParseError& e) {
     *exit_code = usage_error(app, e);

@@ -33,7 +33,48 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
   return c.endpoints.back();
 }
 
+// What every endpoint must hold once all files are read; `e` names where it was defined.
+void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
+  const auto& s = e.spec;
+  const std::string where = e.spec.name + " (" + e.source + ")";
+  if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
+  if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
+    throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
+  }
+  if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty())
+    throw ConfigError(where + ": Address is required");
+  if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
+  const bool needs_port = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
+  if (needs_port && e.port_set && s.port == 0) {
+    throw ConfigError((e.port_at.empty() ? e.source : e.port_at) + ": Port: 0 is not a port (1 to 65535)");
+  }
+  // A server binds its address: a name or a malformed number is a mistake in the file, said
+  // where it was written.
+  if (transport::listens(s) && !s.address.empty() && !transport::SocketAddress::numeric(s.address, s.port)) {
+    throw ConfigError((e.address_at.empty() ? e.source : e.address_at) + ": Address: '" + s.address +
+                      "' is not a numeric address; a server listens on one of this machine's (0.0.0.0 or :: "
+                      "for all of them)");
+  }
+  if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set)
+    throw ConfigError(where + ": Port is required");
+  if (!s.allow_from.empty() && s.kind != Kind::kUdpServer && s.kind != Kind::kTcpServer) {
+    throw ConfigError(where + ": AllowFrom applies to listening endpoints (UDP server mode, TcpServerEndpoint)");
+  }
+  if (e.signing && !e.signing_key_set) throw ConfigError(where + ": signing keys need SigningKeyFile");
+  if (s.kind == Kind::kUdpClient && !e.port_set) e.spec.port = next_udp_port++;
+}
+
 }  // namespace
+
+EndpointConfig default_tcp_server() {
+  EndpointConfig e;
+  e.spec.kind = Kind::kTcpServer;
+  e.spec.name = "default";
+  e.spec.port = 5760;
+  e.port_set = true;
+  e.source = "TCP server (TcpServerPort, -t)";
+  return e;
+}
 
 bool parse_bool(std::string_view text, bool* out) {
   const std::string v = lower(trim(text));
@@ -156,36 +197,8 @@ void load_config_dir(const fs::path& dir, Config& config) {
 
 void finish_config(Config& config) {
   uint16_t next_udp_port = 14550;
-  for (auto& e : config.endpoints) {
-    const auto& s = e.spec;
-    const std::string where = e.spec.name + " (" + e.source + ")";
-    if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
-    if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
-      throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
-    }
-    if (s.kind == Kind::kTcpServer && s.address.empty()) e.spec.address = "::";
-    if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty())
-      throw ConfigError(where + ": Address is required");
-    if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
-    const bool needs_port = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
-    if (needs_port && e.port_set && s.port == 0) {
-      throw ConfigError((e.port_at.empty() ? e.source : e.port_at) + ": Port: 0 is not a port (1 to 65535)");
-    }
-    // A server binds its address: a name or a malformed number is a mistake in the file, said
-    // where it was written.
-    if (transport::listens(s) && !s.address.empty() && !transport::SocketAddress::numeric(s.address, s.port)) {
-      throw ConfigError((e.address_at.empty() ? e.source : e.address_at) + ": Address: '" + s.address +
-                        "' is not a numeric address; a server listens on one of this machine's (0.0.0.0 or :: "
-                        "for all of them)");
-    }
-    if ((s.kind == Kind::kTcpClient || s.kind == Kind::kTcpServer) && !e.port_set)
-      throw ConfigError(where + ": Port is required");
-    if (!s.allow_from.empty() && s.kind != Kind::kUdpServer && s.kind != Kind::kTcpServer) {
-      throw ConfigError(where + ": AllowFrom applies to listening endpoints (UDP server mode, TcpServerEndpoint)");
-    }
-    if (e.signing && !e.signing_key_set) throw ConfigError(where + ": signing keys need SigningKeyFile");
-    if (s.kind == Kind::kUdpClient && !e.port_set) e.spec.port = next_udp_port++;
-  }
+  if (config.general.tcp_server.spec.port != 0) check_endpoint(config.general.tcp_server, next_udp_port);
+  for (auto& e : config.endpoints) check_endpoint(e, next_udp_port);
   const GeneralConfig& g = config.general;
   if (!g.log_dir.empty() && !g.log_telemetry) {
     config.warnings.push_back(

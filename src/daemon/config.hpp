@@ -23,10 +23,26 @@ class ConfigError : public std::runtime_error {
 
 enum class LogMode { kAlways, kWhileArmed };
 
+struct EndpointConfig {
+  transport::EndpointSpec spec;
+  routing::LinkPolicy policy;
+  std::string group;
+  std::shared_ptr<routing::SigningPolicy> signing;  // built from the Signing* keys
+  bool signing_key_set = false;
+  std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
+  std::string source;        // "file:line" where it was defined, or "command line"
+  bool port_set = false;
+  bool mode_set = false;   // [UdpEndpoint]: Mode was given
+  std::string address_at;  // "file:line" of its Address key; empty: not from a file
+  std::string port_at;     // "file:line" of its Port key
+};
+
+// The [General] TCP server: an endpoint like a [TcpServerEndpoint] (its keys, prefixed TcpServer).
+EndpointConfig default_tcp_server();
+
 struct GeneralConfig {
-  uint16_t tcp_server_port = 5760;  // 0: no TCP server
-  std::string tcp_server_port_at;   // "file:line" of TcpServerPort; empty: the default or the command line
-  size_t tcp_server_max_clients = 64;
+  EndpointConfig tcp_server = default_tcp_server();  // Port 0: none
+  bool strict = false;  // an endpoint that cannot be opened at start is fatal, not an error line
   bool report_stats = false;
   int stats_interval_s = 10;
   log::Level log_level = log::Level::kInfo;
@@ -45,20 +61,6 @@ struct GeneralConfig {
   unsigned max_log_files = 0;
   uint64_t telemetry_log_max_size = 64ull << 20;  // rotate past this many bytes; 0: never
   std::string signing_state_file = "/var/lib/mavswitch/signing.state";
-};
-
-struct EndpointConfig {
-  transport::EndpointSpec spec;
-  routing::LinkPolicy policy;
-  std::string group;
-  std::shared_ptr<routing::SigningPolicy> signing;  // built from the Signing* keys
-  bool signing_key_set = false;
-  std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
-  std::string source;        // "file:line" where it was defined, or "command line"
-  bool port_set = false;
-  bool mode_set = false;   // [UdpEndpoint]: Mode was given
-  std::string address_at;  // "file:line" of its Address key; empty: not from a file
-  std::string port_at;     // "file:line" of its Port key
 };
 
 struct Config {

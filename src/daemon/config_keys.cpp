@@ -216,10 +216,21 @@ const std::map<std::string, Setter>& tcp_keys() {
 
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c) {
   GeneralConfig& g = c.general;
-  if (key == "tcpserverport") {
-    g.tcp_server_port = static_cast<uint16_t>(get_uint(w, v, 65535));
-    g.tcp_server_port_at = w.text();
-  } else if (key == "reportstats")
+  constexpr std::string_view kServer = "tcpserver";  // TcpServerPort, TcpServerMaxClients, ...
+  if (key.starts_with(kServer) && key.size() > kServer.size()) {
+    const std::string server_key = key.substr(kServer.size());
+    auto it = tcp_server_keys().find(server_key);
+    if (it == tcp_server_keys().end()) it = common_endpoint_keys().find(server_key);
+    if (it == common_endpoint_keys().end()) w.fail("unknown key in [General] (TcpServer + a [TcpServerEndpoint] key)");
+    if (server_key == "port") {  // 0 turns it off, as in mavlink-router
+      g.tcp_server.spec.port = static_cast<uint16_t>(get_uint(w, v, 65535));
+      g.tcp_server.port_at = g.tcp_server.source = w.text();
+    } else {
+      it->second(w, v, g.tcp_server);
+    }
+  } else if (key == "strict")
+    g.strict = get_bool(w, v);
+  else if (key == "reportstats")
     g.report_stats = get_bool(w, v);
   else if (key == "statsinterval")
     g.stats_interval_s = static_cast<int>(get_uint(w, v, 86400, 1));
@@ -266,10 +277,13 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     const std::string m = lower(v);
     if (m != "auto" && m != "common" && m != "ardupilotmega")
       w.fail(quoted(v) + " must be auto, common or ardupilotmega");
-    c.warnings.push_back(w.text() +
-                         ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
-                         "mavswitch does not write; frames are validated with the built-in dialect "
-                         "(or Dialect=)");
+    // auto, the default, asks for nothing; the others would choose a flight-log format.
+    if (m != "auto") {
+      c.warnings.push_back(w.text() +
+                           ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
+                           "mavswitch does not write; frames are validated with the built-in dialect "
+                           "(or Dialect=)");
+    }
   } else {
     w.fail("unknown key in [General]");
   }

@@ -82,29 +82,22 @@ int main(int argc, char** argv) {
   }
 
   Router router(options);
+  // The [General] TCP server is one more endpoint, first, as mavlink-routerd lists it.
+  std::vector<daemon::EndpointConfig*> endpoints;
+  if (general.tcp_server.spec.port != 0) endpoints.push_back(&config.general.tcp_server);
+  for (auto& e : config.endpoints) endpoints.push_back(&e);
   // Where each endpoint the router gets was configured, to name it if it cannot be opened.
   std::vector<std::string> origin;
-  if (general.tcp_server_port != 0) {
-    origin.push_back(general.tcp_server_port_at.empty() ? "TCP server (TcpServerPort, -t)"
-                                                        : general.tcp_server_port_at + ": TcpServerPort");
-    transport::EndpointSpec server;
-    server.kind = transport::EndpointSpec::Kind::kTcpServer;
-    server.name = "default";
-    server.port = general.tcp_server_port;
-    server.max_peers = general.tcp_server_max_clients;
-    warn_if_open(server, {});
-    router.add_endpoint(server);
-  }
   bool any_signing = false;
-  for (auto& e : config.endpoints) {
-    if (!e.group.empty()) e.policy.group = router.group_index(e.group);
-    if (e.signing) {
-      e.policy.signing = std::make_shared<routing::SignatureGate>(e.signing);
+  for (daemon::EndpointConfig* e : endpoints) {
+    if (!e->group.empty()) e->policy.group = router.group_index(e->group);
+    if (e->signing) {
+      e->policy.signing = std::make_shared<routing::SignatureGate>(e->signing);
       any_signing = true;
     }
-    warn_if_open(e.spec, e.policy);
-    router.add_endpoint(e.spec, e.policy);
-    origin.push_back(e.port_at.empty() ? e.source : e.port_at + ": Port");
+    warn_if_open(e->spec, e->policy);
+    router.add_endpoint(e->spec, e->policy);
+    origin.push_back(e->port_at.empty() ? e->source : e->port_at + ": Port");
   }
   if (router.endpoint_count() == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
@@ -149,14 +142,25 @@ int main(int argc, char** argv) {
       },
       [&] { print_stats(router, tlog.get()); });
 
+  // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
+  // the router routes on without it, unless Strict asks for the exit; none at all is fatal.
+  size_t not_opened = 0;
+  auto on_start_error = [&](const Router::StartError& e) {
+    log::error("{}: {}; routing on without it", origin.at(e.endpoint), e.what());
+    ++not_opened;
+  };
   try {
-    router.start();
+    router.start(general.strict ? Router::StartErrorFn{} : Router::StartErrorFn{on_start_error});
   } catch (const Router::StartError& e) {  // a configuration that cannot work here, as a bad line
     log::error("{}: {}", origin.at(e.endpoint), e.what());
     return 2;
   } catch (const std::exception& e) {
     log::error("{}", e.what());
     return 1;
+  }
+  if (not_opened == router.endpoint_count()) {
+    log::error("no endpoint could be opened: nothing to route");
+    return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
   router.run();

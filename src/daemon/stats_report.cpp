@@ -29,6 +29,10 @@ std::string format_stats(Router& router) {
     const uint64_t refused = router.endpoint_refused(i);
     // A listening endpoint has a socket on every worker: how its peers are shared among them.
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
+    if (!router.endpoint_error(i).empty()) {
+      fmt::format_to(it, "  {} (not open: {})\n", router.endpoint_description(i), router.endpoint_error(i));
+      continue;
+    }
     fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
                    shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");

@@ -60,13 +60,19 @@ void Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy poli
   policies_.push_back(std::make_shared<const routing::LinkPolicy>(std::move(policy)));
 }
 
-void Router::start() {
+void Router::start(const StartErrorFn& on_error) {
   size_t next_worker = 0;
+  start_errors_.assign(specs_.size(), {});
   for (size_t i = 0; i < specs_.size(); ++i) {
+    const size_t first = instances_.size();
     try {
       start_endpoint(i, next_worker);
     } catch (const std::runtime_error& e) {
-      throw StartError(i, e.what());
+      if (!on_error) throw StartError(i, e.what());
+      // What opened of it (a socket on some of the workers) closes: it is all or nothing.
+      instances_.erase(instances_.begin() + static_cast<std::ptrdiff_t>(first), instances_.end());
+      start_errors_[i] = e.what();
+      on_error(StartError(i, e.what()));
     }
   }
 }

@@ -53,12 +53,14 @@ class Router final {
   void add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
   int group_index(const std::string& name) { return routing_.group_index(name); }
 
-  // Opens every endpoint; throws StartError for one that can never work (a port in use).
+  // Opens every endpoint. One that cannot be opened (a port in use) throws StartError, or, given
+  // `on_error`, is reported to it and left closed while the others open.
   struct StartError : std::runtime_error {
     StartError(size_t index, const std::string& what) : std::runtime_error(what), endpoint(index) {}
     size_t endpoint;  // as added, from 0
   };
-  void start();
+  using StartErrorFn = std::function<void(const StartError&)>;
+  void start(const StartErrorFn& on_error = {});
   void run();   // every worker, until stop(); worker 0 on this thread
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
@@ -103,7 +105,11 @@ class Router final {
   const transport::EndpointSpec& endpoint_spec(size_t i) const { return specs_[i]; }
   const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
   std::string endpoint_description(size_t i) const;
-  uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
+  uint64_t endpoint_refused(size_t i) const;
+  // Why endpoint i could not be opened at start; empty when it was.
+  std::string endpoint_error(size_t i) const {
+    return i < start_errors_.size() ? start_errors_[i] : std::string();
+  }  // peers refused by AllowFrom, every worker
   // One link as statistics see it.
   struct LinkReport {
     const transport::Link& link;
@@ -151,6 +157,7 @@ class Router final {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<transport::EndpointSpec> specs_;
   std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint
+  std::vector<std::string> start_errors_;                             // per endpoint
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;

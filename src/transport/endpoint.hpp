@@ -34,7 +34,7 @@ struct EndpointSpec {
 
   Millis retry_timeout = 5000;             // TCP client: longest wait between reconnects; 0: never
   Millis idle_timeout = 30000;             // UDP server: a peer silent this long is forgotten
-  size_t max_peers = 64;                   // UDP server peers / TCP server clients; oldest idle evicted
+  size_t max_peers = 1024;                 // UDP server peers / TCP server clients; oldest idle evicted
   std::vector<AddressRange> allow_from;    // listening endpoints: who may connect (empty: anyone)
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
   size_t datagram_queue_frames = 512;      // output queue of a datagram link

@@ -1,6 +1,9 @@
 // mavswitchd as a user runs it: configuration files, flags, signals, statistics, logs.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,7 +70,7 @@ TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
       5000ms))
       << d.err();
   EXPECT_TRUE(d.running()) << "a missing serial device and an unreachable TCP target are not fatal";
-  EXPECT_NE(d.err().find("MavlinkDialect"), std::string::npos) << "the accepted-but-inert key is said out loud";
+  EXPECT_EQ(d.err().find("MavlinkDialect"), std::string::npos) << "auto, the default, is no cause for a warning";
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << d.err();
 }
@@ -94,6 +97,43 @@ TEST_F(DaemonTest, APortInUseNamesTheLineThatAskedForIt) {
             std::string::npos)
       << d.err();
   EXPECT_NE(d.err().find("cannot bind"), std::string::npos) << d.err();
+}
+
+// As mavlink-routerd: a TCP server whose port is taken is an error line (and a line in the
+// statistics), and the router routes on without it; --strict (Strict = true) makes it fatal.
+TEST_F(DaemonTest, ATcpServerPortInUseIsAnErrorAndTheRouterRoutesOn) {
+  const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(holder, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len);
+  const uint16_t taken = ntohs(a.sin_port), server = free_udp_port();
+  UdpPeer gcs;
+  const std::string conf = write("taken.conf", "[General]\nTcpServerPort = " + std::to_string(taken) +
+                                                   "\nTcpServerAddress = 127.0.0.1\n\n[UdpEndpoint vehicle]\n"
+                                                   "Mode = Server\nAddress = 127.0.0.1\nPort = " +
+                                                   std::to_string(server) +
+                                                   "\n[UdpEndpoint gcs]\nMode = Normal\n"
+                                                   "Address = 127.0.0.1\nPort = " +
+                                                   std::to_string(gcs.port()) + "\n");
+  {
+    DaemonProcess d({"-c", conf});
+    UdpPeer vehicle;
+    ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+    EXPECT_NE(d.err().find(conf + ":2: Port: tcp-server default"), std::string::npos) << d.err();
+    EXPECT_NE(d.err().find("routing on without it"), std::string::npos) << d.err();
+    d.signal(SIGUSR1);
+    ASSERT_TRUE(wait_until([&] { return d.out().find("not open:") != std::string::npos; })) << d.out();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(), 0) << d.err();
+  }
+  DaemonProcess strict({"-c", conf, "--strict"});
+  EXPECT_EQ(strict.wait_exit(), 2);
+  EXPECT_NE(strict.err().find(conf + ":2: Port: tcp-server default"), std::string::npos) << strict.err();
+  ::close(holder);
 }
 
 TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {

@@ -93,5 +93,5 @@ TEST(CommandLine, MavlinkRouterdsEnvironmentNamesTheConfiguration) {
   const Parsed p = parse({});
   unsetenv("MAVLINK_ROUTERD_CONF_FILE");
   ASSERT_TRUE(p.line) << p.err;
-  EXPECT_EQ(p.line->config.general.tcp_server_port, 6000);
+  EXPECT_EQ(p.line->config.general.tcp_server.spec.port, 6000);
 }
