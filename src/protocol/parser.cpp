@@ -184,6 +184,27 @@ void FrameParser::flush(FrameSink sink) {
   carry_len_ -= settled;
 }
 
+bool FrameParser::stalled_on_false_start() const noexcept {
+  if (carry_len_ == 0) return false;
+  const uint8_t* buf = carry_.get();
+  if (probe_frame(*table_, buf, carry_len_).status != Probe::Status::kNeedMore) return false;
+  for (size_t k = 1; k < carry_len_; ++k) {
+    if (!is_start_byte(buf[k])) continue;
+    const Probe inner = probe_frame(*table_, buf + k, carry_len_ - k);
+    if (inner.status == Probe::Status::kFrame && inner.frame.verified()) return true;
+  }
+  return false;
+}
+
+void FrameParser::drop_false_start(FrameSink sink) {
+  while (stalled_on_false_start()) {  // each turn settles at least the candidate's first byte
+    ++stats_.bytes_skipped;
+    const size_t settled = 1 + scan(carry_.get() + 1, carry_len_ - 1, Mode::kFlush, sink);
+    std::memmove(carry_.get(), carry_.get() + settled, carry_len_ - settled);
+    carry_len_ -= settled;
+  }
+}
+
 void FrameParser::finish(FrameSink sink) {
   if (carry_len_ == 0) return;
   scan(carry_.get(), carry_len_, Mode::kEndOfStream, sink);

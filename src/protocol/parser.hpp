@@ -61,6 +61,13 @@ class FrameParser {
   // truncated final frame (counted).
   void finish(FrameSink sink);
 
+  // The carried candidate waits for bytes it may never get: a whole, verified frame starts inside
+  // what it claims (a header torn by noise, claiming a long payload). The link decides when the
+  // stream has been quiet long enough to say so; then drop_false_start() gives up on the
+  // candidate and hands out the frames behind it, instead of waiting for up to 280 more bytes.
+  bool stalled_on_false_start() const noexcept;
+  void drop_false_start(FrameSink sink);
+
   const ParserStats& stats() const noexcept { return stats_; }
   void reset() noexcept { carry_len_ = 0; }
 

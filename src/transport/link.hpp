@@ -70,7 +70,7 @@ class LinkHost {
 class Link {
  public:
   Link(Endpoint& endpoint, LinkHost& host, std::string peer);
-  virtual ~Link() = default;
+  virtual ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
@@ -110,17 +110,23 @@ class Link {
   // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
   void received(std::span<const uint8_t> bytes, bool end_of_burst);
   void received_datagram(std::span<const uint8_t> datagram);
+  // The stream ended (closed, an error): a candidate still carried is a false start with frames
+  // behind it, or a truncated last frame; either way it is settled now.
+  void received_end();
 
   LinkHost& host_;
   LinkCounters counters_;
 
  private:
   [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
+  void watch_false_start();
+  void frame_parsed(const protocol::FrameView& f);
 
   Endpoint& endpoint_;
   std::string peer_;
   protocol::FrameParser parser_;
   Millis last_rx_ = 0;
+  uint64_t resync_timer_ = 0;  // armed while the parser is stalled on a likely false start
   bool write_blocked_ = false;
 };
 

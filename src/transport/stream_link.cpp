@@ -66,8 +66,9 @@ void StreamLink::read_all(bool to_the_end) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    received({}, true);
-    close(n == 0 ? "closed by peer" : std::string("read: ") + std::strerror(errno));
+    const int err = errno;
+    received_end();  // the end-of-stream pass: frames behind a false start still go
+    close(n == 0 ? "closed by peer" : std::string("read: ") + std::strerror(err));
     return;
   }
   received({}, true);  // the burst is over: an unknown-id frame at the end may go now

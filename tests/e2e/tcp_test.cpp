@@ -41,6 +41,42 @@ TEST(TcpServer, ABadClientAffectsNobodyElse) {
   ASSERT_TRUE(vehicle.wait_frames(1));
 }
 
+// A header torn by noise (claiming a 255-byte payload) must not hold the frames behind it until
+// 267 more bytes come: once the stream is quiet they go; and a client that leaves right after
+// loses none of them (the end-of-stream pass runs on close).
+TEST(TcpServer, FramesBehindABrokenHeaderGoOnceTheStreamIsQuietOrEnds) {
+  RouterThread rt;
+  const uint16_t tcp_port = free_tcp_port(), udp_port = free_udp_port();
+  rt.router.add_endpoint(tcp_server(tcp_port));
+  rt.router.add_endpoint(udp_server(udp_port));
+  rt.start();
+  UdpPeer gcs;
+  gcs.send_to(udp_port, heartbeat(255, 190));
+  const Bytes broken{0xFD, 0xFF, 0, 0, 7, 1, 1, 0, 0, 0};
+  {
+    TcpPeer vehicle(tcp_port);
+    ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1 && rt.link_count(1) == 1; }));
+    Bytes burst = broken;
+    const Bytes hb = heartbeat(1, 1);
+    burst.insert(burst.end(), hb.begin(), hb.end());
+    vehicle.send(burst);
+    ASSERT_TRUE(gcs.wait_frames(1, 2000ms)) << "the heartbeat waited behind the broken header";
+    EXPECT_EQ(gcs.received().count_msgid(msg::Heartbeat::kId), 1u);
+  }
+  gcs.clear();
+  TcpPeer leaver(tcp_port);
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  Bytes burst = broken;
+  for (uint8_t i = 0; i < 3; ++i) {
+    const Bytes a = attitude(2, 1, i, i);
+    burst.insert(burst.end(), a.begin(), a.end());
+  }
+  leaver.send(burst);
+  leaver.close_now();
+  ASSERT_TRUE(gcs.wait_frames(3, 2000ms));
+  EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), 3u);
+}
+
 // A TCP link counts the frames it sent, not only their bytes: a server's client and a client
 // endpoint's connection each count what their peer received.
 TEST(TcpServer, ATcpLinkCountsTheFramesItSent) {

@@ -130,6 +130,35 @@ TEST(Parser, FalseStartClaimingMoreBytesThanTheStreamHoldsAtTheEnd) {
   }
 }
 
+// A 10-byte header claiming a 255-byte payload, then whole frames: streaming, the parser waits
+// for the claimed bytes; it knows the candidate is likely false (verified frames start inside
+// it), and once the link says the stream went quiet it gives it up and hands out the frames.
+TEST(Parser, AFalseStartIsGivenUpOnRequestWhenVerifiedFramesLieInsideIt) {
+  std::vector<uint8_t> data{protocol::kMagicV2, 0xFF, 0, 0, 7, 1, 1, 0, 0, 0};
+  append(data, heartbeat_frame(1));
+  append(data, heartbeat_frame(2));
+  protocol::FrameParser parser(dialect::builtin::message_table());
+  std::vector<std::vector<uint8_t>> out;
+  auto sink = [&](const FrameView& f) { out.emplace_back(f.data(), f.data() + f.size()); };
+  parser.feed(data, sink);
+  parser.flush(sink);
+  EXPECT_TRUE(out.empty()) << "the candidate may still be completed";
+  EXPECT_TRUE(parser.stalled_on_false_start());
+  parser.drop_false_start(sink);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], heartbeat_frame(1));
+  EXPECT_EQ(out[1], heartbeat_frame(2));
+  EXPECT_EQ(parser.stats().bytes_skipped, 10u);
+  EXPECT_FALSE(parser.stalled_on_false_start());
+
+  // A frame merely split between reads is no false start: nothing verified lies inside it.
+  protocol::FrameParser split(dialect::builtin::message_table());
+  const auto frame = attitude_frame(3);
+  split.feed({frame.data(), 12}, sink);
+  split.flush(sink);
+  EXPECT_FALSE(split.stalled_on_false_start());
+}
+
 TEST(Parser, TruncatedFinalFrameIsCounted) {
   auto data = capture();
   const auto all = test::parse_all(data, {});
