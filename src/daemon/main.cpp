@@ -1,6 +1,8 @@
 // mavswitchd: the MAVLink router daemon. A thin main() over mavswitch::Router.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -35,6 +37,18 @@ void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy
   }
 }
 
+// A fleet server holds a descriptor per TCP client: the soft limit (often 1024) goes up to the
+// hard one, which the service manager sets (LimitNOFILE in the unit).
+void raise_descriptor_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
+}
+
 void print_stats(Router& router, const daemon::TelemetryLog* tlog) {
   std::string text = daemon::format_stats(router);
   if (tlog != nullptr) {
@@ -61,6 +75,8 @@ int main(int argc, char** argv) {
   if (general.syslog) log::use_syslog();
   log::set_level(general.log_level);
   for (const auto& w : config.warnings) log::warning("{}", w);
+
+  raise_descriptor_limit();
 
   std::unique_ptr<dialect::Dialect> custom_dialect;
   protocol::MessageTable custom_table;

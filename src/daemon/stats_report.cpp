@@ -26,15 +26,16 @@ std::string format_stats(Router& router) {
                    router.cross_worker_drops());
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
-    const uint64_t refused = router.endpoint_refused(i);
+    const uint64_t refused = router.endpoint_refused(i), refused_no_fd = router.endpoint_refused_no_fd(i);
     // A listening endpoint has a socket on every worker: how its peers are shared among them.
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
     if (!router.endpoint_error(i).empty()) {
       fmt::format_to(it, "  {} (not open: {})\n", router.endpoint_description(i), router.endpoint_error(i));
       continue;
     }
-    fmt::format_to(it, "  {}{}{}\n", router.endpoint_description(i),
+    fmt::format_to(it, "  {}{}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
+                   refused_no_fd ? fmt::format(" (refused {} clients: out of file descriptors)", refused_no_fd) : "",
                    shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();

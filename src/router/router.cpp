@@ -207,6 +207,9 @@ uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*co
 }
 
 uint64_t Router::endpoint_refused(size_t i) const { return sum_over_instances(i, &transport::Endpoint::refused); }
+uint64_t Router::endpoint_refused_no_fd(size_t i) const {
+  return sum_over_instances(i, &transport::Endpoint::refused_no_fd);
+}
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   for (const auto& inst : instances_) {

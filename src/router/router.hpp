@@ -105,11 +105,11 @@ class Router final {
   const transport::EndpointSpec& endpoint_spec(size_t i) const { return specs_[i]; }
   const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
   std::string endpoint_description(size_t i) const;
-  uint64_t endpoint_refused(size_t i) const;
+  uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
+  // TCP clients refused while the process was out of file descriptors, every worker.
+  uint64_t endpoint_refused_no_fd(size_t i) const;
   // Why endpoint i could not be opened at start; empty when it was.
-  std::string endpoint_error(size_t i) const {
-    return i < start_errors_.size() ? start_errors_[i] : std::string();
-  }  // peers refused by AllowFrom, every worker
+  std::string endpoint_error(size_t i) const { return i < start_errors_.size() ? start_errors_[i] : std::string(); }
   // One link as statistics see it.
   struct LinkReport {
     const transport::Link& link;

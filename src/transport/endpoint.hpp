@@ -70,6 +70,8 @@ class Endpoint {
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
+  // Clients refused because the process had no file descriptor left for them.
+  uint64_t refused_no_fd() const noexcept { return refused_no_fd_.load(std::memory_order_relaxed); }
   bool listening() const noexcept { return listens(spec_); }
 
   // Routing policy index the engine keeps for this endpoint's links.
@@ -90,7 +92,8 @@ class Endpoint {
 
   EndpointSpec spec_;
   LinkHost& host_;
-  std::atomic<uint64_t> refused_{0};      // read by the statistics from another worker
+  std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
+  std::atomic<uint64_t> refused_no_fd_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
 };

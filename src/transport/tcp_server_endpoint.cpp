@@ -2,9 +2,15 @@
 // mid-frame affects only itself; when the client limit is reached the longest-silent client
 // makes room for the new one.
 //
+// Out of file descriptors (EMFILE, ENFILE), accept() fails while the socket stays readable: a
+// loop that retried at once would spin. The waiting clients are refused instead (accepted on a
+// descriptor held in reserve for that, and closed), accepting rests a moment, and the error is
+// said once per interval with the count.
+//
 // With several I/O workers each has a listening socket on the port (SO_REUSEPORT): the kernel
 // hands each new connection to one of them by a hash, and the client lives on that worker until
 // it goes.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -13,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -30,6 +37,8 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   using Endpoint::Endpoint;
   ~TcpServerEndpoint() override {
     clients_.clear();  // each closes its own socket
+    if (rest_timer_ != 0) host_.loop().cancel(rest_timer_);
+    if (reserve_fd_ >= 0) ::close(reserve_fd_);
     if (fd_ >= 0) {
       host_.loop().remove(fd_);
       ::close(fd_);
@@ -51,6 +60,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     }
     if (::listen(fd_, SOMAXCONN) < 0) throw std::runtime_error(describe() + ": listen: " + errno_text());
     host_.loop().add(fd_, EPOLLIN, this);
+    reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     // One of several workers' sockets on this port: the router says "listening" once for all.
     if (!spec_.reuse_port) log::info("{}: listening", describe());
   }
@@ -68,6 +78,10 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       const int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          out_of_descriptors(errno);
+          return;
+        }
         if (errno != EAGAIN && errno != EWOULDBLOCK) log::warning("{}: accept: {}", describe(), errno_text());
         return;
       }
@@ -81,6 +95,33 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       adopt(fd, peer);
     }
+  }
+
+  void out_of_descriptors(int err) {
+    uint64_t refused = 0;
+    if (reserve_fd_ >= 0) {
+      ::close(reserve_fd_);
+      for (int k = 0; k < kRefusedPerTurn; ++k) {  // bounded: the backlog may refill as fast
+        const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) break;
+        ::close(fd);
+        ++refused;
+      }
+      reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
+    refused_no_fd_.fetch_add(refused, std::memory_order_relaxed);
+    const Millis now = host_.loop().now();
+    if (last_said_ == 0 || now - last_said_ >= kSayEvery) {
+      last_said_ = now;
+      log::error(
+          "{}: accept: {}: refusing new clients ({} so far); raise the descriptor limit (LimitNOFILE, ulimit -n)",
+          describe(), std::strerror(err), refused_no_fd());
+    }
+    host_.loop().modify(fd_, 0);  // rest: no readiness until the timer
+    rest_timer_ = host_.loop().after(kRest, [this] {
+      rest_timer_ = 0;
+      host_.loop().modify(fd_, EPOLLIN);
+    });
   }
 
   void adopt(int fd, const SocketAddress& peer) {
@@ -110,7 +151,13 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     peer_removed();
   }
 
+  static constexpr Millis kRest = 100;         // accepting rests this long when out of descriptors
+  static constexpr Millis kSayEvery = 10'000;  // and says so at most this often
+  static constexpr int kRefusedPerTurn = 64;
   int fd_ = -1;
+  int reserve_fd_ = -1;  // closed to accept a client only to refuse it
+  EventLoop::TimerId rest_timer_ = 0;
+  Millis last_said_ = 0;
   std::vector<std::unique_ptr<StreamLink>> clients_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,13 +16,17 @@ namespace mavswitch::test {
 std::string daemon_path() { return MAVSWITCHD_PATH; }
 std::string tool_path() { return MAVSWITCH_TOOL_PATH; }
 
-DaemonProcess::DaemonProcess(std::vector<std::string> args) {
+DaemonProcess::DaemonProcess(std::vector<std::string> args, unsigned max_fds) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
   pid_ = fork();
   if (pid_ == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
+    if (max_fds != 0) {
+      const rlimit rl{max_fds, max_fds};
+      setrlimit(RLIMIT_NOFILE, &rl);
+    }
     std::vector<char*> argv;
     static std::string path = daemon_path();
     argv.push_back(path.data());

@@ -12,7 +12,8 @@ namespace mavswitch::test {
 
 class DaemonProcess {
  public:
-  explicit DaemonProcess(std::vector<std::string> args);
+  // max_fds: the child's descriptor limit, soft and hard (0: as the test's).
+  explicit DaemonProcess(std::vector<std::string> args, unsigned max_fds = 0);
   ~DaemonProcess();
 
   bool running();

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -134,6 +136,45 @@ TEST_F(DaemonTest, ATcpServerPortInUseIsAnErrorAndTheRouterRoutesOn) {
   EXPECT_EQ(strict.wait_exit(), 2);
   EXPECT_NE(strict.err().find(conf + ":2: Port: tcp-server default"), std::string::npos) << strict.err();
   ::close(holder);
+}
+
+// Out of descriptors, the TCP server refuses the clients it cannot hold (they see the connection
+// close), says so once (not once per try: it used to spin, printing millions of lines), counts
+// them, and serves its clients on.
+TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
+  const uint16_t tcp = free_tcp_port();
+  DaemonProcess d({"-t", std::to_string(tcp), "-r"}, 64);
+  std::unique_ptr<TcpPeer> first;
+  ASSERT_TRUE(wait_until([&] {
+    try {
+      first = std::make_unique<TcpPeer>(tcp);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  })) << d.err();
+  std::vector<std::unique_ptr<TcpPeer>> crowd;
+  for (int k = 0; k < 100; ++k) crowd.push_back(std::make_unique<TcpPeer>(tcp));  // the kernel's backlog takes them
+  // Some were refused: closed by the router, not left hanging in its backlog.
+  ASSERT_TRUE(wait_until(
+      [&] { return std::any_of(crowd.begin(), crowd.end(), [](auto& c) { return c->closed_by_peer(); }); }, 5000ms))
+      << d.err();
+  ASSERT_TRUE(wait_until([&] { return d.err().find("refusing new clients") != std::string::npos; })) << d.err();
+  // Served on: a client that holds a descriptor still gets what another sends.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        crowd.front()->send(heartbeat(1, 1));
+        return first->wait_frames(1, 50ms);
+      },
+      5000ms));
+  d.signal(SIGUSR1);
+  ASSERT_TRUE(wait_until([&] { return d.out().find("out of file descriptors") != std::string::npos; })) << d.out();
+  size_t lines = 0;
+  for (size_t at = 0; (at = d.err().find("refusing new clients", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_LE(lines, 2u) << "said once per interval, not per try";
+  EXPECT_TRUE(d.running());
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0) << d.err();
 }
 
 TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
