@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
@@ -70,7 +71,6 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     enlarge_datagram_buffers(fd_);
     bind_socket(fd_, *address, describe(), spec_.reuse_port);
     host_.loop().add(fd_, EPOLLIN, this);
-    idle_timer_ = host_.loop().every(1000, [this] { forget_idle(); });
     // One of several workers' sockets on this port: the router says "listening" once for all.
     if (!spec_.reuse_port) log::info("{}: listening", describe());
   }
@@ -143,6 +143,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     log::info("{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
     peers_.emplace(from, std::move(peer)).first->second->datagram(d);
+    if (idle_timer_ == 0) watch_idle(spec_.idle_timeout);
   }
 
   bool holds_mavlink(std::span<const uint8_t> d) {
@@ -175,13 +176,29 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (oldest != peers_.end()) remove(oldest, "peer limit reached");
   }
 
+  // One timer, due when the longest-silent peer's IdleTimeout ends (a sweep every second let
+  // peers linger up to a second past it), at most every kIdleSweepGap: a thousand peers falling
+  // silent at different moments cost ten sweeps a second, not a thousand.
+  static constexpr Millis kIdleSweepGap = 100;
+  void watch_idle(Millis in) {
+    if (spec_.idle_timeout <= 0) return;
+    idle_timer_ = host_.loop().after(std::max(in, kIdleSweepGap), [this] { forget_idle(); });
+  }
+
   void forget_idle() {
-    const Millis cutoff = now_ms() - spec_.idle_timeout;
+    idle_timer_ = 0;
+    const Millis now = now_ms();
+    Millis next_due = std::numeric_limits<Millis>::max();
     for (auto it = peers_.begin(); it != peers_.end();) {
       auto next = std::next(it);
-      if (spec_.idle_timeout > 0 && it->second->last_rx() < cutoff) remove(it, "idle");
+      const Millis due = it->second->last_rx() + spec_.idle_timeout;
+      if (due <= now)
+        remove(it, "idle");
+      else
+        next_due = std::min(next_due, due);
       it = next;
     }
+    if (!peers_.empty()) watch_idle(next_due - now);
   }
 
   int fd_ = -1;

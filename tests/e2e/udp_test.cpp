@@ -40,17 +40,38 @@ TEST(UdpServer, EveryRemoteAddressIsItsOwnPeer) {
   EXPECT_EQ(gcs1.received().frames.size(), 0u) << "nothing comes back to its sender";
 }
 
-TEST(UdpServer, ForgetsPeersThatFallSilent) {
+// Each peer goes when its own IdleTimeout ends, not at the next of once-a-second sweeps (up to a
+// second late). Three peers heard 250 ms apart, all there at once: the once-a-second sweeps of
+// before could not forget them all within 350 ms of their time.
+TEST(UdpServer, ForgetsPeersThatFallSilentOnTime) {
+  using Clock = std::chrono::steady_clock;
   RouterThread rt;
   const uint16_t port = free_udp_port();
   auto spec = udp_server(port);
-  spec.idle_timeout = 300;
+  spec.idle_timeout = 600;
   rt.router.add_endpoint(spec);
   rt.start();
-  UdpPeer gcs;
-  gcs.send_to(port, heartbeat(255, 190));
-  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
-  EXPECT_TRUE(wait_until([&] { return rt.link_count(0) == 0; }, 3000ms));
+  UdpPeer gcs[3];
+  std::vector<Clock::time_point> heard, gone;
+  size_t count = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (k > 0) pace(250ms);
+    gcs[k].send_to(port, heartbeat(255, static_cast<uint8_t>(190 + k)));
+    heard.push_back(Clock::now());
+  }
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const size_t now = rt.link_count(0);
+        for (size_t n = now; n < count; ++n) gone.push_back(Clock::now());
+        count = now;
+        return gone.size() >= 3 && count == 0;
+      },
+      3000ms));
+  for (size_t k = 0; k < 3; ++k) {
+    // 600 ms, a sweep's gap (100 ms) at most, and the polling's and the machine's slack.
+    EXPECT_LT(gone[k] - heard[k], 950ms) << "peer " << k;
+    EXPECT_GT(gone[k] - heard[k], 550ms) << "peer " << k << " went before its time";
+  }
 }
 
 TEST(UdpServer, DatagramsWithoutMavlinkCreateNoPeer) {
