@@ -37,6 +37,18 @@ std::string format_stats(Router& router) {
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
                    refused_no_fd ? fmt::format(" (refused {} clients: out of file descriptors)", refused_no_fd) : "",
                    shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
+    {
+      const transport::Endpoint::Totals t = router.endpoint_totals(i);
+      fmt::format_to(it,
+                     "    totals: in {} frames / {} B, out {} frames / {} B; dropped out: queue-full {}; bad input: "
+                     "crc {}, skipped {} B; links closed {}{}\n",
+                     t.counters.frames_in, t.counters.bytes_in, t.counters.frames_out, t.counters.bytes_out,
+                     t.counters.dropped_queue_full, t.parser.crc_failures, t.parser.bytes_skipped, t.links_closed,
+                     router.endpoint_spec(i).kind == transport::EndpointSpec::Kind::kUdpServer ||
+                             router.endpoint_spec(i).kind == transport::EndpointSpec::Kind::kUdpClient
+                         ? fmt::format("; kernel drops {}", t.kernel_drops)
+                         : "");
+    }
     if (const auto* gate = router.endpoint_policy(i).signing.get()) {
       const auto& s = gate->counters();
       fmt::format_to(it,

@@ -217,16 +217,30 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
     const Worker& w = *workers_[inst.worker];
     run_on_worker(inst.worker, [&] {
       inst.endpoint->for_each_link([&](const transport::Link& l) {
-        transport::LinkCounters c = l.counters();
-        if (const DirectTarget* d = w.direct_target(l.id)) {
-          c.frames_out += d->frames_out.load(std::memory_order_relaxed);
-          c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
-          c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
-        }
-        f({l, c, w.sequences(l.id), l.queue_storage(), inst.worker});
+        f({l, w.counters_of(l), w.sequences(l.id), l.queue_storage(), inst.worker});
       });
     });
   }
+}
+
+transport::Endpoint::Totals Router::endpoint_totals(size_t endpoint_index) {
+  transport::Endpoint::Totals sum;
+  for (const auto& inst : instances_) {
+    if (inst.spec_index != endpoint_index) continue;
+    const Worker& w = *workers_[inst.worker];
+    run_on_worker(inst.worker, [&] {
+      const transport::Endpoint::Totals& gone = inst.endpoint->retired();
+      sum.counters += gone.counters;
+      sum.parser += gone.parser;
+      sum.links_closed += gone.links_closed;
+      sum.kernel_drops += inst.endpoint->kernel_drops();
+      inst.endpoint->for_each_link([&](const transport::Link& l) {
+        sum.counters += w.counters_of(l);
+        sum.parser += l.parser_stats();
+      });
+    });
+  }
+  return sum;
 }
 
 // Two rounds: a frame read in the first may be handed to another worker, which writes it in

@@ -127,6 +127,9 @@ class Router final {
   // had reached the router's sockets by then has been read, routed, handed between workers and
   // written out (tests check "nothing else arrived" with it). Not on a worker's thread.
   void settle();
+  // What endpoint i's links counted, those gone included, and the kernel's drops at its
+  // sockets. From the router's thread or a thread outside the router.
+  transport::Endpoint::Totals endpoint_totals(size_t endpoint_index);
   // How many of the endpoint's links each worker holds (index: worker).
   std::vector<size_t> links_by_worker(size_t endpoint_index);
   // Frames one worker could not hand to another because that one's queue was full.

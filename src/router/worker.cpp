@@ -80,6 +80,7 @@ void Worker::link_up(transport::Link& link) {
 void Worker::link_down(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_down");
   if (link.id >= links_.size() || links_[link.id].wire != &link) return;
+  link.endpoint().retire(counters_of(link), link.parser_stats());
   router_.routing_.remove_link(link.id);  // unpublishes its DirectTarget: retire it
   if (links_[link.id].direct) retired_.emplace_back(router_.epochs_.retire(), std::move(links_[link.id].direct));
   links_[link.id] = {};
@@ -99,6 +100,16 @@ void Worker::detach_local(routing::LinkId id) {
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
   return id < links_.size() ? links_[id].sequences.get() : nullptr;
+}
+
+transport::LinkCounters Worker::counters_of(const transport::Link& link) const {
+  transport::LinkCounters c = link.counters();
+  if (const DirectTarget* d = direct_target(link.id)) {
+    c.frames_out += d->frames_out.load(std::memory_order_relaxed);
+    c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
+    c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
+  }
+  return c;
 }
 
 const DirectTarget* Worker::direct_target(routing::LinkId id) const {

@@ -56,6 +56,8 @@ class Worker final : public transport::LinkHost {
   const routing::SequenceTracker* sequences(routing::LinkId id) const;
   // What other workers wrote to link `id` (one this worker owns) directly; null if none can.
   const DirectTarget* direct_target(routing::LinkId id) const;
+  // A link's counters, with the frames other workers wrote to it themselves (DirectWriter).
+  transport::LinkCounters counters_of(const transport::Link& link) const;
   uint64_t direct_frames() const noexcept { return direct_.frames_written(); }
   uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
   uint64_t input_pauses() const noexcept { return pause_.pauses(); }

@@ -74,6 +74,24 @@ class Endpoint {
   uint64_t refused_no_fd() const noexcept { return refused_no_fd_.load(std::memory_order_relaxed); }
   bool listening() const noexcept { return listens(spec_); }
 
+  // What the endpoint's links counted, those gone included (a client that sent 100 MB of
+  // garbage and left still shows), and what the kernel dropped at its sockets. Owner's thread.
+  struct Totals {
+    LinkCounters counters;
+    protocol::ParserStats parser;
+    uint64_t links_closed = 0;
+    uint64_t kernel_drops = 0;
+  };
+  // A link going away leaves its counts here (`counters` with what other workers wrote to it).
+  void retire(const LinkCounters& counters, const protocol::ParserStats& parser) noexcept {
+    retired_.counters += counters;
+    retired_.parser += parser;
+    ++retired_.links_closed;
+  }
+  const Totals& retired() const noexcept { return retired_; }
+  // Datagrams the kernel dropped at the endpoint's own sockets (UDP; 0 for streams).
+  virtual uint64_t kernel_drops() const { return 0; }
+
   // Routing policy index the engine keeps for this endpoint's links.
   size_t policy_index = 0;
 
@@ -96,6 +114,7 @@ class Endpoint {
   std::atomic<uint64_t> refused_no_fd_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
   std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
+  Totals retired_;                        // the owner's
 };
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The

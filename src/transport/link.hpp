@@ -43,6 +43,12 @@ struct LinkCounters {
   uint64_t bytes_out = 0;
   uint64_t dropped_queue_full = 0;  // frames refused because the peer is not keeping up
   uint64_t dropped_down = 0;        // frames for a link that is not connected
+
+  LinkCounters& operator+=(const LinkCounters& o) noexcept {
+    frames_in += o.frames_in, bytes_in += o.bytes_in, frames_out += o.frames_out, bytes_out += o.bytes_out;
+    dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
+    return *this;
+  }
 };
 
 // What a link needs from the engine above it: somewhere to say it is up or down, to hand the

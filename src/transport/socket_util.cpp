@@ -1,5 +1,7 @@
 #include "transport/socket_util.hpp"
 
+#include <linux/sock_diag.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +23,14 @@ void enlarge_datagram_buffers(int fd) {
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0) {
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   }
+}
+
+uint64_t socket_drops(int fd) {
+  uint32_t info[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof info;
+  if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 || len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+    return 0;
+  return info[SK_MEMINFO_DROPS];
 }
 
 int open_socket(int family, int type) {

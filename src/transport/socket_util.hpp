@@ -25,5 +25,8 @@ std::string errno_text();
 // Asks for large kernel buffers on a datagram socket, so a burst is not lost between two
 // wake-ups of the loop (the kernel caps the request at net.core.[rw]mem_max).
 void enlarge_datagram_buffers(int fd);
+// Datagrams the kernel dropped at this socket (its receive buffer was full), since it opened.
+// One system call: for statistics, not per frame.
+uint64_t socket_drops(int fd);
 
 }  // namespace mavswitch::transport

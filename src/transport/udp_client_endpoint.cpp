@@ -51,6 +51,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
   size_t trim_queues() override { return queue_.trim(); }
   size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
+  uint64_t kernel_drops() const { return socket_drops(fd_); }
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override { return queue_.push(frame); }
@@ -98,6 +99,7 @@ class UdpClientEndpoint final : public Endpoint {
   void for_each_link(const std::function<void(const Link&)>& f) const override {
     if (link_) f(*link_);
   }
+  uint64_t kernel_drops() const override { return link_ ? link_->kernel_drops() : 0; }
 
  private:
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);

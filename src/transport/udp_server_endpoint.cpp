@@ -78,6 +78,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   void for_each_link(const std::function<void(const Link&)>& f) const override {
     for (const auto& [addr, peer] : peers_) f(*peer);
   }
+  uint64_t kernel_drops() const override { return socket_drops(fd_); }
 
   uint16_t local_port() const override { return fd_ >= 0 ? transport::local_port(fd_) : 0; }
   int fd() const noexcept { return fd_; }

@@ -77,6 +77,28 @@ TEST(TcpServer, FramesBehindABrokenHeaderGoOnceTheStreamIsQuietOrEnds) {
   EXPECT_EQ(gcs.received().count_msgid(msg::Attitude::kId), 3u);
 }
 
+// A client that sent 100 kB of garbage and left still shows in its endpoint's totals: the
+// counts do not die with the link.
+TEST(TcpServer, AClientThatLeftStillShowsInItsEndpointsTotals) {
+  RouterThread rt;
+  const uint16_t tcp_port = free_tcp_port();
+  rt.router.add_endpoint(tcp_server(tcp_port));
+  rt.start();
+  {
+    TcpPeer garbage(tcp_port);
+    ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+    garbage.send(Bytes(100'000, 0x55));
+    garbage.send(heartbeat(9, 1));
+    ASSERT_TRUE(wait_until([&] { return rt.router.endpoint_totals(0).counters.frames_in == 1; }));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 0; }));
+  const transport::Endpoint::Totals t = rt.router.endpoint_totals(0);
+  EXPECT_EQ(t.links_closed, 1u);
+  EXPECT_EQ(t.counters.bytes_in, 100'000u + heartbeat(9, 1).size());
+  EXPECT_EQ(t.counters.frames_in, 1u);
+  EXPECT_EQ(t.parser.bytes_skipped, 100'000u);
+}
+
 // A TCP link counts the frames it sent, not only their bytes: a server's client and a client
 // endpoint's connection each count what their peer received.
 TEST(TcpServer, ATcpLinkCountsTheFramesItSent) {
