@@ -38,6 +38,17 @@ std::map<uint8_t, std::vector<uint8_t>> attitude_seqs(Peer& peer) {
   return out;
 }
 
+// Per source system: the time_boot_ms of its ATTITUDE frames, in arrival order (wider than the
+// 8-bit sequence number, so a frame arriving a thousand late is seen as such).
+std::map<uint8_t, std::vector<uint32_t>> attitude_times(Peer& peer) {
+  std::map<uint8_t, std::vector<uint32_t>> out;
+  for (const Bytes& f : peer.received().frames) {
+    if (f[0] != protocol::kMagicV2 || (f[7] | f[8] << 8 | f[9] << 16) != msg::Attitude::kId) continue;
+    out[f[5]].push_back(static_cast<uint32_t>(f[10] | f[11] << 8 | f[12] << 16 | f[13] << 24));
+  }
+  return out;
+}
+
 TEST(Workers, EveryVehicleReachesEveryGroundStationAcrossWorkers) {
   constexpr int kVehicles = 6, kUdpGcs = 3, kTcpGcs = 2, kRounds = 100;
   RouterOptions options;
@@ -493,4 +504,82 @@ TEST(Workers, APortSomeoneElseHoldsIsRefused) {
 }
 
 }  // namespace
+}  // namespace mavswitch::test
+
+namespace mavswitch::test {
+namespace {
+
+// Threads that keep every core busy until stopped (or a deadline), so the workers are
+// descheduled at random moments as on a loaded companion computer.
+class CpuLoad {
+ public:
+  CpuLoad() {
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    for (unsigned k = 0; k < std::max(2u, std::thread::hardware_concurrency()); ++k) {
+      threads_.emplace_back([this, until] {
+        volatile uint64_t x = 0;
+        while (!stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until) x = x + 1;
+      });
+    }
+  }
+  ~CpuLoad() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+// One busy source's frames keep their order on every way they leave: to a UDP ground station
+// (written by whichever worker routed them) and a TCP one (handed over through a ring), with
+// every core loaded. Peer moves once reordered hundreds of frames here; plain shards must not.
+TEST(Workers, OneSourcesOrderHoldsAcrossWorkersUnderCpuLoad) {
+  RouterOptions two;
+  two.workers = 2;
+  RouterThread rt(two, RouterThread::Exactly{});
+  const uint16_t udp_port = free_udp_port(), tcp_port = free_tcp_port();
+  rt.router.add_endpoint(udp_server(udp_port));
+  rt.router.add_endpoint(tcp_server(tcp_port));
+  rt.start();
+  std::vector<std::unique_ptr<Peer>> gcs;
+  for (int i = 0; i < 3; ++i) {
+    auto p = std::make_unique<UdpPeer>();
+    p->send_to(udp_port, heartbeat(static_cast<uint8_t>(200 + i), 190));
+    gcs.push_back(std::move(p));
+  }
+  for (int i = 0; i < 2; ++i) {
+    gcs.push_back(std::make_unique<TcpPeer>(tcp_port));
+    gcs.back()->send(heartbeat(static_cast<uint8_t>(220 + i), 190));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 3 && rt.link_count(1) == 2; }));
+  UdpPeer vehicle;
+  vehicle.send_to(udp_port, heartbeat(1, 1));
+  for (auto& g : gcs) ASSERT_TRUE(g->wait_frames(1));
+  for (auto& g : gcs) g->clear();
+
+  constexpr uint32_t kFrames = 20'000;
+  {
+    CpuLoad load;
+    for (uint32_t i = 1; i <= kFrames; ++i) {
+      vehicle.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+      if (i % 200 == 0) {
+        pace(1ms);                      // bursts, as telemetry comes
+        for (auto& g : gcs) g->poll();  // keep the ground stations' buffers from overflowing
+      }
+    }
+  }
+  for (auto& g : gcs) {
+    g->wait_frames(kFrames, 5000ms);  // what is lost under load is not the question here
+    const auto times = attitude_times(*g);
+    ASSERT_EQ(times.size(), 1u);
+    const std::vector<uint32_t>& t = times.begin()->second;
+    EXPECT_GT(t.size(), kFrames / 4) << "most frames arrive";
+    for (size_t k = 1; k < t.size(); ++k) ASSERT_LT(t[k - 1], t[k]) << "frame " << k << " arrived out of order";
+  }
+}
+
 }  // namespace mavswitch::test
