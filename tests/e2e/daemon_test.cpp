@@ -160,6 +160,7 @@ TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
       [&] { return std::any_of(crowd.begin(), crowd.end(), [](auto& c) { return c->closed_by_peer(); }); }, 5000ms))
       << d.err();
   ASSERT_TRUE(wait_until([&] { return d.err().find("refusing new clients") != std::string::npos; })) << d.err();
+  EXPECT_NE(d.err().find("file descriptors: up to 64"), std::string::npos) << "the limit is said at start";
   // Served on: a client that holds a descriptor still gets what another sends.
   ASSERT_TRUE(wait_until(
       [&] {
@@ -173,6 +174,28 @@ TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
   for (size_t at = 0; (at = d.err().find("refusing new clients", at)) != std::string::npos; ++at) ++lines;
   EXPECT_LE(lines, 2u) << "said once per interval, not per try";
   EXPECT_TRUE(d.running());
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0) << d.err();
+}
+
+// mavlink-router's README command line, as written there: two -e flags, then the autopilot's
+// serial port with its baud rate (here a pseudo-terminal), and the TCP server on by default.
+TEST_F(DaemonTest, MavlinkRoutersReadmeCommandLineStartsAndRoutes) {
+  PtyPeer autopilot;
+  UdpPeer qgc, companion;
+  const uint16_t tcp = free_tcp_port();
+  DaemonProcess d({"-t", std::to_string(tcp), "-e", "127.0.0.1:" + std::to_string(qgc.port()), "-e",
+                   "127.0.0.1:" + std::to_string(companion.port()), autopilot.slave_path() + ":1500000"});
+  ASSERT_TRUE(wait_until(
+      [&] {
+        autopilot.send(heartbeat(1, 1));
+        return qgc.wait_frames(1, 50ms) && companion.wait_frames(1, 50ms);
+      },
+      5000ms))
+      << d.err();
+  qgc.send_to(qgc.received().source_ports.front(), command_long(255, 190, 1, 1));
+  ASSERT_TRUE(wait_until([&] { return autopilot.received().count_msgid(msg::CommandLong::kId) == 1; })) << d.err();
+  EXPECT_EQ(companion.received().count_msgid(msg::CommandLong::kId), 0u) << "addressed to the autopilot only";
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << d.err();
 }
