@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libexpat1-dev libfmt-dev libcli11-dev libssl-dev libgtest-dev libbenchmark-dev
-          clang libclang-rt-dev clang-format git)
+          clang libclang-rt-dev clang-format git python3-numpy)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

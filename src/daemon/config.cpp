@@ -200,11 +200,6 @@ void finish_config(Config& config) {
   if (config.general.tcp_server.spec.port != 0) check_endpoint(config.general.tcp_server, next_udp_port);
   for (auto& e : config.endpoints) check_endpoint(e, next_udp_port);
   const GeneralConfig& g = config.general;
-  if (!g.log_dir.empty() && !g.log_telemetry) {
-    config.warnings.push_back(
-        "Log is set without LogTelemetry: mavswitch does not stream flight-stack logs "
-        "(ULog/dataflash); set LogTelemetry = true for .tlog telemetry logs");
-  }
   if (g.log_telemetry && g.log_dir.empty())
     config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
 }

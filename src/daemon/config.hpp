@@ -57,6 +57,9 @@ struct GeneralConfig {
   bool log_telemetry = false;
   LogMode log_mode = LogMode::kAlways;
   std::optional<uint8_t> log_system_id;
+  std::string flight_log_format = "auto";  // MavlinkDialect: auto, common (ULog), ardupilotmega (dataflash)
+  uint8_t log_writer_system = 254;         // the flight log writer's own identity on the routing fabric
+  uint8_t log_writer_component = 191;
   uint64_t min_free_space = 0;
   unsigned max_log_files = 0;
   uint64_t telemetry_log_max_size = 64ull << 20;  // rotate past this many bytes; 0: never

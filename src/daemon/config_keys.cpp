@@ -277,14 +277,12 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     const std::string m = lower(v);
     if (m != "auto" && m != "common" && m != "ardupilotmega")
       w.fail(quoted(v) + " must be auto, common or ardupilotmega");
-    // auto, the default, asks for nothing; the others would choose a flight-log format.
-    if (m != "auto") {
-      c.warnings.push_back(w.text() +
-                           ": MavlinkDialect only chooses mavlink-router's flight-stack log format, which "
-                           "mavswitch does not write; frames are validated with the built-in dialect "
-                           "(or Dialect=)");
-    }
-  } else {
+    g.flight_log_format = m;
+  } else if (key == "logwritersystemid")
+    g.log_writer_system = static_cast<uint8_t>(get_uint(w, v, 255, 1));
+  else if (key == "logwritercomponentid")
+    g.log_writer_component = static_cast<uint8_t>(get_uint(w, v, 255, 1));
+  else {
     w.fail("unknown key in [General]");
   }
 }

@@ -11,6 +11,8 @@
 #include "base/log.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
+#include "daemon/flight_log.hpp"
+#include "daemon/log_files.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
@@ -49,8 +51,16 @@ void raise_descriptor_limit() {
   log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
 }
 
-void print_stats(Router& router, const daemon::TelemetryLog* tlog) {
+void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
   std::string text = daemon::format_stats(router);
+  if (flight_log != nullptr) {
+    const daemon::FlightLogStats f = flight_log->stats();
+    text += fmt::format(
+        "  flight log: {} files, {} B written; {} packets, {} lost, {} again, {} NACKs sent, {} dropouts written, "
+        "{} restarts, {} write errors\n",
+        f.files, f.bytes_written, f.packets, f.packets_lost, f.retransmissions, f.nacks, f.dropouts, f.restarts,
+        f.write_errors);
+  }
   if (tlog != nullptr) {
     const daemon::TelemetryLogStats& t = tlog->stats();
     text += fmt::format("  telemetry log: {} frames / {} B written, {} frames not written, paused {} times{}\n",
@@ -120,6 +130,23 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // A crash may have left logs writable: finished now, before any new one is opened.
+  if (!general.log_dir.empty()) daemon::log_files::finish_leftovers(general.log_dir);
+  std::unique_ptr<daemon::FlightLog> flight_log;
+  if (!general.log_dir.empty()) {  // as mavlink-router: Log = DIR captures the autopilot's own log
+    daemon::FlightLogOptions o;
+    o.dir = general.log_dir;
+    o.mode = general.log_mode;
+    o.system_id = general.log_system_id;
+    o.format = general.flight_log_format == "common"          ? daemon::FlightLogFormat::kUlog
+               : general.flight_log_format == "ardupilotmega" ? daemon::FlightLogFormat::kDataflash
+                                                              : daemon::FlightLogFormat::kAuto;
+    o.writer_system = general.log_writer_system;
+    o.writer_component = general.log_writer_component;
+    o.max_files = general.max_log_files;
+    o.min_free_space = general.min_free_space;
+    flight_log = std::make_unique<daemon::FlightLog>(router, o);
+  }
   std::unique_ptr<daemon::TelemetryLog> tlog;
   if (general.log_telemetry && !general.log_dir.empty()) {
     tlog = std::make_unique<daemon::TelemetryLog>(
@@ -148,7 +175,8 @@ int main(int argc, char** argv) {
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
-    router.event_loop().every(general.stats_interval_s * 1000, [&] { print_stats(router, tlog.get()); });
+    router.event_loop().every(general.stats_interval_s * 1000,
+                              [&] { print_stats(router, tlog.get(), flight_log.get()); });
   }
   daemon::Signals signals(
       router.event_loop(),
@@ -156,7 +184,7 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router, tlog.get()); });
+      [&] { print_stats(router, tlog.get(), flight_log.get()); });
 
   // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
   // the router routes on without it, unless Strict asks for the exit; none at all is fatal.

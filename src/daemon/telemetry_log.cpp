@@ -1,7 +1,6 @@
 #include "daemon/telemetry_log.hpp"
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "daemon/log_files.hpp"
 #include "protocol/tlog.hpp"
 
 namespace mavswitch::daemon {
@@ -32,49 +32,6 @@ uint64_t wall_usec() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
-}
-
-// The index a log's name starts with ("00042-2026-12-02_10-00-00.tlog"), if it has one.
-std::optional<unsigned> log_index(const fs::path& file) {
-  const std::string name = file.filename().string();
-  if (name.size() < 6 || name[5] != '-') return std::nullopt;
-  unsigned index = 0;
-  for (size_t i = 0; i < 5; ++i) {
-    if (name[i] < '0' || name[i] > '9') return std::nullopt;
-    index = index * 10 + static_cast<unsigned>(name[i] - '0');
-  }
-  return index;
-}
-
-// Telemetry logs by index, oldest first.
-std::vector<fs::path> tlogs_oldest_first(const fs::path& dir) {
-  std::vector<std::pair<unsigned, fs::path>> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const auto index = log_index(e.path());
-    if (index && e.is_regular_file() && e.path().extension() == ".tlog") files.emplace_back(*index, e.path());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<fs::path> out;
-  for (auto& [index, path] : files) out.push_back(std::move(path));
-  return out;
-}
-
-// One past the highest index of any log in the directory, whatever its kind (.tlog, and the
-// flight logs mavlink-router writes beside them): a directory shared with it keeps counting.
-unsigned next_log_index(const fs::path& dir) {
-  unsigned next = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (const auto index = log_index(e.path())) next = std::max(next, *index + 1);
-  }
-  return next;
-}
-
-uint64_t free_bytes(const fs::path& dir) {
-  struct statvfs st;
-  if (statvfs(dir.c_str(), &st) != 0) return UINT64_MAX;
-  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 }  // namespace
@@ -99,17 +56,8 @@ void TelemetryLog::open_file() {
   }
   std::error_code ec;
   fs::create_directories(options_.dir, ec);  // it may have been deleted under us
-  // mavlink-router's names, so that the scripts written for it find ours:
-  // NNNNN-YYYY-MM-DD_HH-MM-SS.tlog, the index one past the highest in the directory.
-  char stamp[32];
-  const time_t t = time(nullptr);
-  tm local;
-  localtime_r(&t, &local);
-  strftime(stamp, sizeof stamp, "%Y-%m-%d_%H-%M-%S", &local);
-  char index[16];
-  std::snprintf(index, sizeof index, "%05u", next_log_index(options_.dir));
-  path_ = options_.dir / (std::string(index) + "-" + stamp + ".tlog");
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  path_ = log_files::next_name(options_.dir, ".tlog");
+  fd_ = log_files::create(path_);
   if (fd_ < 0) {
     pause("cannot create " + path_.string() + ": " + std::strerror(errno));
     return;
@@ -157,7 +105,10 @@ void TelemetryLog::finish_file() {
   ::close(fd_);
   fd_ = -1;
   std::error_code ec;
-  if (committed_ == 0) fs::remove(path_, ec);  // nothing in it: no empty logs
+  if (committed_ == 0)
+    fs::remove(path_, ec);  // nothing in it: no empty logs
+  else
+    log_files::finish(path_);
 }
 
 void TelemetryLog::pause(const std::string& why) {
@@ -165,7 +116,10 @@ void TelemetryLog::pause(const std::string& why) {
     ::close(fd_);
     fd_ = -1;
     std::error_code ec;
-    if (committed_ == 0) fs::remove(path_, ec);
+    if (committed_ == 0)
+      fs::remove(path_, ec);
+    else
+      log_files::finish(path_);
   }
   if (paused_why_ != why) {  // once per cause, not once per try
     log::error("telemetry log: {}: logging paused; it resumes by itself, in a new file", why);
@@ -182,24 +136,16 @@ void TelemetryLog::tick() {
     finish_file();
     pause("less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
           options_.dir.string());
-  } else if (fd_ < 0 && !paused_why_.empty() && wanted() && free_bytes(options_.dir) >= kResumeFreeBytes) {
+  } else if (fd_ < 0 && !paused_why_.empty() && wanted() && log_files::free_bytes(options_.dir) >= kResumeFreeBytes) {
     open_file();
   }
 }
 
-// Deletes the oldest logs (never the open one) until the count and free-space limits hold.
+// Deletes the oldest finished logs (of every kind) until the count and free-space limits hold,
+// with room for one more when a file is about to be opened.
 bool TelemetryLog::short_of_space() {
-  auto files = tlogs_oldest_first(options_.dir);
-  if (fd_ >= 0) std::erase(files, path_);
-  const size_t keep_at_most =
-      options_.max_files > 0 ? options_.max_files - 1 : SIZE_MAX;  // the open one, or the one to open
-  size_t i = 0;
-  std::error_code ec;
-  while (i < files.size() && files.size() - i > keep_at_most) fs::remove(files[i++], ec);
-  while (options_.min_free_space > 0 && free_bytes(options_.dir) < options_.min_free_space && i < files.size()) {
-    fs::remove(files[i++], ec);
-  }
-  return options_.min_free_space > 0 && free_bytes(options_.dir) < options_.min_free_space;
+  return log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, fd_ < 0),
+                                      options_.min_free_space);
 }
 
 // A HEARTBEAT of the vehicle being logged: LogSystemId's, or else the first autopilot heard.

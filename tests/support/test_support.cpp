@@ -23,6 +23,12 @@ std::filesystem::path captures_dir() {
   return dir;
 }
 
+std::filesystem::path shared_dir() {
+  const std::filesystem::path dir = std::filesystem::path(MAVSWITCH_SOURCE_DIR) / ".." / "shared";
+  std::error_code ec;
+  return std::filesystem::is_directory(dir, ec) ? std::filesystem::canonical(dir, ec) : std::filesystem::path();
+}
+
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path.string());

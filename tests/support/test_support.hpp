@@ -13,6 +13,8 @@ namespace mavswitch::test {
 
 std::filesystem::path definitions_dir();
 std::filesystem::path captures_dir();
+// ../shared beside the checkout (the project's machines have it); empty when it is not there.
+std::filesystem::path shared_dir();
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 
 // A frame copied out of the parser's buffer, with the parser's verdict.

@@ -247,12 +247,21 @@ TEST_F(ConfigTest, ConfDirIsReadInNameOrderAndLaterFilesOverride) {
   EXPECT_TRUE(c.general.report_stats);
 }
 
-TEST_F(ConfigTest, LogWithoutTelemetryIsALoudWarning) {
+// Log alone asks for the flight log, as in mavlink-router; MavlinkDialect picks its format and
+// the writer's identity is configurable.
+TEST_F(ConfigTest, LogAloneAsksForTheFlightLog) {
   Config c;
-  load_config_file(write("m.conf", "[General]\nLog = /var/log/flight\n"), c);
+  load_config_file(write("m.conf",
+                         "[General]\nLog = /var/log/flight\nMavlinkDialect = ardupilotmega\n"
+                         "LogWriterSystemId = 9\nLogWriterComponentId = 200\n"),
+                   c);
   finish_config(c);
-  ASSERT_EQ(c.warnings.size(), 1u);
-  EXPECT_NE(c.warnings[0].find("LogTelemetry"), std::string::npos);
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_EQ(c.general.log_dir, "/var/log/flight");
+  EXPECT_EQ(c.general.flight_log_format, "ardupilotmega");
+  EXPECT_EQ(c.general.log_writer_system, 9);
+  EXPECT_EQ(c.general.log_writer_component, 200);
+  EXPECT_NE(error_of("[General]\nLogWriterSystemId = 0\n").find("bad.conf:2: LogWriterSystemId:"), std::string::npos);
 }
 
 TEST_F(ConfigTest, SigningKeysAndAllowFrom) {
@@ -346,16 +355,16 @@ TEST_F(ConfigTest, TheGeneralTcpServerTakesTheKeysOfATcpServerEndpoint) {
   EXPECT_NE(named.find("bad.conf:3: Address: 'localhost' is not a numeric address"), std::string::npos) << named;
 }
 
-// MavlinkDialect = auto is mavlink-router's default and asks for nothing: no warning.
-TEST_F(ConfigTest, MavlinkDialectAutoIsQuiet) {
-  Config a;
-  load_config_file(write("a.conf", "[General]\nMavlinkDialect = auto\n"), a);
-  finish_config(a);
-  EXPECT_TRUE(a.warnings.empty());
-  Config b;
-  load_config_file(write("b.conf", "[General]\nMavlinkDialect = common\n"), b);
-  finish_config(b);
-  EXPECT_EQ(b.warnings.size(), 1u);
+// MavlinkDialect chooses the flight log's format, as in mavlink-router: no warning for any value.
+TEST_F(ConfigTest, MavlinkDialectChoosesTheFlightLogFormatQuietly) {
+  for (const char* value : {"auto", "common", "ardupilotmega"}) {
+    Config c;
+    load_config_file(write("a.conf", std::string("[General]\nMavlinkDialect = ") + value + "\n"), c);
+    finish_config(c);
+    EXPECT_TRUE(c.warnings.empty()) << value;
+    EXPECT_EQ(c.general.flight_log_format, value);
+  }
+  EXPECT_NE(error_of("[General]\nMavlinkDialect = px5\n").find("bad.conf:2: MavlinkDialect:"), std::string::npos);
 }
 
 TEST_F(ConfigTest, StrictIsABoolean) {

@@ -1,0 +1,242 @@
+// The flight log writer against autopilots played from the protocol: PX4's ULog over UDP and TCP
+// (byte for byte; with packets lost, whole messages and a dropout where each gap was, checked by
+// PX4's own reader when it is at hand) and ArduPilot's dataflash blocks (lost, repeated and
+// reordered: the file equals the input, and exactly the lost blocks were NACKed).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "daemon/flight_log.hpp"
+#include "e2e/log_streaming_autopilot.hpp"
+#include "e2e/router_fixture.hpp"
+#include "support/test_support.hpp"
+
+namespace mavswitch::test {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint8_t kPx4 = 12, kArduPilot = 3;
+
+fs::path ulog_input(const std::string& name) {
+  const fs::path shared = shared_dir();
+  return shared.empty() ? fs::path() : shared / "captures" / "ulog" / name;
+}
+
+// A small ULog reader of our own: the header's magic, then messages whose sizes walk exactly to
+// the end of the file. Returns the messages (header excluded) or an error.
+struct UlogCheck {
+  std::vector<std::vector<uint8_t>> messages;
+  size_t dropouts = 0;
+  std::string error;
+};
+UlogCheck check_ulog(const std::vector<uint8_t>& f) {
+  UlogCheck c;
+  static const uint8_t magic[] = {'U', 'L', 'o', 'g', 0x01, 0x12, 0x35};
+  if (f.size() < 16 || !std::equal(std::begin(magic), std::end(magic), f.begin())) {
+    c.error = "no ULog header";
+    return c;
+  }
+  size_t at = 16;
+  while (at < f.size()) {
+    if (at + 3 > f.size()) {
+      c.error = "a torn message header at " + std::to_string(at);
+      return c;
+    }
+    const size_t end = at + 3 + (f[at] | f[at + 1] << 8);
+    if (end > f.size()) {
+      c.error = "a torn message at " + std::to_string(at);
+      return c;
+    }
+    if (f[at + 2] == 'O') ++c.dropouts;
+    c.messages.emplace_back(f.begin() + static_cast<std::ptrdiff_t>(at), f.begin() + static_cast<std::ptrdiff_t>(end));
+    at = end;
+  }
+  return c;
+}
+
+// PX4's pyulog, where ../shared has it and Debian's python3 has numpy: its count of dropouts.
+std::optional<int> pyulog_dropouts(const fs::path& file, std::string* why) {
+  const fs::path pyulog = shared_dir().empty() ? fs::path() : shared_dir() / "thirdparty" / "pyulog";
+  if (pyulog.empty() || !fs::exists(pyulog / "pyulog" / "core.py")) {
+    *why = "../shared/thirdparty/pyulog is not here";
+    return std::nullopt;
+  }
+  std::string out;
+  const int rc = run_command("PYTHONPATH=" + pyulog.string() +
+                                 " /usr/bin/python3 -c 'import sys; from pyulog import ULog; u = ULog(sys.argv[1]); "
+                                 "print(\"dropouts\", len(u.dropouts))' " +
+                                 file.string() + " 2>&1",
+                             &out);
+  const size_t at = out.rfind("dropouts ");
+  if (rc != 0 || at == std::string::npos) {
+    *why = out;
+    return std::nullopt;
+  }
+  return std::stoi(out.substr(at + 9));
+}
+
+class FlightLogTest : public ::testing::Test {
+ protected:
+  void start(bool tcp, daemon::FlightLogOptions options = {}) {
+    options.dir = scratch_ / "logs";
+    port_ = tcp ? free_tcp_port() : free_udp_port();
+    rt_.router.add_endpoint(tcp ? tcp_server(port_) : udp_server(port_));
+    rt_.start();
+    if (tcp) {
+      link_ = std::make_unique<TcpPeer>(port_);
+    } else {
+      auto udp = std::make_unique<UdpPeer>();
+      udp->connect_to(port_);
+      link_ = std::move(udp);
+    }
+    log_ = std::make_unique<daemon::FlightLog>(rt_.router, options);
+  }
+  daemon::FlightLogStats stats() {
+    return rt_.on_loop([&] { return log_->stats(); });
+  }
+  fs::path finish() {  // the writer closes its file
+    const fs::path file = rt_.on_loop([&] { return log_->current_file(); });
+    log_.reset();
+    return file;
+  }
+  bool wait_written(uint64_t bytes) {
+    return wait_until([&] { return stats().bytes_written >= bytes; }, 10'000ms);
+  }
+  std::vector<fs::path> logs() {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(scratch_ / "logs", ec)) out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  ScratchDir scratch_{"mavswitch-flightlog"};
+  RouterThread rt_;
+  uint16_t port_ = 0;
+  std::unique_ptr<Peer> link_;
+  std::unique_ptr<daemon::FlightLog> log_;
+};
+
+struct UlogCase {
+  const char* file;
+  bool tcp;
+};
+
+class UlogByteForByte : public FlightLogTest, public ::testing::WithParamInterface<UlogCase> {};
+
+TEST_P(UlogByteForByte, TheFileWrittenEqualsTheAutopilots) {
+  const fs::path input = ulog_input(GetParam().file);
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  const std::vector<uint8_t> ulog = read_bytes(input);
+  start(GetParam().tcp);
+  LoggingAutopilot px4(*link_, kPx4);
+  ASSERT_TRUE(px4.wait_for_request(5000ms)) << "the writer never asked for the log";
+  ASSERT_TRUE(px4.stream_ulog(ulog));
+  ASSERT_TRUE(wait_written(ulog.size())) << stats().bytes_written << " of " << ulog.size();
+  const daemon::FlightLogStats s = stats();
+  const fs::path file = finish();
+  EXPECT_EQ(file.extension(), ".ulg");
+  EXPECT_TRUE(read_bytes(file) == ulog) << "byte for byte";
+  EXPECT_EQ(s.packets_lost, 0u);
+  EXPECT_EQ(s.dropouts, 0u);
+  struct stat st;
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0222, 0u) << "a finished log is read-only";
+}
+
+INSTANTIATE_TEST_SUITE_P(Px4, UlogByteForByte,
+                         ::testing::Values(UlogCase{"sample_px4_events.ulg", false},
+                                           UlogCase{"sample_px4_events.ulg", true},
+                                           UlogCase{"sample_logging_tagged_and_default_params.ulg", false},
+                                           UlogCase{"sample_logging_tagged_and_default_params.ulg", true}),
+                         [](const auto& p) {
+                           return std::string(p.param.file[7] == 'p' ? "Events" : "TaggedParams") +
+                                  (p.param.tcp ? "OverTcp" : "OverUdp");
+                         });
+
+class UlogLossy : public FlightLogTest, public ::testing::WithParamInterface<double> {};
+
+// Data packets lost on the way (and some sent twice): the file holds only whole messages, each
+// one of the autopilot's in its order, with a dropout where each gap was; PX4's reader parses it.
+TEST_P(UlogLossy, WholeMessagesAndADropoutWhereEachGapWas) {
+  const fs::path input = ulog_input("sample_px4_events.ulg");
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  const std::vector<uint8_t> ulog = read_bytes(input);
+  start(false);
+  LoggingAutopilot px4(*link_, kPx4, {.lose = GetParam(), .repeat = 0.05, .seed = 7});
+  ASSERT_TRUE(px4.wait_for_request(5000ms));
+  ASSERT_TRUE(px4.stream_ulog(ulog));
+  ASSERT_TRUE(wait_until([&] { return stats().packets >= 1; }));
+  rt_.router.settle();
+  uint64_t before = 0;
+  ASSERT_TRUE(wait_until([&] {  // until the writer has taken all that came
+    const uint64_t now = stats().bytes_written;
+    const bool still = now == before;
+    before = now;
+    rt_.router.settle();
+    return still;
+  }));
+  const daemon::FlightLogStats s = stats();
+  const fs::path file = finish();
+  const UlogCheck out = check_ulog(read_bytes(file));
+  ASSERT_TRUE(out.error.empty()) << out.error;
+  EXPECT_EQ(s.packets_lost, px4.packets_lost()) << "every packet lost is counted";
+  EXPECT_GT(s.retransmissions, 0u) << "packets sent twice are recognised";
+  EXPECT_GT(out.dropouts, 0u);
+  EXPECT_EQ(out.dropouts, s.dropouts);
+  // Every message written is one of the autopilot's, in order (a subsequence), dropouts aside.
+  const auto in_spans = ulog_messages(ulog);
+  size_t k = 1;
+  size_t kept = 0;
+  for (const auto& m : out.messages) {
+    if (m[2] == 'O') continue;
+    while (k < in_spans.size() &&
+           !std::equal(m.begin(), m.end(), ulog.begin() + static_cast<std::ptrdiff_t>(in_spans[k].first),
+                       ulog.begin() + static_cast<std::ptrdiff_t>(in_spans[k].second)))
+      ++k;
+    ASSERT_LT(k, in_spans.size()) << "a message that is not the autopilot's, or out of order";
+    ++k;
+    ++kept;
+  }
+  std::cout << "[ result ] " << GetParam() * 100 << "% of data packets lost: " << kept << " of " << in_spans.size() - 1
+            << " messages kept, " << out.dropouts << " dropouts written, " << s.packets_lost
+            << " packets counted lost\n";
+  std::string why;
+  if (const auto dropouts = pyulog_dropouts(file, &why)) {
+    EXPECT_EQ(static_cast<size_t>(*dropouts), out.dropouts) << "pyulog reads the same dropouts";
+  } else {
+    std::cout << "[ note ] pyulog not run: " << why << "\n";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Px4, UlogLossy, ::testing::Values(0.05, 0.20), [](const auto& p) {
+  return std::string(p.param < 0.1 ? "FivePercentLost" : "TwentyPercentLost");
+});
+
+// ArduPilot's blocks, lost, repeated and reordered on the way: the file equals the input, and
+// exactly the lost blocks were NACKed, each by its own number.
+TEST_F(FlightLogTest, DataflashBlocksLostRepeatedAndReorderedMakeTheSameFile) {
+  std::vector<uint8_t> input(200 * 1500);
+  std::mt19937 rng(3);
+  for (auto& b : input) b = static_cast<uint8_t>(rng());
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot, {.lose = 0.05, .repeat = 0.05, .reorder = 0.05, .seed = 11});
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms)) << "the writer never sent START";
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 600ms));
+  ASSERT_TRUE(wait_written(input.size() + 0)) << stats().bytes_written;
+  const daemon::FlightLogStats s = stats();
+  const fs::path file = finish();
+  EXPECT_EQ(file.extension(), ".bin");
+  EXPECT_TRUE(read_bytes(file) == input) << "the same bytes, each block where it belongs";
+  const std::set<uint32_t> nacked(ardupilot.nacked_blocks().begin(), ardupilot.nacked_blocks().end());
+  EXPECT_FALSE(ardupilot.lost_blocks().empty());
+  EXPECT_EQ(nacked, ardupilot.lost_blocks()) << "NACKs name exactly the blocks that never came";
+  EXPECT_EQ(s.nacks, ardupilot.nacked_blocks().size());
+  EXPECT_EQ(s.packets_lost, 0u);
+}
+
+}  // namespace
+}  // namespace mavswitch::test
