@@ -138,6 +138,7 @@ void FlightLog::begin() {
     return;
   }
   ++stats_.files;
+  appended_ = 0;
   if (ulog_) {  // keep the finished stream's counts
     stats_.packets += ulog_->stats().packets;
     stats_.packets_lost += ulog_->stats().lost_packets;
@@ -241,14 +242,19 @@ bool FlightLog::write_at(std::span<const uint8_t> bytes, std::optional<uint64_t>
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
+    const int err = n == 0 ? ENOSPC : errno;
+    // A ULog file keeps whole messages only: what part of this write landed is cut off again.
+    if (!offset && ::ftruncate(fd_, static_cast<off_t>(appended_)) != 0) {
+      log::error("flight log: cannot cut {} back to its last whole message", path_.string());
+    }
     ++stats_.write_errors;
-    log::error("flight log: writing {}: {}: logging paused until space is back", path_.string(),
-               std::strerror(n == 0 ? ENOSPC : errno));
+    log::error("flight log: writing {}: {}: logging paused until space is back", path_.string(), std::strerror(err));
     paused_ = true;
     end(true);
     return false;
   }
   stats_.bytes_written += done;
+  if (!offset) appended_ += done;
   return true;
 }
 

@@ -92,6 +92,7 @@ class FlightLog {
   uint64_t disarmed_at_ = 0;  // while-armed: the grace for the log's tail
   uint64_t synced_at_ = 0;
   int fd_ = -1;
+  uint64_t appended_ = 0;  // ULog: bytes of whole messages in the file
   std::filesystem::path path_;
   std::unique_ptr<UlogStream> ulog_;
   std::unique_ptr<DataflashStream> blocks_;

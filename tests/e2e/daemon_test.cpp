@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "e2e/daemon_process.hpp"
+#include "e2e/log_streaming_autopilot.hpp"
 #include "e2e/peers.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
@@ -75,6 +76,45 @@ TEST_F(DaemonTest, TheMavlinkRouterSampleConfigStartsAndRoutes) {
   EXPECT_EQ(d.err().find("MavlinkDialect"), std::string::npos) << "auto, the default, is no cause for a warning";
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << d.err();
+}
+
+// mavlink-router's sample with Log set (and LogTelemetry not): the autopilot's own log lands in
+// the directory as a .ulg, byte for byte, finished read-only when the router stops.
+TEST_F(DaemonTest, TheSampleConfigWithLogCapturesTheFlightLog) {
+  const fs::path shared = shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  const auto whole = read_bytes(shared / "captures" / "ulog" / "sample_px4_events.ulg");
+  std::vector<uint8_t> ulog;
+  for (const auto& [begin, end] : ulog_messages(whole)) {
+    if (end > 200'000) break;
+    ulog.assign(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  const uint16_t server = free_udp_port();
+  const fs::path logs = dir_ / "flight";
+  const std::string conf =
+      write("main.conf", "[General]\nTcpServerPort=0\nReportStats=false\nMavlinkDialect=auto\nLog=" + logs.string() +
+                             "\n\n[UdpEndpoint alfa]\nMode = Eavesdropping\n"
+                             "Address = 127.0.0.1\nPort = " +
+                             std::to_string(server) + "\n");
+  DaemonProcess d({"-c", conf});
+  UdpPeer vehicle;
+  vehicle.connect_to(server);
+  LoggingAutopilot px4(vehicle, 12);
+  ASSERT_TRUE(px4.wait_for_request(5000ms)) << d.err();
+  ASSERT_TRUE(px4.stream_ulog(ulog));
+  fs::path file;
+  ASSERT_TRUE(wait_until([&] {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(logs, ec))
+      if (e.path().extension() == ".ulg" && fs::file_size(e.path(), ec) == ulog.size()) file = e.path();
+    return !file.empty();
+  })) << d.err();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0) << d.err();
+  EXPECT_TRUE(read_bytes(file) == ulog);
+  struct stat st;
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0222, 0u) << "finished: read-only";
 }
 
 TEST_F(DaemonTest, ABadConfigLineNamesFileLineAndKey) {

@@ -238,5 +238,101 @@ TEST_F(FlightLogTest, DataflashBlocksLostRepeatedAndReorderedMakeTheSameFile) {
   EXPECT_EQ(s.packets_lost, 0u);
 }
 
+// A prefix of a ULog file, cut at a message boundary past `bytes`.
+std::vector<uint8_t> ulog_prefix(const std::vector<uint8_t>& ulog, size_t bytes) {
+  for (const auto& [begin, end] : ulog_messages(ulog))
+    if (end >= bytes) return {ulog.begin(), ulog.begin() + static_cast<std::ptrdiff_t>(end)};
+  return ulog;
+}
+
+bool read_only(const fs::path& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && (st.st_mode & 0222) == 0;
+}
+
+// while-armed: nothing while disarmed; a file from arming; after disarm it ends once the tail
+// of the log has come (LOGGING_STOP sent), read-only; no more files until the next arming,
+// however many disarmed heartbeats come (mavlink-router's empty files and storm of tiny files
+// after disarm do not happen here).
+TEST_F(FlightLogTest, WhileArmedMakesOneFilePerArmingAndNoneOtherwise) {
+  const fs::path input = ulog_input("sample_px4_events.ulg");
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  const std::vector<uint8_t> ulog = ulog_prefix(read_bytes(input), 300'000);
+  daemon::FlightLogOptions o;
+  o.mode = daemon::LogMode::kWhileArmed;
+  start(false, o);
+  LoggingAutopilot px4(*link_, kPx4);
+  EXPECT_FALSE(px4.wait_for_request(500ms, false)) << "disarmed: the log is not asked for";
+  EXPECT_TRUE(logs().empty());
+  for (int arming = 0; arming < 2; ++arming) {
+    ASSERT_TRUE(px4.wait_for_request(5000ms, true)) << "arming " << arming;
+    ASSERT_TRUE(px4.stream_ulog(ulog));
+    ASSERT_TRUE(
+        wait_until([&] { return stats().bytes_written >= ulog.size() * static_cast<size_t>(arming + 1); }, 10'000ms));
+    ASSERT_TRUE(wait_until(
+        [&] {
+          px4.heartbeat(false);
+          return px4.stop_requested();
+        },
+        6000ms))
+        << "the file ends after the disarm's tail";
+    for (int k = 0; k < 10; ++k) {
+      px4.heartbeat(false);
+      pace(50ms);
+    }
+    const auto files = logs();
+    ASSERT_EQ(files.size(), size_t(arming + 1)) << "one file per arming, none after the disarm";
+    EXPECT_TRUE(read_only(files.back()));
+    EXPECT_TRUE(read_bytes(files.back()) == ulog);
+  }
+}
+
+// No log data for 5 s while logging: the stream is asked for again, into a new file; the first
+// keeps the whole messages it had.
+TEST_F(FlightLogTest, ASilentStreamIsStartedAgainInANewFile) {
+  const fs::path input = ulog_input("sample_px4_events.ulg");
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  const std::vector<uint8_t> ulog = ulog_prefix(read_bytes(input), 100'000);
+  start(false);
+  LoggingAutopilot px4(*link_, kPx4);
+  ASSERT_TRUE(px4.wait_for_request(5000ms));
+  ASSERT_TRUE(px4.stream_ulog(ulog));
+  ASSERT_TRUE(wait_written(ulog.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(px4.wait_for_request(8000ms)) << "asked again after 5 s of silence";
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 4500ms);
+  EXPECT_EQ(stats().restarts, 1u);
+  const auto files = logs();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_TRUE(read_only(files[0]));
+  EXPECT_TRUE(read_bytes(files[0]) == ulog);
+}
+
+// A full disk pauses the flight log with one error: the file keeps whole messages only, the
+// router routes on, and logging comes back (a new file) once there is room.
+TEST_F(FlightLogTest, AFullDiskPausesTheFlightLogAndTheRouterRoutesOn) {
+  const fs::path input = ulog_input("sample_px4_events.ulg");
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  SmallDisk disk(scratch_ / "logs", "4m");
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): the full-disk case is not tested";
+  const std::vector<uint8_t> ulog = read_bytes(input);
+  start(false);
+  disk.fill(scratch_ / "logs" / "filler", 400'000);
+  LoggingAutopilot px4(*link_, kPx4);
+  ASSERT_TRUE(px4.wait_for_request(5000ms));
+  ASSERT_TRUE(px4.stream_ulog(ulog));
+  ASSERT_TRUE(wait_until([&] { return stats().write_errors == 1; })) << "the disk filled";
+  const auto files = logs();
+  ASSERT_EQ(files.size(), 2u);  // the filler and the log
+  const fs::path log = files[0].extension() == ".ulg" ? files[0] : files[1];
+  const UlogCheck c = check_ulog(read_bytes(log));
+  EXPECT_TRUE(c.error.empty()) << c.error;
+  EXPECT_TRUE(read_only(log));
+  px4.heartbeat(false);  // the router still routes: the writer hears it
+  fs::remove(scratch_ / "logs" / "filler");
+  ASSERT_TRUE(px4.wait_for_request(5000ms)) << "logging again once there is room";
+  EXPECT_EQ(stats().files, 2u);
+}
+
 }  // namespace
 }  // namespace mavswitch::test

@@ -1,6 +1,7 @@
 #include "support/test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,20 @@ std::filesystem::path shared_dir() {
   const std::filesystem::path dir = std::filesystem::path(MAVSWITCH_SOURCE_DIR) / ".." / "shared";
   std::error_code ec;
   return std::filesystem::is_directory(dir, ec) ? std::filesystem::canonical(dir, ec) : std::filesystem::path();
+}
+
+SmallDisk::SmallDisk(const std::filesystem::path& at, const char* size) : at_(at) {
+  std::filesystem::create_directories(at_);
+  mounted_ = ::mount("tmpfs", at_.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) == 0;
+}
+
+SmallDisk::~SmallDisk() {
+  if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
+}
+
+void SmallDisk::fill(const std::filesystem::path& file, uint64_t leave) {
+  const uint64_t free = std::filesystem::space(at_).available;
+  std::ofstream(file, std::ios::binary) << std::string(free > leave ? free - leave : 0, 'x');
 }
 
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {

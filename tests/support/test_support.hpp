@@ -42,6 +42,23 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+// A small tmpfs of its own at `at`, so that a test can fill a disk; unmounted by the destructor.
+// Mounting needs root (CI has it): a test skips, saying so, when mounted() is false.
+class SmallDisk {
+ public:
+  SmallDisk(const std::filesystem::path& at, const char* size);
+  ~SmallDisk();
+  SmallDisk(const SmallDisk&) = delete;
+  SmallDisk& operator=(const SmallDisk&) = delete;
+  bool mounted() const { return mounted_; }
+  // Takes all but `leave` bytes of the free space, in `file`.
+  void fill(const std::filesystem::path& file, uint64_t leave);
+
+ private:
+  std::filesystem::path at_;
+  bool mounted_ = false;
+};
+
 // Runs a shell command; returns its exit status and captures stdout (and stderr if asked).
 int run_command(const std::string& command, std::string* out);
 

@@ -156,28 +156,6 @@ TEST_F(TelemetryLogTest, WhileArmedFollowsTheConfiguredSystemOnly) {
 
 namespace {
 
-// A small tmpfs of its own, so that a test can fill a disk. Mounting needs root (CI has it).
-class SmallDisk {
- public:
-  SmallDisk(const fs::path& at, const char* size) : at_(at) {
-    fs::create_directories(at_);
-    mounted_ = ::mount("tmpfs", at_.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) == 0;
-  }
-  ~SmallDisk() {
-    if (mounted_) ::umount2(at_.c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return mounted_; }
-  // Takes all but `leave` bytes of the free space.
-  void fill(const fs::path& file, uint64_t leave) {
-    const uint64_t free = fs::space(at_).available;
-    std::ofstream(file, std::ios::binary) << std::string(free > leave ? free - leave : 0, 'x');
-  }
-
- private:
-  fs::path at_;
-  bool mounted_ = false;
-};
-
 msg::Attitude attitude(uint32_t i) {
   msg::Attitude a;
   a.time_boot_ms = i;
@@ -190,7 +168,7 @@ msg::Attitude attitude(uint32_t i) {
 // A full disk: logging pauses with one error, no file holds a torn record, what was not written
 // is counted, and logging resumes by itself (in a new file) once space is back.
 TEST_F(TelemetryLogTest, AFullDiskPausesWithoutTornRecordsAndResumesWhenSpaceReturns) {
-  SmallDisk disk(dir_, "4m");
+  test::SmallDisk disk(dir_, "4m");
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): the full-disk case is not tested";
   daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
   disk.fill(dir_ / "filler", 100 * 1024);
@@ -243,7 +221,7 @@ TEST_F(TelemetryLogTest, ARotationThatCannotCreateItsFileSaysWhyAndResumes) {
 // MinFreeSpace holds while writing, not only when a file is opened: a disk that fills under an
 // open log pauses it, once the oldest logs are gone and it still does not hold.
 TEST_F(TelemetryLogTest, MinFreeSpaceIsCheckedWhileWriting) {
-  SmallDisk disk(dir_, "4m");
+  test::SmallDisk disk(dir_, "4m");
   if (!disk.mounted())
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root): MinFreeSpace while writing is not tested";
   daemon::TelemetryLog log({dir_, 0, 0, 1 << 20, daemon::LogMode::kAlways, std::nullopt});

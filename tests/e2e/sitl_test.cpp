@@ -1,0 +1,156 @@
+// mavswitchd between a real ArduPilot (ArduCopter SITL, ../shared/sitl) and a ground station:
+// the ground station downloads the parameters while the router captures the autopilot's flight
+// log; the .bin that arrived parses with a dataflash reader of our own (FMT records describe
+// every other record) and holds FMT, PARM, IMU and GPS records, with no zero-filled holes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/peers.hpp"
+#include "mavswitch/msg/param_request_list.hpp"
+#include "mavswitch/msg/param_value.hpp"
+#include "support/test_support.hpp"
+
+namespace mavswitch::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One ArduCopter SITL instance, stopped by the destructor (SIGTERM: it exits within 0.1 s).
+class Sitl {
+ public:
+  Sitl(const fs::path& start, int instance, const fs::path& run_dir, const fs::path& defaults) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      setenv("SITL_DEFAULTS", defaults.c_str(), 1);
+      const int out = ::open((run_dir.string() + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (out >= 0) {
+        dup2(out, 1);
+        dup2(out, 2);
+      }
+      const std::string i = std::to_string(instance);
+      execl("/bin/bash", "bash", start.c_str(), i.c_str(), run_dir.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Sitl() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    for (int k = 0; k < 200 && ::waitpid(pid_, &status, WNOHANG) == 0; ++k) pace(std::chrono::milliseconds(10));
+    if (::waitpid(pid_, &status, WNOHANG) == 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Record counts by name; `error` says where the walk broke (a hole, an unknown record).
+struct Dataflash {
+  std::map<std::string, size_t> records;
+  size_t walked = 0;
+  std::string error;
+};
+Dataflash read_dataflash(const std::vector<uint8_t>& d) {
+  constexpr uint8_t kFmt = 128;
+  constexpr size_t kFmtLen = 89;  // head (3), type, length, name (4), format (16), labels (64)
+  std::map<uint8_t, std::pair<size_t, std::string>> formats{{kFmt, {kFmtLen, "FMT"}}};
+  Dataflash out;
+  size_t at = 0;
+  while (at + 3 <= d.size()) {
+    if (d[at] != 0xA3 || d[at + 1] != 0x95) {
+      out.error = "no record header at " + std::to_string(at);
+      break;
+    }
+    const auto f = formats.find(d[at + 2]);
+    if (f == formats.end()) {
+      out.error = "record type " + std::to_string(d[at + 2]) + " without FMT at " + std::to_string(at);
+      break;
+    }
+    const size_t len = f->second.first;
+    if (at + len > d.size()) break;  // the log goes on past what was captured
+    if (d[at + 2] == kFmt) {
+      std::string name(reinterpret_cast<const char*>(&d[at + 5]), 4);
+      name.erase(name.find_last_not_of('\0') + 1);
+      formats[d[at + 3]] = {d[at + 4], name};
+    }
+    ++out.records[f->second.second];
+    at += len;
+  }
+  out.walked = at;
+  return out;
+}
+
+TEST(Sitl, TheRouterCapturesArduPilotsLogWhileTheGroundStationDownloadsParameters) {
+  const fs::path shared = shared_dir();
+  if (shared.empty() || !fs::exists(shared / "sitl" / "start.sh"))
+    GTEST_SKIP() << "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
+  ScratchDir scratch("mavswitch-sitl");
+  std::ofstream(scratch / "log.parm") << "LOG_BACKEND_TYPE 3\nLOG_DISARMED 1\n";  // stream the log at once
+  constexpr int kInstance = 7;
+  const uint16_t sitl_port = 5760 + 10 * kInstance;
+  Sitl sitl(shared / "sitl" / "start.sh", kInstance, scratch / "run", scratch / "log.parm");
+  UdpPeer gcs;
+  const fs::path logs = scratch / "logs";
+  DaemonProcess d({"-t", "0", "-p", "127.0.0.1:" + std::to_string(sitl_port), "-e",
+                   "127.0.0.1:" + std::to_string(gcs.port()), "-l", logs.string(), "-r"});
+  ASSERT_TRUE(wait_until([&] { return gcs.wait_frames(1, 100ms); }, 20'000ms)) << d.err();
+  // The ground station downloads the parameters while the log streams.
+  msg::ParamRequestList list;
+  list.target_system = 1;
+  list.target_component = 1;
+  gcs.send_to(gcs.received().source_ports.front(), frame_of(list, 255, 190));
+  size_t params = 0;
+  wait_until(
+      [&] {
+        params = gcs.received().count_msgid(msg::ParamValue::kId);
+        return params >= 1300;
+      },
+      30'000ms);
+  EXPECT_GE(params, 1300u) << "the parameter download went through the router";
+  // The log goes on until GPS records are in it (SITL has a fix about 10 s after it starts),
+  // then the router stops (the file is finished).
+  uintmax_t looked_at = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(logs, ec)) {
+          const uintmax_t size = e.path().extension() == ".bin" ? fs::file_size(e.path(), ec) : 0;
+          if (size < looked_at + 100'000) continue;  // read again only once it grew
+          looked_at = size;
+          if (read_dataflash(read_bytes(e.path())).records["GPS"] > 0) return true;
+        }
+        return false;
+      },
+      40'000ms))
+      << d.err();
+  d.signal(SIGTERM);
+  ASSERT_EQ(d.wait_exit(), 0) << d.err();
+  std::vector<fs::path> bins;
+  for (const auto& e : fs::directory_iterator(logs))
+    if (e.path().extension() == ".bin") bins.push_back(e.path());
+  ASSERT_EQ(bins.size(), 1u);
+  const auto bytes = read_bytes(bins[0]);
+  Dataflash log = read_dataflash(bytes);
+  EXPECT_TRUE(log.error.empty()) << log.error << " (a hole, or a block out of place)";
+  EXPECT_GT(log.walked + 200, bytes.size()) << "the walk reaches the end of what was captured";
+  for (const char* name : {"FMT", "PARM", "IMU", "GPS"}) EXPECT_GT(log.records[name], 0u) << name;
+  std::cout << "[ result ] SITL: " << bytes.size() << " bytes, FMT " << log.records["FMT"] << ", PARM "
+            << log.records["PARM"] << ", IMU " << log.records["IMU"] << ", GPS " << log.records["GPS"]
+            << "; parameters downloaded " << params << "\n";
+}
+
+}  // namespace
+}  // namespace mavswitch::test
