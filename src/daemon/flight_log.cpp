@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
-#include "daemon/log_files.hpp"
+#include "base/log_files.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "base/log_files.hpp"
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
 #include "daemon/flight_log.hpp"
-#include "daemon/log_files.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   }
 
   // A crash may have left logs writable: finished now, before any new one is opened.
-  if (!general.log_dir.empty()) daemon::log_files::finish_leftovers(general.log_dir);
+  if (!general.log_dir.empty()) log_files::finish_leftovers(general.log_dir);
   std::unique_ptr<daemon::FlightLog> flight_log;
   if (!general.log_dir.empty()) {  // as mavlink-router: Log = DIR captures the autopilot's own log
     daemon::FlightLogOptions o;

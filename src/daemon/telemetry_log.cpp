@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/log.hpp"
-#include "daemon/log_files.hpp"
+#include "base/log_files.hpp"
 #include "protocol/tlog.hpp"
 
 namespace mavswitch::daemon {

@@ -15,4 +15,7 @@ struct DumpOptions {
 };
 int run_dump(const DumpOptions& options);
 
+// The logs in a directory (telemetry and flight logs): file, kind, size, finished or not.
+int run_logs(const std::string& dir, bool json);
+
 }  // namespace mavswitch::tools

@@ -4,7 +4,7 @@
 #include "tools/commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"mavswitch: MAVLink tools (dialect tables, stream and tlog decoding)"};
+  CLI::App app{"mavswitch: MAVLink tools (dialect tables, stream and tlog decoding, log directories)"};
   app.require_subcommand(1);
 
   std::string xml;
@@ -21,7 +21,14 @@ int main(int argc, char** argv) {
   dump->add_flag("--tlog", dump_options.tlog, "Input is a telemetry log (default: when the name ends in .tlog)");
   dump->add_option("FILE", dump_options.input, "Input file, or - for standard input")->required();
 
+  std::string logs_dir;
+  bool logs_json = false;
+  auto* logs = app.add_subcommand("logs", "List a log directory: each log's kind, size, and finished or still written");
+  logs->add_option("DIR", logs_dir, "The Log directory")->required();
+  logs->add_flag("--json", logs_json, "One JSON object per line");
+
   CLI11_PARSE(app, argc, argv);
   if (dialect->parsed()) return mavswitch::tools::run_dialect(xml);
+  if (logs->parsed()) return mavswitch::tools::run_logs(logs_dir, logs_json);
   return mavswitch::tools::run_dump(dump_options);
 }

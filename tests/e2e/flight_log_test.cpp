@@ -4,6 +4,7 @@
 // reordered: the file equals the input, and exactly the lost blocks were NACKed).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <filesystem>
 #include <iostream>
@@ -132,11 +133,31 @@ TEST_P(UlogByteForByte, TheFileWrittenEqualsTheAutopilots) {
   if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
   const std::vector<uint8_t> ulog = read_bytes(input);
   start(GetParam().tcp);
+  UdpPeer gcs;  // another link on the router (UDP): the log stream is not for it
   LoggingAutopilot px4(*link_, kPx4);
   ASSERT_TRUE(px4.wait_for_request(5000ms)) << "the writer never asked for the log";
+  if (!GetParam().tcp) {
+    gcs.send_to(port_, heartbeat(255, 190));
+    ASSERT_TRUE(wait_until([&] { return rt_.link_count(0) == 2; }));
+  }
+  const auto cpu = [&] {
+    return rt_.on_loop([] {
+      timespec t;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+    });
+  };
+  const double cpu_before = cpu();
   ASSERT_TRUE(px4.stream_ulog(ulog));
   ASSERT_TRUE(wait_written(ulog.size())) << stats().bytes_written << " of " << ulog.size();
+  const double cpu_seconds = cpu() - cpu_before;
+  std::cout << "[ result ] " << GetParam().file << (GetParam().tcp ? " over TCP: " : " over UDP: ") << ulog.size()
+            << " bytes byte for byte; the router's thread spent "
+            << cpu_seconds * 1000 / (static_cast<double>(ulog.size()) / 1e6) << " ms of CPU per MB of log\n";
   const daemon::FlightLogStats s = stats();
+  rt_.router.settle();
+  EXPECT_EQ(gcs.received().count_msgid(266) + gcs.received().count_msgid(267), 0u)
+      << "the log stream goes to the writer only";
   const fs::path file = finish();
   EXPECT_EQ(file.extension(), ".ulg");
   EXPECT_TRUE(read_bytes(file) == ulog) << "byte for byte";

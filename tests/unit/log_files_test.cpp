@@ -6,12 +6,11 @@
 
 #include <fstream>
 
-#include "daemon/log_files.hpp"
+#include "base/log_files.hpp"
 #include "support/test_support.hpp"
 
 using namespace mavswitch;
 namespace fs = std::filesystem;
-namespace log_files = daemon::log_files;
 
 namespace {
 

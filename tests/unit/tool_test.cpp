@@ -167,3 +167,23 @@ TEST(Tool, BadInputIsAClearErrorNotACrash) {
   EXPECT_NE(out.find("/nonexistent.xml: no such file"), std::string::npos) << out;
   fs::remove(junk);
 }
+
+TEST(Tool, LogsListsALogDirectoryOldestFirst) {
+  mavswitch::test::ScratchDir dir("mavswitch-logs-tool");
+  dir.write("00002-2026-12-01_10-00-00.ulg", "ulog");
+  dir.write("00001-2026-12-01_09-00-00.tlog", "tlog!");
+  dir.write("notes.txt", "not a log");
+  std::filesystem::permissions(dir / "00001-2026-12-01_09-00-00.tlog", std::filesystem::perms::owner_read);
+  std::string out;
+  ASSERT_EQ(run_command(std::string(MAVSWITCH_TOOL) + " logs " + dir.path().string(), &out), 0);
+  const auto tlog = out.find("00001-2026-12-01_09-00-00.tlog"), ulog = out.find("00002-2026-12-01_10-00-00.ulg");
+  ASSERT_NE(tlog, std::string::npos) << out;
+  ASSERT_NE(ulog, std::string::npos) << out;
+  EXPECT_LT(tlog, ulog) << "oldest first";
+  EXPECT_EQ(out.find("notes.txt"), std::string::npos);
+  EXPECT_NE(out.find("telemetry"), std::string::npos);
+  EXPECT_NE(out.find("finished"), std::string::npos);
+  EXPECT_NE(out.find("writing"), std::string::npos);
+  ASSERT_EQ(run_command(std::string(MAVSWITCH_TOOL) + " logs --json " + dir.path().string(), &out), 0);
+  EXPECT_NE(out.find("\"kind\":\"ULog\",\"bytes\":4,\"state\":\"writing\""), std::string::npos) << out;
+}

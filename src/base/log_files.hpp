@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace mavswitch::daemon::log_files {
+namespace mavswitch::log_files {
 
 // The index a log's name starts with ("00042-2026-12-02_10-00-00.tlog"), if it has one.
 std::optional<unsigned> index_of(const std::filesystem::path& file);
@@ -16,6 +16,11 @@ std::optional<unsigned> index_of(const std::filesystem::path& file);
 // the highest of any log there, whatever its kind, so a directory shared with mavlink-router
 // keeps counting.
 std::filesystem::path next_name(const std::filesystem::path& dir, const std::string& extension);
+// What kind of log a file is ("telemetry", "ULog", "dataflash"), or nullptr for a file that is
+// not one of ours by its name.
+const char* kind_of(const std::filesystem::path& file);
+// Whether a log is finished (read-only), not still being written.
+bool finished(const std::filesystem::path& file);
 // Creates it (O_EXCL: never another's file); -1 with errno on failure.
 int create(const std::filesystem::path& path);
 // A finished log is made read-only, as mavlink-router leaves them: download scripts take the
@@ -31,4 +36,4 @@ bool enforce_retention(const std::filesystem::path& dir, size_t keep_at_most, ui
 size_t retention_limit(unsigned max_log_files, bool about_to_open);
 uint64_t free_bytes(const std::filesystem::path& dir);
 
-}  // namespace mavswitch::daemon::log_files
+}  // namespace mavswitch::log_files

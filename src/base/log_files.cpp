@@ -1,4 +1,4 @@
-#include "daemon/log_files.hpp"
+#include "base/log_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,15 +10,12 @@
 #include <cstdio>
 #include <vector>
 
-namespace mavswitch::daemon::log_files {
+namespace mavswitch::log_files {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool is_log(const fs::path& p) {
-  const auto ext = p.extension();
-  return index_of(p) && (ext == ".tlog" || ext == ".ulg" || ext == ".bin");
-}
+bool is_log(const fs::path& p) { return kind_of(p) != nullptr; }
 
 bool writable(const fs::path& p) {
   struct stat st;
@@ -26,6 +23,14 @@ bool writable(const fs::path& p) {
 }
 
 }  // namespace
+
+const char* kind_of(const fs::path& file) {
+  if (!index_of(file)) return nullptr;
+  const auto ext = file.extension();
+  return ext == ".tlog" ? "telemetry" : ext == ".ulg" ? "ULog" : ext == ".bin" ? "dataflash" : nullptr;
+}
+
+bool finished(const fs::path& file) { return !writable(file); }
 
 std::optional<unsigned> index_of(const fs::path& file) {
   const std::string name = file.filename().string();
@@ -94,4 +99,4 @@ uint64_t free_bytes(const fs::path& dir) {
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
-}  // namespace mavswitch::daemon::log_files
+}  // namespace mavswitch::log_files
