@@ -210,13 +210,14 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
 void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t compid) {
   if (!blocks_ || fd_ < 0) return;
   log_component_ = compid;
-  if (state_ == State::kStarting) state_ = State::kStreaming;
   const uint64_t now = now_ms();
   const auto take = blocks_->block(seqno, now);
   if (take == DataflashStream::Take::kMidStream) {
-    restart("the stream began in the middle of a log");
+    // Once asked again, the old stream's blocks still in flight are let go by, not restarted on.
+    if (state_ != State::kStarting || now - asked_at_ >= kAskEvery) restart("the stream began in the middle of a log");
     return;
   }
+  if (state_ == State::kStarting) state_ = State::kStreaming;
   last_data_ = now;
   ++stats_.packets;
   if (take == DataflashStream::Take::kAgain) ++stats_.retransmissions;

@@ -259,6 +259,25 @@ TEST_F(FlightLogTest, DataflashBlocksLostRepeatedAndReorderedMakeTheSameFile) {
   EXPECT_EQ(s.packets_lost, 0u);
 }
 
+// ArduPilot already streaming (to someone before us, or before a restart of the router): blocks
+// that begin far into a log are not taken as its start; the writer asks again (START, and STOP
+// then START if it was already streaming) and the file holds the log from its first block.
+TEST_F(FlightLogTest, ADataflashStreamBegunMidLogIsStartedAgain) {
+  std::vector<uint8_t> input(200 * 600);
+  std::mt19937 rng(5);
+  for (auto& b : input) b = static_cast<uint8_t>(rng());
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot);
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 100ms, 400));  // blocks 400 on: the middle of a log
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms)) << "asked again from the start";
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
+  ASSERT_TRUE(wait_written(input.size()));
+  const fs::path file = finish();
+  EXPECT_TRUE(read_bytes(file) == input);
+  EXPECT_EQ(logs().size(), 1u) << "no file for the blocks from the middle";
+}
+
 // A prefix of a ULog file, cut at a message boundary past `bytes`.
 std::vector<uint8_t> ulog_prefix(const std::vector<uint8_t>& ulog, size_t bytes) {
   for (const auto& [begin, end] : ulog_messages(ulog))

@@ -203,11 +203,12 @@ void LoggingAutopilot::answer_nacks(const std::vector<uint8_t>& log) {
   });
 }
 
-bool LoggingAutopilot::stream_dataflash(const std::vector<uint8_t>& log, std::chrono::milliseconds settle) {
+bool LoggingAutopilot::stream_dataflash(const std::vector<uint8_t>& log, std::chrono::milliseconds settle,
+                                        uint32_t from) {
   std::uniform_real_distribution<double> chance(0, 1);
   const auto blocks = static_cast<uint32_t>((log.size() + kBlock - 1) / kBlock);
   std::optional<uint32_t> held;
-  for (uint32_t n = 0; n < blocks; ++n) {
+  for (uint32_t n = from; n < blocks; ++n) {
     if (chance(rng_) < faults_.lose && n + 1 < blocks) {  // the last block always goes: a gap needs an end
       lost_blocks_.insert(n);
     } else if (!held && chance(rng_) < faults_.reorder) {

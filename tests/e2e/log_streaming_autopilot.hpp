@@ -32,8 +32,9 @@ class LoggingAutopilot {
   void heartbeat(bool armed);
   // PX4: the whole ULog file, as PX4's logger sends it. False if a reliable packet went unacked.
   bool stream_ulog(const std::vector<uint8_t>& ulog);
-  // ArduPilot: the bytes as dataflash blocks, then answers NACKs until `settle` passes without one.
-  bool stream_dataflash(const std::vector<uint8_t>& log, std::chrono::milliseconds settle);
+  // ArduPilot: the bytes as dataflash blocks from block `from` on (a stream begun before the
+  // writer asked starts past 0), then answers NACKs until `settle` passes without one.
+  bool stream_dataflash(const std::vector<uint8_t>& log, std::chrono::milliseconds settle, uint32_t from = 0);
   // Whether the writer asked to stop (LOGGING_STOP or block STOP) since the last request.
   bool stop_requested();
 
