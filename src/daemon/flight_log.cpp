@@ -335,9 +335,16 @@ void FlightLog::tick() {
     end(true);
     return;
   }
-  if (fd_ >= 0 && now - synced_at_ >= 1000) {
+  if (fd_ >= 0 && now - synced_at_ >= 1000) {  // and MinFreeSpace, as the file grows
     ::fsync(fd_);
     synced_at_ = now;
+    if (options_.min_free_space > 0 &&
+        log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, false),
+                                     options_.min_free_space)) {
+      log::error("flight log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
+      paused_ = true;
+      end(true);
+    }
   }
 }
 

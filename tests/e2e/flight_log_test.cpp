@@ -278,6 +278,29 @@ TEST_F(FlightLogTest, ADataflashStreamBegunMidLogIsStartedAgain) {
   EXPECT_EQ(logs().size(), 1u) << "no file for the blocks from the middle";
 }
 
+// MinFreeSpace holds while the flight log grows, not only when a file opens: it pauses before
+// the disk is full, the file keeps whole messages.
+TEST_F(FlightLogTest, MinFreeSpaceIsCheckedAsTheFlightLogGrows) {
+  const fs::path input = ulog_input("sample_px4_events.ulg");
+  if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
+  SmallDisk disk(scratch_ / "logs", "4m");
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): MinFreeSpace is not tested";
+  daemon::FlightLogOptions o;
+  o.min_free_space = 3 << 20;  // of 4 MiB: the 1.5 MB log passes it
+  start(false, o);
+  LoggingAutopilot px4(*link_, kPx4);
+  ASSERT_TRUE(px4.wait_for_request(5000ms));
+  ASSERT_TRUE(px4.stream_ulog(read_bytes(input)));
+  ASSERT_TRUE(wait_until([&] {
+    px4.heartbeat(false);
+    return px4.stop_requested();
+  })) << "paused: the stream is stopped";
+  EXPECT_EQ(stats().write_errors, 0u) << "paused before the disk was full";
+  const auto files = logs();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(check_ulog(read_bytes(files[0])).error.empty());
+}
+
 // A prefix of a ULog file, cut at a message boundary past `bytes`.
 std::vector<uint8_t> ulog_prefix(const std::vector<uint8_t>& ulog, size_t bytes) {
   for (const auto& [begin, end] : ulog_messages(ulog))
