@@ -10,6 +10,8 @@ constexpr uint8_t kMagic[7] = {'U', 'L', 'o', 'g', 0x01, 0x12, 0x35};
 constexpr size_t kMessageHeaderLen = 3;  // uint16 msg_size, uint8 msg_type
 constexpr uint8_t kDropout = 'O';
 
+size_t message_size(const uint8_t* header) { return kMessageHeaderLen + (size_t{header[0]} | size_t{header[1]} << 8); }
+
 }  // namespace
 
 UlogStream::Take UlogStream::packet(uint16_t sequence, std::span<const uint8_t> data, uint8_t first_message_offset,
@@ -28,12 +30,17 @@ UlogStream::Take UlogStream::packet(uint16_t sequence, std::span<const uint8_t> 
     return Take::kRetransmission;
   }
   ++stats_.packets;
+  if (ahead > 0 && header_left_ > 0) {  // the header itself was cut: wait for a stream that has one
+    stats_.lost_packets += static_cast<uint64_t>(ahead);
+    started_ = false;
+    partial_.clear();
+    return Take::kBeforeHeader;
+  }
   if (ahead > 0) {  // packets lost: the message being put together cannot be finished
     stats_.lost_packets += static_cast<uint64_t>(ahead);
     if (!resyncing_) gap_began_ms_ = last_packet_ms_;
     resyncing_ = true;
     partial_.clear();
-    header_left_ = 0;
   }
   expected_ = static_cast<uint16_t>(sequence + 1);
   last_packet_ms_ = now_ms;
@@ -53,16 +60,19 @@ UlogStream::Take UlogStream::packet(uint16_t sequence, std::span<const uint8_t> 
 
 // Hands out the header, then each message once it is whole.
 void UlogStream::feed(std::span<const uint8_t> bytes, Sink& out) {
-  if (header_left_ > 0) {
+  if (header_left_ > 0) {  // handed out whole, like every message
     const size_t n = std::min(header_left_, bytes.size());
-    out(bytes.first(n));
-    stats_.bytes += n;
+    partial_.insert(partial_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
     header_left_ -= n;
     bytes = bytes.subspan(n);
+    if (header_left_ > 0) return;
+    out(partial_);
+    stats_.bytes += partial_.size();
+    partial_.clear();
   }
   while (!bytes.empty()) {
     if (partial_.empty() && bytes.size() >= kMessageHeaderLen) {  // whole messages straight from the packet
-      const size_t len = kMessageHeaderLen + (bytes[0] | bytes[1] << 8);
+      const size_t len = message_size(bytes.data());
       if (bytes.size() >= len) {
         out(bytes.first(len));
         stats_.bytes += len;
@@ -72,8 +82,7 @@ void UlogStream::feed(std::span<const uint8_t> bytes, Sink& out) {
     }
     // Across packets: first the message header, then as much of the message as it says.
     auto wanted = [&] {
-      return partial_.size() < kMessageHeaderLen ? kMessageHeaderLen
-                                                 : kMessageHeaderLen + (partial_[0] | partial_[1] << 8);
+      return partial_.size() < kMessageHeaderLen ? kMessageHeaderLen : message_size(partial_.data());
     };
     const size_t n = std::min(wanted() - partial_.size(), bytes.size());
     partial_.insert(partial_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
