@@ -72,11 +72,11 @@ FlightLog::FlightLog(Router& router, FlightLogOptions options) : options_(std::m
 }
 
 FlightLog::~FlightLog() {
+  subscriptions_.clear();  // first: a heartbeat handled now could open a file no one closes
   router_.run_on_loop([this] {
     router_.event_loop().cancel(timer_);
-    if (state_ != State::kIdle) end(true);
+    if (fd_ >= 0 || state_ != State::kIdle) end(true);
   });
-  subscriptions_.clear();
 }
 
 FlightLogStats FlightLog::stats() const {
