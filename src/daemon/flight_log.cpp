@@ -1,8 +1,5 @@
 #include "daemon/flight_log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -75,7 +72,7 @@ FlightLog::~FlightLog() {
   subscriptions_.clear();  // first: a heartbeat handled now could open a file no one closes
   router_.run_on_loop([this] {
     router_.event_loop().cancel(timer_);
-    if (fd_ >= 0 || state_ != State::kIdle) end(true);
+    if (file_.is_open() || state_ != State::kIdle) end(true);
   });
 }
 
@@ -115,7 +112,7 @@ void FlightLog::on_heartbeat(const protocol::FrameView& f) {
   }
   if (armed && !was_armed) {
     disarmed_at_ = 0;
-    if (fd_ < 0) begin();  // a re-arm within the tail's grace goes on in the same file
+    if (!file_.is_open()) begin();  // a re-arm within the tail's grace goes on in the same file
   } else if (!armed && was_armed) {
     disarmed_at_ = now_ms();
   }
@@ -128,17 +125,12 @@ void FlightLog::begin() {
     paused_ = true;
     return;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options_.dir, ec);
-  path_ = log_files::next_name(options_.dir, extension());
-  fd_ = log_files::create(path_);
-  if (fd_ < 0) {
-    log::error("flight log: cannot create {}: {}: logging paused", path_.string(), std::strerror(errno));
+  if (!file_.open(options_.dir, extension())) {
+    log::error("flight log: cannot create {}: {}: logging paused", file_.path().string(), std::strerror(errno));
     paused_ = true;
     return;
   }
   ++stats_.files;
-  appended_ = 0;
   if (ulog_) {  // keep the finished stream's counts
     stats_.packets += ulog_->stats().packets;
     stats_.packets_lost += ulog_->stats().lost_packets;
@@ -151,7 +143,7 @@ void FlightLog::begin() {
     blocks_ = std::make_unique<DataflashStream>();
   else
     ulog_ = std::make_unique<UlogStream>();
-  log::info("flight log: writing {}", path_.string());
+  log::info("flight log: writing {}", file_.path().string());
   state_ = State::kStarting;
   last_data_ = synced_at_ = now_ms();
   tries_ = 0;
@@ -192,7 +184,7 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
     a.sequence = sequence;
     component_->send(a);
   }
-  if (!ulog_ || fd_ < 0 || sysid != autopilot_) return;
+  if (!ulog_ || !file_.is_open() || sysid != autopilot_) return;
   if (state_ == State::kStarting) state_ = State::kStreaming;
   const uint64_t now = now_ms();
   std::vector<uint8_t> out;
@@ -208,7 +200,7 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
 }
 
 void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t compid) {
-  if (!blocks_ || fd_ < 0) return;
+  if (!blocks_ || !file_.is_open()) return;
   log_component_ = compid;
   const uint64_t now = now_ms();
   const auto take = blocks_->block(seqno, now);
@@ -233,47 +225,21 @@ void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t 
 }
 
 bool FlightLog::write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = offset
-                          ? ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(*offset + done))
-                          : ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    const int err = n == 0 ? ENOSPC : errno;
-    // A ULog file keeps whole messages only: what part of this write landed is cut off again.
-    if (!offset && ::ftruncate(fd_, static_cast<off_t>(appended_)) != 0) {
-      log::error("flight log: cannot cut {} back to its last whole message", path_.string());
-    }
-    ++stats_.write_errors;
-    log::error("flight log: writing {}: {}: logging paused until space is back", path_.string(), std::strerror(err));
-    paused_ = true;
-    end(true);
-    return false;
+  const int err = offset ? file_.write_at(bytes, *offset) : file_.append(bytes);
+  if (err == 0) {
+    stats_.bytes_written += bytes.size();
+    return true;
   }
-  stats_.bytes_written += done;
-  if (!offset) appended_ += done;
-  return true;
-}
-
-void FlightLog::close_file() {
-  if (fd_ < 0) return;
-  ::fsync(fd_);
-  const off_t size = ::lseek(fd_, 0, SEEK_END);
-  ::close(fd_);
-  fd_ = -1;
-  std::error_code ec;
-  if (size <= 0)
-    std::filesystem::remove(path_, ec);  // nothing came: no empty files
-  else
-    log_files::finish(path_);
+  ++stats_.write_errors;
+  log::error("flight log: writing {}: {}: logging paused until space is back", file_.path().string(),
+             std::strerror(err));
+  paused_ = true;
+  end(true);
+  return false;
 }
 
 void FlightLog::end(bool keep_stream_off) {
-  close_file();
+  file_.close();
   disarmed_at_ = 0;
   tries_ = 0;
   ask(false);
@@ -335,8 +301,8 @@ void FlightLog::tick() {
     end(true);
     return;
   }
-  if (fd_ >= 0 && now - synced_at_ >= 1000) {  // and MinFreeSpace, as the file grows
-    ::fsync(fd_);
+  if (file_.is_open() && now - synced_at_ >= 1000) {  // and MinFreeSpace, as the file grows
+    file_.sync();
     synced_at_ = now;
     if (options_.min_free_space > 0 &&
         log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, false),

@@ -17,6 +17,7 @@
 #include "api/component.hpp"
 #include "daemon/config.hpp"
 #include "daemon/dataflash_stream.hpp"
+#include "daemon/log_file.hpp"
 #include "daemon/ulog_stream.hpp"
 
 namespace mavswitch::daemon {
@@ -55,8 +56,8 @@ class FlightLog {
 
   // Router's thread (or before the router runs).
   FlightLogStats stats() const;
-  const std::filesystem::path& current_file() const noexcept { return path_; }
-  bool logging() const noexcept { return fd_ >= 0; }
+  const std::filesystem::path& current_file() const noexcept { return file_.path(); }
+  bool logging() const noexcept { return file_.is_open(); }
 
  private:
   enum class State { kIdle, kStarting, kStreaming, kStopping };
@@ -70,8 +71,7 @@ class FlightLog {
   void end(bool keep_stream_off);  // close the file; ask the autopilot to stop
   void restart(const char* why);
   void ask(bool start);
-  bool write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset);
-  void close_file();
+  bool write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset);  // none: append
   const char* extension() const { return dataflash_ ? ".bin" : ".ulg"; }
 
   FlightLogOptions options_;
@@ -91,9 +91,7 @@ class FlightLog {
   uint64_t last_data_ = 0;    // when log data last came
   uint64_t disarmed_at_ = 0;  // while-armed: the grace for the log's tail
   uint64_t synced_at_ = 0;
-  int fd_ = -1;
-  uint64_t appended_ = 0;  // ULog: bytes of whole messages in the file
-  std::filesystem::path path_;
+  LogFile file_;
   std::unique_ptr<UlogStream> ulog_;
   std::unique_ptr<DataflashStream> blocks_;
   FlightLogStats stats_;

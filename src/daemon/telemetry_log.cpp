@@ -54,73 +54,40 @@ void TelemetryLog::open_file() {
           options_.dir.string());
     return;
   }
-  std::error_code ec;
-  fs::create_directories(options_.dir, ec);  // it may have been deleted under us
-  path_ = log_files::next_name(options_.dir, ".tlog");
-  fd_ = log_files::create(path_);
-  if (fd_ < 0) {
-    pause("cannot create " + path_.string() + ": " + std::strerror(errno));
+  if (!file_.open(options_.dir, ".tlog")) {
+    pause("cannot create " + file_.path().string() + ": " + std::strerror(errno));
     return;
   }
-  size_ = committed_ = 0;
+  size_ = 0;
   if (!paused_why_.empty()) log::info("telemetry log: resumed ({} frames were not written)", stats_.frames_lost);
   paused_why_.clear();
-  log::info("telemetry log: writing {}", path_.string());
+  log::info("telemetry log: writing {}", file_.path().string());
 }
 
 bool TelemetryLog::drain() {
-  size_t done = 0;
-  while (done < pending_.size()) {
-    const ssize_t n = ::write(fd_, pending_.data() + done, pending_.size() - done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      const int err = n == 0 ? ENOSPC : errno;
-      // Cut back to the last whole record: a reader must never meet half of one.
-      if (ftruncate(fd_, static_cast<off_t>(committed_)) != 0)
-        log::error("telemetry log: cannot cut {} back to its last whole record: {}", path_.string(),
-                   std::strerror(errno));
-      stats_.frames_lost += pending_frames_;
-      size_ = committed_;
-      pending_.clear();
-      pending_frames_ = 0;
-      pause("writing " + path_.string() + ": " + std::strerror(err));
-      return false;
-    }
+  const int err = file_.append(pending_);  // all of it, or none: no torn record
+  if (err != 0) {
+    stats_.frames_lost += pending_frames_;
+    size_ -= pending_.size();
+    pending_.clear();
+    pending_frames_ = 0;
+    pause("writing " + file_.path().string() + ": " + std::strerror(err));
+    return false;
   }
-  committed_ += done;
   stats_.frames_written += pending_frames_;
-  stats_.bytes_written += done;
+  stats_.bytes_written += pending_.size();
   pending_.clear();
   pending_frames_ = 0;
   return true;
 }
 
 void TelemetryLog::finish_file() {
-  if (fd_ < 0) return;
-  if (!pending_.empty()) drain();
-  if (fd_ < 0) return;  // drain paused, which finished the file
-  ::close(fd_);
-  fd_ = -1;
-  std::error_code ec;
-  if (committed_ == 0)
-    fs::remove(path_, ec);  // nothing in it: no empty logs
-  else
-    log_files::finish(path_);
+  if (file_.is_open() && !pending_.empty()) drain();
+  file_.close();  // finished read-only, or removed when nothing is in it: no empty logs
 }
 
 void TelemetryLog::pause(const std::string& why) {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-    std::error_code ec;
-    if (committed_ == 0)
-      fs::remove(path_, ec);
-    else
-      log_files::finish(path_);
-  }
+  file_.close();
   if (paused_why_ != why) {  // once per cause, not once per try
     log::error("telemetry log: {}: logging paused; it resumes by itself, in a new file", why);
     if (paused_why_.empty()) ++stats_.pauses;
@@ -131,12 +98,13 @@ void TelemetryLog::pause(const std::string& why) {
 void TelemetryLog::close() { finish_file(); }
 
 void TelemetryLog::tick() {
-  if (fd_ >= 0 && !pending_.empty()) drain();
-  if (fd_ >= 0 && short_of_space()) {
+  if (file_.is_open() && !pending_.empty()) drain();
+  if (file_.is_open() && short_of_space()) {
     finish_file();
     pause("less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
           options_.dir.string());
-  } else if (fd_ < 0 && !paused_why_.empty() && wanted() && log_files::free_bytes(options_.dir) >= kResumeFreeBytes) {
+  } else if (!file_.is_open() && !paused_why_.empty() && wanted() &&
+             log_files::free_bytes(options_.dir) >= kResumeFreeBytes) {
     open_file();
   }
 }
@@ -144,7 +112,7 @@ void TelemetryLog::tick() {
 // Deletes the oldest finished logs (of every kind) until the count and free-space limits hold,
 // with room for one more when a file is about to be opened.
 bool TelemetryLog::short_of_space() {
-  return log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, fd_ < 0),
+  return log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, !file_.is_open()),
                                       options_.min_free_space);
 }
 
@@ -170,7 +138,7 @@ void TelemetryLog::write(const protocol::FrameView& frame) {
     if (begins) open_file();
   }
   const bool ends = options_.mode == LogMode::kWhileArmed && disarmed;  // after this heartbeat
-  if (fd_ < 0) {
+  if (!file_.is_open()) {
     if (!paused_why_.empty() && (wanted() || ends)) ++stats_.frames_lost;
     return;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon/config.hpp"
+#include "daemon/log_file.hpp"
 #include "protocol/frame.hpp"
 
 namespace mavswitch::daemon {
@@ -51,7 +52,7 @@ class TelemetryLog {
   void tick();
   void close();
 
-  const std::filesystem::path& current_file() const noexcept { return path_; }
+  const std::filesystem::path& current_file() const noexcept { return file_.path(); }
   uint64_t frames_written() const noexcept { return stats_.frames_written; }
   TelemetryLogStats stats() const noexcept {
     TelemetryLogStats s = stats_;
@@ -69,13 +70,11 @@ class TelemetryLog {
   bool from_our_vehicle(const protocol::FrameView& frame);
 
   TelemetryLogOptions options_;
-  int fd_ = -1;
-  std::filesystem::path path_;
+  LogFile file_;
   std::vector<uint8_t> pending_;  // whole records not yet written
   uint64_t pending_frames_ = 0;
-  uint64_t size_ = 0;       // the file's bytes, pending ones included
-  uint64_t committed_ = 0;  // the file's bytes on the disk
-  bool started_ = false;    // always: the vehicle's first heartbeat was seen
+  uint64_t size_ = 0;     // the file's bytes, pending ones included
+  bool started_ = false;  // always: the vehicle's first heartbeat was seen
   bool armed_ = false;
   std::string paused_why_;  // empty: not paused
   TelemetryLogStats stats_;

@@ -46,8 +46,8 @@ class Sitl {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
     int status = 0;
-    for (int k = 0; k < 200 && ::waitpid(pid_, &status, WNOHANG) == 0; ++k) pace(std::chrono::milliseconds(10));
-    if (::waitpid(pid_, &status, WNOHANG) == 0) {
+    bool exited = wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) != 0; }, std::chrono::milliseconds(2000));
+    if (!exited) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
     }
