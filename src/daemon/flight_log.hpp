@@ -57,7 +57,6 @@ class FlightLog {
   // Router's thread (or before the router runs).
   FlightLogStats stats() const;
   const std::filesystem::path& current_file() const noexcept { return file_.path(); }
-  bool logging() const noexcept { return file_.is_open(); }
 
  private:
   enum class State { kIdle, kStarting, kStreaming, kStopping };

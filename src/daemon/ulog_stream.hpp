@@ -32,7 +32,6 @@ class UlogStream {
   // One packet's payload (`length` bytes of data), received at now_ms.
   Take packet(uint16_t sequence, std::span<const uint8_t> data, uint8_t first_message_offset, uint64_t now_ms,
               Sink out);
-  bool started() const noexcept { return started_; }  // a header has come (it is handed out once whole)
   const UlogStreamStats& stats() const noexcept { return stats_; }
 
   static constexpr uint8_t kNoMessageStart = 255;
