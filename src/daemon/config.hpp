@@ -22,6 +22,7 @@ class ConfigError : public std::runtime_error {
 };
 
 enum class LogMode { kAlways, kWhileArmed };
+enum class FlightLogFormat { kAuto, kUlog, kDataflash };  // MavlinkDialect: auto, common, ardupilotmega
 
 struct EndpointConfig {
   transport::EndpointSpec spec;
@@ -57,8 +58,8 @@ struct GeneralConfig {
   bool log_telemetry = false;
   LogMode log_mode = LogMode::kAlways;
   std::optional<uint8_t> log_system_id;
-  std::string flight_log_format = "auto";  // MavlinkDialect: auto, common (ULog), ardupilotmega (dataflash)
-  uint8_t log_writer_system = 254;         // the flight log writer's own identity on the routing fabric
+  FlightLogFormat flight_log_format = FlightLogFormat::kAuto;  // MavlinkDialect
+  uint8_t log_writer_system = 254;  // the flight log writer's own identity on the routing fabric
   uint8_t log_writer_component = 191;
   uint64_t min_free_space = 0;
   unsigned max_log_files = 0;

@@ -275,9 +275,14 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     g.signing_state_file = std::string(v);
   else if (key == "mavlinkdialect") {
     const std::string m = lower(v);
-    if (m != "auto" && m != "common" && m != "ardupilotmega")
+    if (m == "auto")
+      g.flight_log_format = FlightLogFormat::kAuto;
+    else if (m == "common")
+      g.flight_log_format = FlightLogFormat::kUlog;
+    else if (m == "ardupilotmega")
+      g.flight_log_format = FlightLogFormat::kDataflash;
+    else
       w.fail(quoted(v) + " must be auto, common or ardupilotmega");
-    g.flight_log_format = m;
   } else if (key == "logwritersystemid")
     g.log_writer_system = static_cast<uint8_t>(get_uint(w, v, 255, 1));
   else if (key == "logwritercomponentid")

@@ -23,8 +23,7 @@ constexpr uint16_t kLoggingStop = 2511;        // MAV_CMD_LOGGING_STOP
 constexpr uint32_t kBlocksStart = 2147483646;  // MAV_REMOTE_LOG_DATA_BLOCK_START
 constexpr uint32_t kBlocksStop = 2147483645;   // MAV_REMOTE_LOG_DATA_BLOCK_STOP
 constexpr uint8_t kBlockNack = 0, kBlockAck = 1;
-constexpr uint8_t kAutopilotArdupilot = 3, kAutopilotPx4 = 12, kAutopilotInvalid = 8;
-constexpr uint8_t kArmed = 128;         // MAV_MODE_FLAG_SAFETY_ARMED
+constexpr uint8_t kAutopilotArdupilot = 3, kAutopilotPx4 = 12;
 constexpr uint8_t kLogComponent = 155;  // MAV_COMP_ID_LOG: where ArduPilot's blocks come from
 constexpr uint64_t kTick = 100;         // ms between looks at retries, NACKs and health
 constexpr uint64_t kAskEvery = 500;     // start/stop repeated until acknowledged
@@ -78,31 +77,42 @@ FlightLog::~FlightLog() {
 
 FlightLogStats FlightLog::stats() const {
   FlightLogStats s = stats_;
-  if (ulog_) {
-    s.packets += ulog_->stats().packets;
-    s.packets_lost += ulog_->stats().lost_packets;
-    s.retransmissions += ulog_->stats().retransmissions;
-    s.dropouts += ulog_->stats().dropouts;
-  }
+  add_ulog_counts(s);
   return s;
 }
 
+// The ULog stream keeps its own counts; they join the writer's when it ends, or when asked.
+void FlightLog::add_ulog_counts(FlightLogStats& s) const {
+  if (!ulog_) return;
+  s.packets += ulog_->stats().packets;
+  s.packets_lost += ulog_->stats().lost_packets;
+  s.retransmissions += ulog_->stats().retransmissions;
+  s.dropouts += ulog_->stats().dropouts;
+}
+
+void FlightLog::send_block_status(uint32_t seqno, uint8_t status) {
+  msg::RemoteLogBlockStatus s;
+  s.target_system = autopilot_;
+  s.target_component = log_component_ != 0 ? log_component_ : kLogComponent;
+  s.seqno = seqno;
+  s.status = status;
+  component_->send(s);
+}
+
 void FlightLog::on_heartbeat(const protocol::FrameView& f) {
-  const msg::Heartbeat hb = msg::Heartbeat::decode(f.payload());
-  if (autopilot_ == 0) {  // LogSystemId's, or the first autopilot heard (component 1)
-    if (options_.system_id ? f.sysid() != *options_.system_id : f.compid() != 1 || hb.autopilot == kAutopilotInvalid)
-      return;
-    autopilot_ = f.sysid();
+  const auto hb = vehicle_.heartbeat(f);
+  if (!hb) return;
+  if (autopilot_ == 0) {
+    autopilot_ = *vehicle_.system_id();
     dataflash_ = options_.format == FlightLogFormat::kDataflash ||
-                 (options_.format == FlightLogFormat::kAuto && hb.autopilot == kAutopilotArdupilot);
+                 (options_.format == FlightLogFormat::kAuto && hb->autopilot == kAutopilotArdupilot);
     log::info("flight log: autopilot {} ({}), {} logs", autopilot_,
-              hb.autopilot == kAutopilotPx4         ? "PX4"
-              : hb.autopilot == kAutopilotArdupilot ? "ArduPilot"
-                                                    : "other",
+              hb->autopilot == kAutopilotPx4         ? "PX4"
+              : hb->autopilot == kAutopilotArdupilot ? "ArduPilot"
+                                                     : "other",
               dataflash_ ? "dataflash (.bin)" : "ULog (.ulg)");
   }
-  if (f.sysid() != autopilot_ || f.compid() != 1) return;
-  const bool armed = hb.base_mode & kArmed;
+  const bool armed = hb->armed;
   const bool was_armed = armed_;
   armed_ = armed;
   if (paused_) return;
@@ -131,12 +141,7 @@ void FlightLog::begin() {
     return;
   }
   ++stats_.files;
-  if (ulog_) {  // keep the finished stream's counts
-    stats_.packets += ulog_->stats().packets;
-    stats_.packets_lost += ulog_->stats().lost_packets;
-    stats_.retransmissions += ulog_->stats().retransmissions;
-    stats_.dropouts += ulog_->stats().dropouts;
-  }
+  add_ulog_counts(stats_);  // the finished stream's
   ulog_.reset();
   blocks_.reset();
   if (dataflash_)
@@ -154,12 +159,7 @@ void FlightLog::ask(bool start) {
   asked_at_ = now_ms();
   ++tries_;
   if (dataflash_) {
-    msg::RemoteLogBlockStatus s;
-    s.target_system = autopilot_;
-    s.target_component = log_component_ != 0 ? log_component_ : kLogComponent;
-    s.seqno = start ? kBlocksStart : kBlocksStop;
-    s.status = kBlockAck;
-    component_->send(s);
+    send_block_status(start ? kBlocksStart : kBlocksStop, kBlockAck);
   } else {
     msg::CommandLong c;
     c.target_system = autopilot_;
@@ -216,12 +216,7 @@ void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t 
   if (take == DataflashStream::Take::kNew &&
       !write_at(data.first(DataflashStream::kBlockLen), uint64_t{seqno} * DataflashStream::kBlockLen))
     return;
-  msg::RemoteLogBlockStatus ack;
-  ack.target_system = autopilot_;
-  ack.target_component = compid;
-  ack.seqno = seqno;
-  ack.status = kBlockAck;
-  component_->send(ack);
+  send_block_status(seqno, kBlockAck);
 }
 
 bool FlightLog::write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset) {
@@ -286,12 +281,7 @@ void FlightLog::tick() {
   }
   if (blocks_) {
     for (uint32_t seqno : blocks_->due_nacks(now, kNackAfter, kNackEvery, 64)) {
-      msg::RemoteLogBlockStatus nack;
-      nack.target_system = autopilot_;
-      nack.target_component = log_component_ != 0 ? log_component_ : kLogComponent;
-      nack.seqno = seqno;
-      nack.status = kBlockNack;
-      component_->send(nack);
+      send_block_status(seqno, kBlockNack);
       ++stats_.nacks;
     }
     stats_.packets_lost += blocks_->give_up(now, kGiveUpAfter);

@@ -18,19 +18,18 @@
 #include "daemon/config.hpp"
 #include "daemon/dataflash_stream.hpp"
 #include "daemon/log_file.hpp"
+#include "daemon/logged_vehicle.hpp"
 #include "daemon/ulog_stream.hpp"
 
 namespace mavswitch::daemon {
-
-enum class FlightLogFormat { kAuto, kUlog, kDataflash };  // MavlinkDialect: auto, common, ardupilotmega
 
 struct FlightLogOptions {
   std::filesystem::path dir;
   LogMode mode = LogMode::kAlways;
   std::optional<uint8_t> system_id;  // the autopilot; else the first heard
   FlightLogFormat format = FlightLogFormat::kAuto;
-  uint8_t writer_system = 2;  // the writer's own identity on the routing fabric
-  uint8_t writer_component = 0xBF;
+  uint8_t writer_system = 254;  // the writer's own identity on the routing fabric (LogWriterSystemId)
+  uint8_t writer_component = 191;
   unsigned max_files = 0;
   uint64_t min_free_space = 0;
 };
@@ -70,11 +69,14 @@ class FlightLog {
   void end(bool keep_stream_off);  // close the file; ask the autopilot to stop
   void restart(const char* why);
   void ask(bool start);
+  void send_block_status(uint32_t seqno, uint8_t status);  // ArduPilot: to its log component
+  void add_ulog_counts(FlightLogStats& s) const;
   bool write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset);  // none: append
   const char* extension() const { return dataflash_ ? ".bin" : ".ulg"; }
 
   FlightLogOptions options_;
   Router& router_;
+  LoggedVehicle vehicle_{options_.system_id};
   std::unique_ptr<Component> component_;
   std::vector<Subscription> subscriptions_;
   transport::EventLoop::TimerId timer_ = 0;

@@ -138,9 +138,7 @@ int main(int argc, char** argv) {
     o.dir = general.log_dir;
     o.mode = general.log_mode;
     o.system_id = general.log_system_id;
-    o.format = general.flight_log_format == "common"          ? daemon::FlightLogFormat::kUlog
-               : general.flight_log_format == "ardupilotmega" ? daemon::FlightLogFormat::kDataflash
-                                                              : daemon::FlightLogFormat::kAuto;
+    o.format = general.flight_log_format;
     o.writer_system = general.log_writer_system;
     o.writer_component = general.log_writer_component;
     o.max_files = general.max_log_files;

@@ -18,11 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint32_t kHeartbeatId = 0;
-constexpr int kHeartbeatBaseMode = 6;  // payload offsets (custom_mode is first on the wire)
-constexpr int kHeartbeatAutopilot = 5;
-constexpr uint8_t kModeFlagArmed = 128;     // MAV_MODE_FLAG_SAFETY_ARMED
-constexpr uint8_t kAutopilotInvalid = 8;    // MAV_AUTOPILOT_INVALID: a GCS or a peripheral
 constexpr size_t kBufferBytes = 64 * 1024;  // records gathered for one write(2)
 // A paused log resumes once this much is free (and MinFreeSpace holds): not at the first
 // freed block, to write a file a little less than a byte at a time.
@@ -116,19 +111,10 @@ bool TelemetryLog::short_of_space() {
                                       options_.min_free_space);
 }
 
-// A HEARTBEAT of the vehicle being logged: LogSystemId's, or else the first autopilot heard.
-bool TelemetryLog::from_our_vehicle(const protocol::FrameView& f) {
-  if (f.msgid() != kHeartbeatId || !f.verified()) return false;
-  if (options_.system_id ? f.sysid() != *options_.system_id : f.payload_byte(kHeartbeatAutopilot) == kAutopilotInvalid)
-    return false;
-  if (!options_.system_id) options_.system_id = f.sysid();
-  return true;
-}
-
 void TelemetryLog::write(const protocol::FrameView& frame) {
   bool disarmed = false;
-  if (from_our_vehicle(frame)) {
-    const bool armed = frame.payload_byte(kHeartbeatBaseMode) & kModeFlagArmed;
+  if (const auto hb = vehicle_.heartbeat(frame)) {
+    const bool armed = hb->armed;
     // As mavlink-router: a log starts with the vehicle's first heartbeat, so a router whose
     // vehicle never came leaves no empty file.
     const bool begins = options_.mode == LogMode::kWhileArmed ? armed && !armed_ : !started_;

@@ -14,6 +14,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/log_file.hpp"
+#include "daemon/logged_vehicle.hpp"
 #include "protocol/frame.hpp"
 
 namespace mavswitch::daemon {
@@ -67,10 +68,10 @@ class TelemetryLog {
   bool drain();  // the buffer to the disk; false (and paused) when it could not be
   void pause(const std::string& why);
   bool short_of_space();  // deletes the oldest logs first; true when MinFreeSpace still does not hold
-  bool from_our_vehicle(const protocol::FrameView& frame);
 
   TelemetryLogOptions options_;
   LogFile file_;
+  LoggedVehicle vehicle_{options_.system_id};
   std::vector<uint8_t> pending_;  // whole records not yet written
   uint64_t pending_frames_ = 0;
   uint64_t size_ = 0;     // the file's bytes, pending ones included

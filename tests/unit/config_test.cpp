@@ -258,7 +258,7 @@ TEST_F(ConfigTest, LogAloneAsksForTheFlightLog) {
   finish_config(c);
   EXPECT_TRUE(c.warnings.empty());
   EXPECT_EQ(c.general.log_dir, "/var/log/flight");
-  EXPECT_EQ(c.general.flight_log_format, "ardupilotmega");
+  EXPECT_EQ(c.general.flight_log_format, FlightLogFormat::kDataflash);
   EXPECT_EQ(c.general.log_writer_system, 9);
   EXPECT_EQ(c.general.log_writer_component, 200);
   EXPECT_NE(error_of("[General]\nLogWriterSystemId = 0\n").find("bad.conf:2: LogWriterSystemId:"), std::string::npos);
@@ -357,12 +357,15 @@ TEST_F(ConfigTest, TheGeneralTcpServerTakesTheKeysOfATcpServerEndpoint) {
 
 // MavlinkDialect chooses the flight log's format, as in mavlink-router: no warning for any value.
 TEST_F(ConfigTest, MavlinkDialectChoosesTheFlightLogFormatQuietly) {
-  for (const char* value : {"auto", "common", "ardupilotmega"}) {
+  const std::pair<const char*, FlightLogFormat> values[] = {{"auto", FlightLogFormat::kAuto},
+                                                            {"common", FlightLogFormat::kUlog},
+                                                            {"ardupilotmega", FlightLogFormat::kDataflash}};
+  for (const auto& [value, format] : values) {
     Config c;
     load_config_file(write("a.conf", std::string("[General]\nMavlinkDialect = ") + value + "\n"), c);
     finish_config(c);
     EXPECT_TRUE(c.warnings.empty()) << value;
-    EXPECT_EQ(c.general.flight_log_format, value);
+    EXPECT_EQ(c.general.flight_log_format, format) << value;
   }
   EXPECT_NE(error_of("[General]\nMavlinkDialect = px5\n").find("bad.conf:2: MavlinkDialect:"), std::string::npos);
 }
