@@ -9,8 +9,9 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz routing_fuzz log_stream_fuzz)
 
+# The same build directory as the AddressSanitizer pass of scripts/test.sh (tests on, only these built).
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DMAVSWITCH_FUZZ=ON -DMAVSWITCH_BUILD_TESTS=OFF -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
+      -DMAVSWITCH_FUZZ=ON -DMAVSWITCH_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz --target "${targets[@]}"
 
 # Seeds: real traffic (the captures node-mavlink ships, installed by scripts/test.sh) cut into

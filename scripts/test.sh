@@ -3,8 +3,9 @@
 # sanitizer passes run what each can catch: ThreadSanitizer the tests that cross threads (every
 # end-to-end test, with three I/O workers so that links of one test land on different workers,
 # and the unit tests of the lock-free structures); AddressSanitizer + UBSan the rest (unit and
-# interop tests); and each fuzz target for a bounded time. MAVSWITCH_QUICK=1 runs the first
-# pass only. For a quick check while changing code: ctest --test-dir build -L unit.
+# interop tests, built with clang beside the fuzz targets); and each fuzz target for a bounded
+# time. MAVSWITCH_QUICK=1 runs the first pass only. For a quick check while changing code:
+# ctest --test-dir build -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -27,12 +28,13 @@ threaded_units='Epochs.*:EventLoop*:RoutingTest.*:SlotList.*:FrameRing.*:DirectW
   TSAN_OPTIONS="halt_on_error=1" build-tsan/tests/mavswitch_unit_tests --gtest_brief=1 --gtest_filter="$threaded_units"
 }
 
-# AddressSanitizer + UndefinedBehaviorSanitizer: the unit and interop tests.
+# AddressSanitizer + UndefinedBehaviorSanitizer: the unit and interop tests, in the clang build
+# the fuzz targets use (one build for both: its coverage hooks cost the tests little).
 {
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_SANITIZE=address,undefined \
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_FUZZ=ON \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF >/dev/null
-  cmake --build build-asan --target mavswitch_unit_tests mavswitchd mavswitch_cli interop_encode command_sender telemetry_printer
-  ASAN_OPTIONS="detect_leaks=1" ctest --test-dir build-asan -L 'unit|interop' --output-on-failure --timeout 300 -j2
+  cmake --build build-fuzz --target mavswitch_unit_tests mavswitchd mavswitch_cli interop_encode command_sender telemetry_printer
+  ASAN_OPTIONS="detect_leaks=1" ctest --test-dir build-fuzz -L 'unit|interop' --output-on-failure --timeout 300 -j2
 }
 
 # libFuzzer: every target, bounded in time (the long runs are in docs/FUZZING.md).
