@@ -49,6 +49,7 @@ struct GeneralConfig {
   log::Level log_level = log::Level::kInfo;
   bool syslog = false;  // -y: log to syslog
   routing::Millis dedup_period_ms = 0;
+  routing::FailoverTiming failover;  // FailoverTimeout, FailbackDelay, GroupDeduplicationWindow
   routing::Millis route_timeout_ms = 10'000;
   uint8_t sniffer_sysid = 0;
   unsigned workers = 1;     // I/O threads; 0: one per core

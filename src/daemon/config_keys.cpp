@@ -15,28 +15,6 @@ bool get_bool(const Where& w, std::string_view v) {
   return b;
 }
 
-uint64_t get_uint(const Where& w, std::string_view v, uint64_t max, uint64_t min = 0) {
-  uint64_t n;
-  if (!parse_uint(v, max, &n) || n < min) {
-    w.fail(quoted(v) + " is not a whole number from " + std::to_string(min) + " to " + std::to_string(max));
-  }
-  return n;
-}
-
-template <class F>
-void for_each_item(const Where& w, std::string_view list, F f) {
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string_view item = trim(list.substr(pos, comma - pos));
-    if (!item.empty())
-      f(item);
-    else if (comma < list.size())
-      w.fail("empty item in list '" + std::string(list) + "'");
-    pos = comma + 1;
-  }
-}
-
 void add_msg_ids(const Where& w, std::string_view list, routing::MessageIdSet& set) {
   for_each_item(w, list, [&](std::string_view item) { set.add(static_cast<uint32_t>(get_uint(w, item, 0xFFFFFF))); });
 }
@@ -79,6 +57,27 @@ void set_port(const Where& w, std::string_view v, EndpointConfig& e) {
 
 }  // namespace
 
+uint64_t get_uint(const Where& w, std::string_view v, uint64_t max, uint64_t min) {
+  uint64_t n;
+  if (!parse_uint(v, max, &n) || n < min) {
+    w.fail(quoted(v) + " is not a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+  }
+  return n;
+}
+
+void for_each_item(const Where& w, std::string_view list, const std::function<void(std::string_view)>& f) {
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view item = trim(list.substr(pos, comma - pos));
+    if (!item.empty())
+      f(item);
+    else if (comma < list.size())
+      w.fail("empty item in list '" + std::string(list) + "'");
+    pos = comma + 1;
+  }
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -100,7 +99,7 @@ std::string_view trim(std::string_view s) {
 
 // Keys every endpoint section takes: the 12 filters, Group, and ours.
 const std::map<std::string, Setter>& common_endpoint_keys() {
-  static const std::map<std::string, Setter> keys = {
+  static const std::map<std::string, Setter> keys = with_shaping_keys({
       {"allowmsgidout", [](auto& w, auto v, auto& e) { add_msg_ids(w, v, e.policy.out.allow_msg); }},
       {"filter", [](auto& w, auto v, auto& e) { add_msg_ids(w, v, e.policy.out.allow_msg); }},  // old name
       {"blockmsgidout", [](auto& w, auto v, auto& e) { add_msg_ids(w, v, e.policy.out.block_msg); }},
@@ -146,7 +145,7 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
          e.spec.stream_queue_bytes = n;
          e.spec.datagram_queue_frames = std::max<size_t>(1, n / 64);
        }},
-  };
+  });
   return keys;
 }
 
@@ -238,6 +237,12 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     if (!log::parse_level(v, &g.log_level)) w.fail(quoted(v) + " must be error, warning, info, debug or trace");
   } else if (key == "deduplicationperiod")
     g.dedup_period_ms = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
+  else if (key == "failovertimeout")
+    g.failover.timeout = static_cast<routing::Millis>(get_uint(w, v, 3600'000, 10));
+  else if (key == "failbackdelay")
+    g.failover.failback = static_cast<routing::Millis>(get_uint(w, v, 3600'000));
+  else if (key == "groupdeduplicationwindow")
+    g.failover.dedup_window = static_cast<routing::Millis>(get_uint(w, v, 60'000, 1));
   else if (key == "routetimeout")
     g.route_timeout_ms = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
   else if (key == "sniffersysid")

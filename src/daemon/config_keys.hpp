@@ -30,6 +30,12 @@ struct Where {
 
 using Setter = std::function<void(const Where&, std::string_view, EndpointConfig&)>;
 
+uint64_t get_uint(const Where& w, std::string_view v, uint64_t max, uint64_t min = 0);
+// Calls f for each item of a comma-separated list; an empty item between commas is an error.
+void for_each_item(const Where& w, std::string_view list, const std::function<void(std::string_view)>& f);
+// The keys that shape what a link carries (shaping_keys.cpp), added to `keys`.
+std::map<std::string, Setter> with_shaping_keys(std::map<std::string, Setter> keys);
+
 // By section type, keys lower-cased; every endpoint section also takes the common ones.
 const std::map<std::string, Setter>& common_endpoint_keys();
 const std::map<std::string, Setter>& uart_keys();

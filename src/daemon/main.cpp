@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   RouterOptions options;
   options.route_timeout = general.route_timeout_ms;
   options.dedup_period = general.dedup_period_ms;
+  options.failover = general.failover;
   options.sniffer_sysid = general.sniffer_sysid;
   options.workers = general.workers;
   if (!general.dialect_xml.empty()) {

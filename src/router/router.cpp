@@ -36,6 +36,10 @@ Router::Router(RouterOptions options)
       epochs_(workers_wanted(options)) {
   routing_.set_route_timeout(options.route_timeout);
   routing_.set_dedup_period(options.dedup_period);
+  routing_.set_failover(options.failover);
+  routing_.on_switch([this](const std::string& group, routing::LinkId from, routing::LinkId to) {
+    log::warning("group {}: traffic to the vehicle moves from {} to {}", group, link_name(from), link_name(to));
+  });
   routing_.set_sniffer_sysid(options.sniffer_sysid);
   const unsigned n = workers_wanted(options);
   std::vector<Worker*> all;
@@ -51,6 +55,17 @@ Router::Router(RouterOptions options)
 Router::~Router() {
   for (auto& w : workers_) w->stop_and_join();
   instances_.clear();
+}
+
+void Router::name_link(routing::LinkId id, std::string name) {
+  std::lock_guard lock(link_names_mutex_);
+  if (link_names_.size() <= id) link_names_.resize(id + 1);
+  link_names_[id] = std::move(name);
+}
+
+std::string Router::link_name(routing::LinkId id) const {
+  std::lock_guard lock(link_names_mutex_);
+  return id < link_names_.size() ? link_names_[id] : fmt::format("link {}", id);
 }
 
 transport::EventLoop& Router::event_loop() { return workers_[0]->loop(); }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@ class Worker;
 struct RouterOptions {
   routing::Millis route_timeout = 10'000;  // 0: routes never age out
   routing::Millis dedup_period = 0;        // 0: no de-duplication
+  routing::FailoverTiming failover;        // redundant groups (routing/link_group.hpp)
   uint8_t sniffer_sysid = 0;               // 0: no sniffer
   // The dialect frames are validated and routed with; null: the built-in dialect.
   const protocol::MessageTable* message_table = nullptr;
@@ -153,6 +155,10 @@ class Router final {
   uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept) const;
   uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
+  // What a link is called in a log line ("radio1 127.0.0.1:14560"), kept from its link_up for
+  // messages said on any thread. Links come and go rarely: a lock.
+  void name_link(routing::LinkId id, std::string name);
+  std::string link_name(routing::LinkId id) const;
 
   const protocol::MessageTable* table_;
   routing::Routing routing_;
@@ -164,7 +170,9 @@ class Router final {
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
-  std::vector<Instance> instances_;  // last: endpoints close before the workers go
+  mutable std::mutex link_names_mutex_;
+  std::vector<std::string> link_names_;  // by link id, under link_names_mutex_
+  std::vector<Instance> instances_;      // last: endpoints close before the workers go
 };
 
 }  // namespace mavswitch

@@ -68,12 +68,16 @@ Worker::Destination& Worker::slot(routing::LinkId id) {
 void Worker::link_up(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_up");
   std::unique_ptr<DirectTarget> direct;
-  if (workers_.size() > 1) {
+  if (workers_.size() > 1 && !link.shaped()) {  // a shaped link's frames all pass its own thread
     if (auto w = link.direct_write()) direct = std::make_unique<DirectTarget>(std::move(*w));
   }
   const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index],
                                                        static_cast<uint32_t>(index_), direct.get());
   link.id = id;
+  if (link.endpoint().spec().name.empty())
+    router_.name_link(id, link.peer());
+  else
+    router_.name_link(id, link.endpoint().spec().name + " " + link.peer());
   slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>(), std::move(direct)};
 }
 
@@ -234,7 +238,7 @@ void Worker::write_here(routing::LinkId to, const protocol::FrameView& frame, st
   if (to >= links_.size()) return;
   const Destination& d = links_[to];
   if (d.wire != nullptr) {
-    d.wire->send(bytes);
+    d.wire->send(frame, bytes);
   } else if (d.local != nullptr) {
     d.local->deliver(frame);
   }

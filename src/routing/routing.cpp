@@ -66,8 +66,11 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
                  std::memory_order_release);
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {
-    auto& member = groups_[static_cast<size_t>(policy->group)]->claim();
+    auto& member = groups_[static_cast<size_t>(policy->group)]->members().claim();
+    member.priority.store(policy->priority, std::memory_order_relaxed);
+    member.last_heard.store(-1, std::memory_order_relaxed);
     member.key.store(uint64_t{id} + 1, std::memory_order_release);
+    s.member.store(&member, std::memory_order_release);
   }
   return id;
 }
@@ -78,10 +81,11 @@ void Routing::remove_link(LinkId link) {
   LinkSlot& s = slot(link);
   const int group = s.policy.load(std::memory_order_relaxed)->group;
   if (group >= 0) {
-    groups_[static_cast<size_t>(group)]->for_each([&](GroupMember& m, uint64_t key) {
+    groups_[static_cast<size_t>(group)]->members().for_each([&](GroupMember& m, uint64_t key) {
       if (key == uint64_t{link} + 1) m.key.store(0, std::memory_order_release);
     });
   }
+  s.member.store(nullptr, std::memory_order_release);
   s.traits.store(0, std::memory_order_release);
   s.policy.store(nullptr, std::memory_order_release);
   s.direct.store(nullptr);  // seq_cst: ordered before the retiring epoch (router/epochs.hpp)
@@ -93,11 +97,33 @@ void Routing::remove_link(LinkId link) {
 }
 
 int Routing::group_index(const std::string& name) {
-  auto it = std::find(group_names_.begin(), group_names_.end(), name);
-  if (it != group_names_.end()) return static_cast<int>(it - group_names_.begin());
-  group_names_.push_back(name);
-  groups_.push_back(std::make_unique<SlotList<GroupMember>>());
-  return static_cast<int>(group_names_.size() - 1);
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& g) { return g->name() == name; });
+  if (it != groups_.end()) return static_cast<int>(it - groups_.begin());
+  groups_.push_back(std::make_unique<LinkGroup>(name, timing_.dedup_window));
+  return static_cast<int>(groups_.size() - 1);
+}
+
+std::vector<Routing::GroupStats> Routing::group_stats() const {
+  std::vector<GroupStats> out;
+  for (const auto& g : groups_) out.push_back({g->name(), g->stats()});
+  return out;
+}
+
+// Whether a frame for grouped link `to` goes out on it: only on the group's active member
+// (on every member when none is healthy). Chosen once per decision and group.
+bool Routing::group_sends_on(RoutingContext& ctx, const LinkSlot& l, LinkId to) {
+  const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
+  if (p == nullptr || p->group < 0) return true;
+  const auto g = static_cast<size_t>(p->group);
+  if (ctx.group_choice_.size() <= g) ctx.group_choice_.resize(groups_.size(), {0, kNoLink});
+  auto& [stamp, chosen] = ctx.group_choice_[g];
+  if (stamp != ctx.stamp_) {
+    stamp = ctx.stamp_;
+    chosen = groups_[g]->active(ctx.now_, timing_, [&](LinkId before, LinkId after) {
+      if (on_switch_) on_switch_(groups_[g]->name(), before, after);
+    });
+  }
+  return chosen == kNoLink || chosen == to;
 }
 
 void Routing::set_dedup_period(Millis period) {
@@ -113,7 +139,7 @@ void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
     return;
   }
   const int group = policy(from).group;
-  groups_[static_cast<size_t>(group)]->for_each(
+  groups_[static_cast<size_t>(group)]->members().for_each(
       [&](const GroupMember&, uint64_t key) { table_.learn(sysid, compid, static_cast<LinkId>(key - 1), now); });
 }
 
@@ -136,6 +162,7 @@ void Routing::check_reboot(const protocol::FrameView& f) {
   ctx.marks_[to] = ctx.stamp_;
   const uint8_t traits = l.traits.load(std::memory_order_acquire);
   if (traits == 0) return false;  // not active
+  if ((traits & kGrouped) && !group_sends_on(ctx, l, to)) return false;
   if ((traits & kDropsUnknownIds) && !f.verified()) return false;
   if (traits & kFiltersOut) {
     const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
@@ -159,6 +186,7 @@ bool Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const pro
 Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameView& f, Millis now, DeliverFn deliver) {
   auto& stats = ctx.stats_;
   ++stats.frames;
+  ctx.now_ = now;
   LinkSlot& src = slot(from);
   // The source link's traits say which of its policy's checks apply: most links have none, and
   // then the policy is not read at all.
@@ -186,6 +214,14 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     ++stats.unknown_ids_dropped;
     return Verdict::kUnknownIdDropped;
   }
+  if (src_traits & kGrouped) {  // the same frame through two links of one vehicle: once
+    GroupMember* member = src.member.load(std::memory_order_acquire);
+    const LinkPolicy* p = src.policy.load(std::memory_order_acquire);
+    if (member != nullptr && !groups_[static_cast<size_t>(p->group)]->heard(*member, f, now, timing_)) {
+      ++stats.duplicates;
+      return Verdict::kDuplicate;
+    }
+  }
   if (dedup_ && dedup_->seen_recently(f.bytes(), now)) {
     ++stats.duplicates;
     return Verdict::kDuplicate;
@@ -197,6 +233,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   ++ctx.stamp_;
   if (ctx.stamp_ == 0) {  // wrapped: clear the marks so none matches by accident
     std::fill(ctx.marks_.begin(), ctx.marks_.end(), 0);
+    for (auto& choice : ctx.group_choice_) choice.first = 0;
     ctx.stamp_ = 1;
   }
 

@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "routing/counter.hpp"
 #include "routing/dedup.hpp"
 #include "routing/filter.hpp"
+#include "routing/link_group.hpp"
 #include "routing/route_table.hpp"
 #include "routing/signing_policy.hpp"
 #include "routing/slot_list.hpp"
@@ -40,7 +42,8 @@ namespace mavswitch::routing {
 struct LinkPolicy {
   Filter in;                      // applied to frames arriving on the link
   Filter out;                     // applied to frames leaving on the link
-  int group = -1;                 // links of one group share learned routes (-1: none)
+  int group = -1;                 // links of one group reach one vehicle: routing/link_group.hpp (-1: none)
+  int priority = 0;               // in a group: lower is preferred
   bool drop_unknown_ids = false;  // neither accept nor send frames of unknown message ids
   // MAVLink 2 signing: shared by the links of one endpoint (null: no signing on this link).
   std::shared_ptr<SignatureGate> signing;
@@ -113,6 +116,8 @@ class RoutingContext {
   std::vector<uint32_t> marks_;  // by link: == stamp_ when already given the current frame
   uint32_t stamp_ = 0;
   uint64_t signing_now_ = 0;
+  Millis now_ = 0;
+  std::vector<std::pair<uint32_t, LinkId>> group_choice_;  // by group: (stamp, member chosen then)
   BasicRoutingStats<Counter> stats_;
 };
 
@@ -163,8 +168,18 @@ class Routing {
   // One more than the highest link id ever used.
   LinkId link_count() const noexcept { return link_count_.load(std::memory_order_acquire); }
 
-  // Groups are named in the configuration; a name maps to one group index. Before routing.
+  // Groups are named in the configuration; a name maps to one group index. Before routing,
+  // after set_failover.
   int group_index(const std::string& name);
+  void set_failover(const FailoverTiming& timing) noexcept { timing_ = timing; }
+  // Told (on the routing thread) when a group's traffic moves from one healthy link to another.
+  using SwitchFn = std::function<void(const std::string& group, LinkId from, LinkId to)>;
+  void on_switch(SwitchFn f) { on_switch_ = std::move(f); }
+  struct GroupStats {
+    std::string name;
+    LinkGroup::Stats stats;
+  };
+  std::vector<GroupStats> group_stats() const;
 
   void set_sniffer_sysid(uint8_t sysid) noexcept { sniffer_sysid_ = sysid; }
   void set_dedup_period(Millis period);  // 0 turns de-duplication off. Before routing.
@@ -216,6 +231,7 @@ class Routing {
     std::atomic<uint8_t> traits{0};                  // 0: free
     std::atomic<uint32_t> owner{0};
     std::atomic<const void*> direct{nullptr};
+    std::atomic<GroupMember*> member{nullptr};  // in its group, when it has one
     BasicLinkRoutingStats<Counter> stats;
   };
   // Link slots live in chunks that never move, so readers need no lock while links come and go.
@@ -225,22 +241,20 @@ class Routing {
   LinkSlot& slot(LinkId link) const noexcept {
     return chunks_[link >> kChunkBits].load(std::memory_order_acquire)[link & (kChunkSize - 1)];
   }
-  struct GroupMember {
-    std::atomic<uint64_t> key{0};  // link + 1; 0: free
-  };
-
   void learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now);
   void check_reboot(const protocol::FrameView& frame);
   bool offer(RoutingContext& ctx, LinkSlot& slot, LinkId to, LinkId from, const protocol::FrameView& frame,
              DeliverFn& deliver);
   bool offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
+  bool group_sends_on(RoutingContext& ctx, const LinkSlot& slot, LinkId to);
 
   std::array<std::atomic<LinkSlot*>, kMaxChunks> chunks_{};
   std::atomic<LinkId> link_count_{0};
   std::vector<LinkId> free_ids_;                             // a min-heap, under mutex_
   std::vector<std::shared_ptr<const LinkPolicy>> policies_;  // every policy ever used, under mutex_
-  std::vector<std::unique_ptr<SlotList<GroupMember>>> groups_;
-  std::vector<std::string> group_names_;
+  std::vector<std::unique_ptr<LinkGroup>> groups_;
+  FailoverTiming timing_;
+  SwitchFn on_switch_;
   std::vector<std::unique_ptr<RoutingContext>> contexts_;
   RouteTable table_;
   std::optional<Deduplicator> dedup_;

@@ -14,6 +14,7 @@
 #include "transport/address_range.hpp"
 #include "transport/clock.hpp"
 #include "transport/link.hpp"
+#include "transport/rate_limit.hpp"
 #include "transport/socket_address.hpp"
 
 namespace mavswitch::transport {
@@ -42,6 +43,13 @@ struct EndpointSpec {
   bool gso = true;                         // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
+
+  RateLimits rate_in, rate_out;  // RateLimitIn, RateLimitOut: per (source, message)
+  // MaxRate: the bytes a second each link may send, paced with priorities (transport/pacer.hpp).
+  // kAutoRate: a serial port's baud rate (10 bits a byte), none for the others; 0: none.
+  static constexpr int64_t kAutoRate = -1;
+  int64_t max_rate = kAutoRate;
+  Millis max_delay = 250;  // MaxDelay: status and telemetry older than this are not sent
 };
 
 const char* kind_name(EndpointSpec::Kind kind) noexcept;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "transport/endpoint.hpp"
 #include "transport/event_loop.hpp"
+#include "transport/pacer.hpp"
+#include "transport/rate_limit.hpp"
 
 namespace mavswitch::transport {
 
@@ -14,16 +17,73 @@ namespace {
 constexpr Millis kFalseStartQuiet = 250;
 }  // namespace
 
+struct Link::Shaping {
+  std::optional<RateLimiter> in, out;
+  std::optional<Pacer> pacer;
+  EventLoop::TimerId release_timer = 0;
+};
+
 Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
-    : host_(host), endpoint_(endpoint), peer_(std::move(peer)), parser_(host.message_table()), last_rx_(now_ms()) {}
+    : host_(host), endpoint_(endpoint), peer_(std::move(peer)), parser_(host.message_table()), last_rx_(now_ms()) {
+  const EndpointSpec& spec = endpoint.spec();
+  if (!spec.rate_in.empty() || !spec.rate_out.empty() || spec.max_rate > 0) {
+    shaping_ = std::make_unique<Shaping>();
+    if (!spec.rate_in.empty()) shaping_->in.emplace(spec.rate_in);
+    if (!spec.rate_out.empty()) shaping_->out.emplace(spec.rate_out);
+    if (spec.max_rate > 0) shaping_->pacer.emplace(static_cast<uint64_t>(spec.max_rate), spec.max_delay);
+  }
+}
 
 Link::~Link() {
   if (resync_timer_ != 0) host_.loop().cancel(resync_timer_);
+  if (shaping_ && shaping_->release_timer != 0) host_.loop().cancel(shaping_->release_timer);
+}
+
+void Link::pace(uint64_t bytes_per_second) {
+  if (bytes_per_second == 0) {
+    if (shaping_) shaping_->pacer.reset();
+    return;
+  }
+  if (!shaping_) shaping_ = std::make_unique<Shaping>();
+  if (shaping_->pacer)
+    shaping_->pacer->set_rate(bytes_per_second);
+  else
+    shaping_->pacer.emplace(bytes_per_second, endpoint_.spec().max_delay);
 }
 
 void Link::frame_parsed(const protocol::FrameView& f) {
   ++counters_.frames_in;
+  if (shaping_ && shaping_->in && !shaping_->in->admit(f, now_us())) [[unlikely]] {
+    ++counters_.rate_limited_in;
+    return;
+  }
   host_.frame_in(*this, f);
+}
+
+bool Link::send_shaped(const protocol::FrameView& f, std::span<const uint8_t> bytes) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::send_shaped");
+  Shaping& s = *shaping_;
+  if (s.out && !s.out->admit(f, now_us())) {
+    ++counters_.rate_limited_out;
+    return false;
+  }
+  if (!s.pacer) return send(bytes);
+  const uint64_t stream = uint64_t{f.sysid()} << 32 | uint64_t{f.compid()} << 24 | f.msgid();
+  const bool queued = s.pacer->push(protocol::classify(f), stream, bytes, now_ms());
+  if (s.release_timer == 0) release_paced();  // else the timer is due when the budget allows
+  counters_.superseded = s.pacer->counts().superseded;
+  counters_.paced_drops = s.pacer->counts().dropped;
+  return queued;
+}
+
+// What the budget allows now goes to the link's queue; the rest waits for a timer.
+void Link::release_paced() {
+  Shaping& s = *shaping_;
+  s.release_timer = 0;
+  if (!s.pacer) return;
+  const Millis wait = s.pacer->release(now_ms(), [this](std::span<const uint8_t> b) { send(b); });
+  counters_.paced_drops = s.pacer->counts().dropped;
+  if (wait > 0) s.release_timer = host_.loop().after(wait, [this] { release_paced(); });
 }
 
 bool Link::send(std::span<const uint8_t> frame) {

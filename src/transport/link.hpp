@@ -4,13 +4,16 @@
 // sooner, when a queue fills).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "protocol/frame.hpp"
+#include "protocol/message_class.hpp"
 #include "protocol/parser.hpp"
 #include "transport/clock.hpp"
 #include "transport/socket_address.hpp"
@@ -21,6 +24,8 @@ class EventLoop;
 class Resolver;
 class Endpoint;
 class Link;
+class Pacer;
+class RateLimiter;
 
 // What a thread other than a link's own needs to write datagrams to the link's peer itself:
 // the socket (which lives as long as the endpoint), the peer, and how frames are packed.
@@ -43,10 +48,17 @@ struct LinkCounters {
   uint64_t bytes_out = 0;
   uint64_t dropped_queue_full = 0;  // frames refused because the peer is not keeping up
   uint64_t dropped_down = 0;        // frames for a link that is not connected
+  uint64_t rate_limited_in = 0;     // RateLimitIn: frames in faster than allowed
+  uint64_t rate_limited_out = 0;    // RateLimitOut
+  uint64_t superseded = 0;          // MaxRate: telemetry replaced by a newer value while it waited
+  // MaxRate: frames dropped by class (control, status, telemetry): their queue full, or too late.
+  std::array<uint64_t, protocol::kMessageClasses> paced_drops{};
 
   LinkCounters& operator+=(const LinkCounters& o) noexcept {
     frames_in += o.frames_in, bytes_in += o.bytes_in, frames_out += o.frames_out, bytes_out += o.bytes_out;
     dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
+    rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, superseded += o.superseded;
+    for (size_t c = 0; c < paced_drops.size(); ++c) paced_drops[c] += o.paced_drops[c];
     return *this;
   }
 };
@@ -82,6 +94,16 @@ class Link {
 
   // Queues one whole frame; false when it was dropped (queue full, or not connected).
   bool send(std::span<const uint8_t> frame);
+  // The same for a routed frame (`bytes`: it as sent, signed or not), through the link's rate
+  // limits and budget when it has any.
+  bool send(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
+    return shaping_ == nullptr ? send(bytes) : send_shaped(frame, bytes);
+  }
+  // Rate limits or a budget: frames to it must come through send(frame, bytes) on its own
+  // thread, never written by another (DirectWrite).
+  bool shaped() const noexcept { return shaping_ != nullptr; }
+  // Sets the budget (bytes a second; 0: none) where the endpoint leaves it to the link kind.
+  void pace(uint64_t bytes_per_second);
   // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
   // by send() when the queue is full.
   virtual void flush() = 0;
@@ -125,9 +147,13 @@ class Link {
 
  private:
   [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
+  bool send_shaped(const protocol::FrameView& frame, std::span<const uint8_t> bytes);
+  void release_paced();
   void watch_false_start();
   void frame_parsed(const protocol::FrameView& f);
 
+  struct Shaping;  // rate limiters and pacer: only links that have them pay for them
+  std::unique_ptr<Shaping> shaping_;
   Endpoint& endpoint_;
   std::string peer_;
   protocol::FrameParser parser_;

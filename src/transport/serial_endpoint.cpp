@@ -2,6 +2,7 @@
 // When the device disappears (unplugged, autopilot rebooted) the endpoint keeps trying to
 // reopen it and comes back by itself; nothing else in the router notices.
 #include <algorithm>
+#include <filesystem>
 
 #include "base/log.hpp"
 #include "transport/endpoint_kinds.hpp"
@@ -31,6 +32,16 @@ class SerialEndpoint final : public Endpoint {
  private:
   uint32_t baud() const { return spec_.bauds[baud_index_ % spec_.bauds.size()]; }
 
+  // MaxRate left to the link kind: the line's rate, 10 bits a byte (start, 8 data, stop). Not
+  // for a USB autopilot (ttyACM: CDC ACM ignores the baud rate and runs at USB speed).
+  void pace_to_baud() {
+    if (spec_.max_rate != EndpointSpec::kAutoRate) return;
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(spec_.device, ec);
+    if (!ec && real.filename().string().starts_with("ttyACM")) return;
+    link_->pace(baud() / 10);
+  }
+
   void try_open() {
     timer_ = 0;
     std::string error;
@@ -45,6 +56,7 @@ class SerialEndpoint final : public Endpoint {
     link_ = std::make_unique<StreamLink>(*this, host_, spec_.device, fd, spec_.stream_queue_bytes,
                                          [this](StreamLink& l, const std::string& why) { closed(l, why); });
     log::info("{}: open at {} baud", describe(), baud());
+    pace_to_baud();
     host_.link_up(*link_);
     if (spec_.bauds.size() > 1 && !baud_locked_) watch_baud(0);
   }
@@ -65,6 +77,7 @@ class SerialEndpoint final : public Endpoint {
         log::warning("{}: {}", describe(), error);
       } else {
         log::debug("{}: no MAVLink yet, trying {} baud", describe(), baud());
+        pace_to_baud();
       }
       watch_baud(link_->counters().frames_in);
     });

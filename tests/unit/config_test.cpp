@@ -376,3 +376,61 @@ TEST_F(ConfigTest, StrictIsABoolean) {
   EXPECT_TRUE(c.general.strict);
   EXPECT_NE(error_of("[General]\nStrict = maybe\n").find("bad.conf:2: Strict:"), std::string::npos);
 }
+
+TEST_F(ConfigTest, ShapingKeys) {
+  Config c;
+  load_config_file(write("shape.conf", R"([General]
+FailoverTimeout = 800
+FailbackDelay = 3000
+GroupDeduplicationWindow = 200
+[UdpEndpoint radio]
+Mode = server
+Port = 14560
+RateLimitOut = ATTITUDE:10, GLOBAL_POSITION_INT:5, 253:0.5, *:2
+RateLimitIn = *:20
+MaxRate = 57600baud
+MaxDelay = 300
+Group = radios
+Priority = 2
+[UartEndpoint fc]
+Device = /dev/ttyS1
+MaxRate = off
+[TcpEndpoint cloud]
+Address = 127.0.0.1
+Port = 5760
+MaxRate = 64kbps
+)"),
+                   c);
+  EXPECT_EQ(c.general.failover.timeout, 800);
+  EXPECT_EQ(c.general.failover.failback, 3000);
+  EXPECT_EQ(c.general.failover.dedup_window, 200);
+  const auto& radio = c.endpoints.at(0);
+  ASSERT_EQ(radio.spec.rate_out.named.size(), 3u);
+  EXPECT_EQ(radio.spec.rate_out.named[0].msgid, 30u);  // ATTITUDE
+  EXPECT_EQ(radio.spec.rate_out.named[0].per_second, 10);
+  EXPECT_EQ(radio.spec.rate_out.named[1].msgid, 33u);  // GLOBAL_POSITION_INT
+  EXPECT_EQ(radio.spec.rate_out.named[2].per_second, 0.5);
+  EXPECT_EQ(radio.spec.rate_out.others, 2);
+  EXPECT_EQ(radio.spec.rate_in.others, 20);
+  EXPECT_EQ(radio.spec.max_rate, 5760);
+  EXPECT_EQ(radio.spec.max_delay, 300);
+  EXPECT_EQ(radio.policy.priority, 2);
+  EXPECT_EQ(c.endpoints.at(1).spec.max_rate, 0) << "off: not even the baud rate";
+  EXPECT_EQ(c.endpoints.at(2).spec.max_rate, 8000);
+}
+
+TEST_F(ConfigTest, ShapingKeysSayWhatIsWrong) {
+  const std::string file = (dir_ / "bad.conf").string();
+  EXPECT_EQ(error_of("[UdpEndpoint a]\nMode = server\nPort = 1\nRateLimitOut = ATITUDE:10\n"),
+            file +
+                ":4: RateLimitOut: 'ATITUDE' is not a message of the ardupilotmega dialect (give a name from it, "
+                "or a message id)");
+  EXPECT_EQ(error_of("[UdpEndpoint a]\nMode = server\nPort = 1\nRateLimitIn = ATTITUDE\n"),
+            file + ":4: RateLimitIn: 'ATTITUDE' is not MESSAGE:RATE (ATTITUDE:10, *:2)");
+  EXPECT_EQ(error_of("[UdpEndpoint a]\nMode = server\nPort = 1\nRateLimitIn = *:-1\n"),
+            file + ":4: RateLimitIn: '-1' is not a rate above 0 (messages a second)");
+  EXPECT_EQ(error_of("[UdpEndpoint a]\nMode = server\nPort = 1\nMaxRate = 57600\n"),
+            file + ":4: MaxRate: '57600' needs a unit: baud, bps, kbps, Mbps, B/s, kB/s or MB/s (or off)");
+  EXPECT_EQ(error_of("[General]\nFailoverTimeout = soon\n"),
+            file + ":2: FailoverTimeout: 'soon' is not a whole number from 10 to 3600000");
+}

@@ -1,0 +1,146 @@
+#include "transport/pacer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace mavswitch::transport {
+namespace {
+constexpr double kBurstSeconds = 0.02;
+}  // namespace
+
+Pacer::Pacer(uint64_t bytes_per_second, Millis max_delay)
+    : max_delay_(max_delay),
+      slots_(std::make_unique<Slot[]>(kControlFrames + kStatusFrames + kTelemetryStreams)),
+      stream_of_(kTelemetryStreams) {
+  auto fill = [](std::vector<uint16_t>& free, size_t first, size_t n) {
+    for (size_t i = first + n; i > first; --i) free.push_back(static_cast<uint16_t>(i - 1));
+  };
+  fill(free_control_, 0, kControlFrames);
+  fill(free_status_, kControlFrames, kStatusFrames);
+  fill(free_telemetry_, kControlFrames + kStatusFrames, kTelemetryStreams);
+  waiting_.reserve(kTelemetryStreams);
+  set_rate(bytes_per_second);
+  tokens_ = burst_;
+}
+
+void Pacer::set_rate(uint64_t bytes_per_second) noexcept {
+  rate_ = std::max<uint64_t>(1, bytes_per_second);
+  burst_ = std::max(double(protocol::kMaxFrameLen), double(rate_) * kBurstSeconds);
+  tokens_ = std::min(tokens_, burst_);
+}
+
+uint16_t Pacer::claim(std::vector<uint16_t>& free) {
+  const uint16_t i = free.back();
+  free.pop_back();
+  return i;
+}
+
+bool Pacer::push(protocol::MessageClass c, uint64_t stream, std::span<const uint8_t> frame, Millis now) {
+  if (frame.size() > protocol::kMaxFrameLen) return false;
+  auto store = [&](uint16_t i) {
+    Slot& s = slots_[i];
+    s.at = now;
+    s.len = static_cast<uint16_t>(frame.size());
+    std::memcpy(s.bytes, frame.data(), frame.size());
+  };
+  const auto cls = static_cast<size_t>(c);
+  switch (c) {
+    case protocol::MessageClass::kControl:
+    case protocol::MessageClass::kStatus: {
+      Ring& ring = c == protocol::MessageClass::kControl ? control_ : status_;
+      auto& free = c == protocol::MessageClass::kControl ? free_control_ : free_status_;
+      if (ring.full()) {
+        ++counts_.dropped[cls];
+        return false;
+      }
+      const uint16_t i = claim(free);
+      store(i);
+      ring.push(i);
+      return true;
+    }
+    case protocol::MessageClass::kTelemetry: {
+      auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.first == stream; });
+      if (it != waiting_.end()) {  // the newer value takes the older one's place in line
+        ++counts_.superseded;
+        store(it->second);
+        return true;
+      }
+      if (telemetry_order_.full()) {
+        ++counts_.dropped[cls];
+        return false;
+      }
+      const uint16_t i = claim(free_telemetry_);
+      store(i);
+      stream_of_[i - kControlFrames - kStatusFrames] = stream;
+      waiting_.emplace_back(stream, i);
+      telemetry_order_.push(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Pacer::refill(Millis now) noexcept {
+  if (refilled_at_ >= 0 && now > refilled_at_)
+    tokens_ = std::min(burst_, tokens_ + double(rate_) * double(now - refilled_at_) / 1000.0);
+  refilled_at_ = std::max(refilled_at_, now);
+}
+
+Millis Pacer::wait_ms() const noexcept {
+  return std::max<Millis>(1, static_cast<Millis>(std::ceil((1.0 - tokens_) * 1000.0 / double(rate_))));
+}
+
+const Pacer::Slot* Pacer::next(Millis now) {
+  from_ = From::kNone;
+  if (control_.size() != 0) {
+    from_ = From::kControl;
+    return &slots_[control_.front()];
+  }
+  // Stale status and telemetry go unsent: the bound is on how old what arrives may be.
+  auto stale = [&](uint16_t i) { return now - slots_[i].at > max_delay_; };
+  while (status_.size() != 0 && stale(status_.front())) {
+    ++counts_.dropped[size_t(protocol::MessageClass::kStatus)];
+    from_ = From::kStatus;
+    pop();
+  }
+  if (status_.size() != 0) {
+    from_ = From::kStatus;
+    return &slots_[status_.front()];
+  }
+  while (telemetry_order_.size() != 0 && stale(telemetry_order_.front())) {
+    ++counts_.dropped[size_t(protocol::MessageClass::kTelemetry)];
+    from_ = From::kTelemetry;
+    pop();
+  }
+  if (telemetry_order_.size() != 0) {
+    from_ = From::kTelemetry;
+    return &slots_[telemetry_order_.front()];
+  }
+  from_ = From::kNone;
+  return nullptr;
+}
+
+void Pacer::pop() {
+  switch (from_) {
+    case From::kControl:
+      free_control_.push_back(control_.front());
+      control_.pop();
+      break;
+    case From::kStatus:
+      free_status_.push_back(status_.front());
+      status_.pop();
+      break;
+    case From::kTelemetry: {
+      const uint16_t i = telemetry_order_.front();
+      const uint64_t stream = stream_of_[i - kControlFrames - kStatusFrames];
+      std::erase_if(waiting_, [&](const auto& w) { return w.first == stream; });
+      free_telemetry_.push_back(i);
+      telemetry_order_.pop();
+      break;
+    }
+    case From::kNone: break;
+  }
+}
+
+}  // namespace mavswitch::transport

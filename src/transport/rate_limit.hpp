@@ -1,0 +1,45 @@
+// Per-message rate limits for one direction of a link (RateLimitOut = ATTITUDE:10, *:2): at
+// most so many frames a second per (source system, source component, message). A frame that
+// comes too soon is dropped, so what passes is always the newest value (decimation); nothing
+// is held back to be sent stale. The request/answer protocols and targeted frames are left
+// alone unless their message is named (protocol/message_class.hpp).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/frame.hpp"
+
+namespace mavswitch::transport {
+
+struct RateLimits {
+  struct Rule {
+    uint32_t msgid;
+    double per_second;
+  };
+  std::vector<Rule> named;  // sorted by msgid
+  double others = 0;        // '*': any other message but protocol and targeted ones; 0: unlimited
+
+  bool empty() const noexcept { return named.empty() && others <= 0; }
+  void add(uint32_t msgid, double per_second);  // a later rule for the same id replaces it
+  // Frames a second allowed for this frame's stream; 0: not limited.
+  double rate_for(const protocol::FrameView& f) const noexcept;
+};
+
+// The state of one direction of one link; its owner's thread only.
+class RateLimiter {
+ public:
+  explicit RateLimiter(const RateLimits& limits) : limits_(limits) {}
+  // True when the frame may pass at `now_us` (monotonic microseconds).
+  bool admit(const protocol::FrameView& f, int64_t now_us);
+  size_t streams() const noexcept { return next_.size(); }
+
+ private:
+  // A peer inventing sources cannot grow this without bound: past it, the table starts again.
+  static constexpr size_t kMaxStreams = 4096;
+  const RateLimits& limits_;                    // the endpoint's: it outlives its links
+  std::unordered_map<uint64_t, int64_t> next_;  // stream -> when its next frame may pass
+};
+
+}  // namespace mavswitch::transport
