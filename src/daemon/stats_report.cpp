@@ -25,6 +25,11 @@ std::string format_stats(Router& router) {
                    router.worker_count(), router.cross_worker_direct(), router.input_pauses(),
                    router.cross_worker_drops());
   }
+  for (const auto& g : router.routing().group_stats()) {
+    fmt::format_to(it, "  group {}: traffic on {}; failovers {}; duplicates removed {}\n", g.name,
+                   g.stats.active == routing::kNoLink ? "every link (none healthy)" : router.link_name(g.stats.active),
+                   g.stats.failovers, g.stats.duplicates);
+  }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     const uint64_t refused = router.endpoint_refused(i), refused_no_fd = router.endpoint_refused_no_fd(i);
     // A listening endpoint has a socket on every worker: how its peers are shared among them.
@@ -71,6 +76,13 @@ std::string format_stats(Router& router) {
                      l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
                      r2.signing_rejected, c.dropped_queue_full, r2.filtered_out, p.crc_failures, p.bytes_skipped,
                      p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
+      if (l.shaped()) {
+        const auto& d = c.paced_drops;
+        fmt::format_to(it,
+                       "      shaped: rate-limited in {}, out {}; paced: telemetry superseded by newer {}; dropped "
+                       "(full or late): control {}, status {}, telemetry {}\n",
+                       c.rate_limited_in, c.rate_limited_out, c.superseded, d[0], d[1], d[2]);
+      }
       if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {
           const double pct = s.received + s.lost

@@ -141,6 +141,9 @@ class Router final {
   // Times a worker stopped reading because its queue to another worker was half full (the
   // input waited in the kernel's buffers meanwhile).
   uint64_t input_pauses() const;
+  // What a link is called in a log line ("radio1 127.0.0.1:14560"), kept from its link_up for
+  // messages said on any thread. Links come and go rarely: a lock.
+  std::string link_name(routing::LinkId id) const;
 
  private:
   friend class Worker;
@@ -155,10 +158,7 @@ class Router final {
   uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept) const;
   uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
-  // What a link is called in a log line ("radio1 127.0.0.1:14560"), kept from its link_up for
-  // messages said on any thread. Links come and go rarely: a lock.
   void name_link(routing::LinkId id, std::string name);
-  std::string link_name(routing::LinkId id) const;
 
   const protocol::MessageTable* table_;
   routing::Routing routing_;

@@ -162,6 +162,15 @@ void Routing::check_reboot(const protocol::FrameView& f) {
   ctx.marks_[to] = ctx.stamp_;
   const uint8_t traits = l.traits.load(std::memory_order_acquire);
   if (traits == 0) return false;  // not active
+  if (traits & kOutChecks) [[unlikely]] {
+    if (!passes_out(ctx, l, traits, to, f)) return false;
+  }
+  deliver(to);
+  return true;
+}
+
+// What a link with out-filters, an unknown-id policy or a group asks of a frame before it gets it.
+bool Routing::passes_out(RoutingContext& ctx, LinkSlot& l, uint8_t traits, LinkId to, const protocol::FrameView& f) {
   if ((traits & kGrouped) && !group_sends_on(ctx, l, to)) return false;
   if ((traits & kDropsUnknownIds) && !f.verified()) return false;
   if (traits & kFiltersOut) {
@@ -172,8 +181,45 @@ void Routing::check_reboot(const protocol::FrameView& f) {
       return false;
     }
   }
-  deliver(to);
   return true;
+}
+
+// The source link's own checks, for a link that has any (signing, in-filters, an unknown-id
+// policy, a group), in the order they apply; kDelivered when the frame passes them all.
+Verdict Routing::check_source(RoutingContext& ctx, LinkSlot& src, uint8_t src_traits, const protocol::FrameView& f,
+                              Millis now) {
+  auto& stats = ctx.stats_;
+  if (src_traits & kVerifiesSigning) {
+    if (src.policy.load(std::memory_order_acquire)->signing->check(f, ctx.signing_now_) !=
+        SignatureGate::Result::kAccept) {
+      ++stats.signing_rejected;
+      src.stats.signing_rejected.add_shared();
+      return Verdict::kSigningRejected;
+    }
+  }
+  if (f.msgid() == kSetupSigningId) {
+    ++stats.setup_signing_dropped;
+    return Verdict::kSetupSigning;
+  }
+  if ((src_traits & kFiltersIn) &&
+      !src.policy.load(std::memory_order_acquire)->in.pass(f.msgid(), f.sysid(), f.compid())) {
+    ++stats.filtered_in;
+    src.stats.filtered_in.add_shared();
+    return Verdict::kFilteredIn;
+  }
+  if (!f.verified() && (src_traits & kDropsUnknownIds)) {
+    ++stats.unknown_ids_dropped;
+    return Verdict::kUnknownIdDropped;
+  }
+  if (src_traits & kGrouped) {  // the same frame through two links of one vehicle: once
+    GroupMember* member = src.member.load(std::memory_order_acquire);
+    const LinkPolicy* p = src.policy.load(std::memory_order_acquire);
+    if (member != nullptr && !groups_[static_cast<size_t>(p->group)]->heard(*member, f, now, timing_)) {
+      ++stats.duplicates;
+      return Verdict::kDuplicate;
+    }
+  }
+  return Verdict::kDelivered;
 }
 
 // A link id found in the route table may be newer than the marks (added since route() sized
@@ -193,34 +239,11 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   const uint8_t src_traits = src.traits.load(std::memory_order_acquire);
   const uint8_t sys = f.sysid();
   const uint8_t comp = f.compid();
-  if (src_traits & kVerifiesSigning) {
-    if (src.policy.load(std::memory_order_acquire)->signing->check(f, ctx.signing_now_) !=
-        SignatureGate::Result::kAccept) {
-      ++stats.signing_rejected;
-      src.stats.signing_rejected.add_shared();
-      return Verdict::kSigningRejected;
-    }
-  }
-  if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
+  if (src_traits & kSourceChecks) [[unlikely]] {
+    if (const Verdict v = check_source(ctx, src, src_traits, f, now); v != Verdict::kDelivered) return v;
+  } else if (f.msgid() == kSetupSigningId) {  // the secret key in clear: it stops at the first hop
     ++stats.setup_signing_dropped;
     return Verdict::kSetupSigning;
-  }
-  if ((src_traits & kFiltersIn) && !src.policy.load(std::memory_order_acquire)->in.pass(f.msgid(), sys, comp)) {
-    ++stats.filtered_in;
-    src.stats.filtered_in.add_shared();
-    return Verdict::kFilteredIn;
-  }
-  if (!f.verified() && (src_traits & kDropsUnknownIds)) {
-    ++stats.unknown_ids_dropped;
-    return Verdict::kUnknownIdDropped;
-  }
-  if (src_traits & kGrouped) {  // the same frame through two links of one vehicle: once
-    GroupMember* member = src.member.load(std::memory_order_acquire);
-    const LinkPolicy* p = src.policy.load(std::memory_order_acquire);
-    if (member != nullptr && !groups_[static_cast<size_t>(p->group)]->heard(*member, f, now, timing_)) {
-      ++stats.duplicates;
-      return Verdict::kDuplicate;
-    }
   }
   if (dedup_ && dedup_->seen_recently(f.bytes(), now)) {
     ++stats.duplicates;

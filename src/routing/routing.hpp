@@ -223,6 +223,9 @@ class Routing {
     kVerifiesSigning = 32,
     kSignsOut = 64
   };
+  // The traits that call for checks of a frame coming in on the link, and going out on it.
+  static constexpr uint8_t kSourceChecks = kVerifiesSigning | kFiltersIn | kDropsUnknownIds | kGrouped;
+  static constexpr uint8_t kOutChecks = kGrouped | kDropsUnknownIds | kFiltersOut;
   bool has_trait(LinkId link, uint8_t trait) const noexcept {
     return link < link_count() && (slot(link).traits.load(std::memory_order_acquire) & trait);
   }
@@ -247,6 +250,10 @@ class Routing {
              DeliverFn& deliver);
   bool offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
   bool group_sends_on(RoutingContext& ctx, const LinkSlot& slot, LinkId to);
+  [[gnu::noinline]] bool passes_out(RoutingContext& ctx, LinkSlot& slot, uint8_t traits, LinkId to,
+                                    const protocol::FrameView& frame);
+  [[gnu::noinline]] Verdict check_source(RoutingContext& ctx, LinkSlot& src, uint8_t src_traits,
+                                         const protocol::FrameView& frame, Millis now);
 
   std::array<std::atomic<LinkSlot*>, kMaxChunks> chunks_{};
   std::atomic<LinkId> link_count_{0};

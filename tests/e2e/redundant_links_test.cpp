@@ -1,0 +1,184 @@
+// A vehicle reached over two links of one group (Group = radio, Priority 1 and 2): the ground
+// station receives each frame once with no false sequence loss, commands go out on the primary
+// only, move to the secondary when the primary falls silent, and come back once it has been
+// healthy for the failback delay. Over UDP twice, over a pty and UDP, and over lossy links.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+
+#include "e2e/router_fixture.hpp"
+#include "mavswitch/msg/command_long.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr routing::FailoverTiming kTiming{.timeout = 400, .failback = 1200, .dedup_window = 500};
+
+int64_t ms_since(Clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+}
+
+// The vehicle's two radios as the test drives them: each a peer of the router, either a UDP
+// socket or the far end of a pty. `send` puts the same frame on the radios that work.
+struct Radio {
+  std::unique_ptr<Peer> peer;
+  std::function<void(const Bytes&)> send;
+  size_t seen = 0;
+  bool up = true;
+  // Commands that came out of the router on this radio.
+  size_t commands() {
+    size_t n = 0;
+    const auto& f = peer->received().frames;
+    for (; seen < f.size(); ++seen) n += view_of(f[seen]).msgid() == msg::CommandLong::kId;
+    return n;
+  }
+};
+
+class RedundantLinks : public ::testing::Test {
+ protected:
+  RedundantLinks() : rt(RouterOptions{.failover = kTiming}) {}
+
+  void add_radio(transport::EndpointSpec spec, int priority) {
+    routing::LinkPolicy p;
+    p.group = rt.router.group_index("radio");
+    p.priority = priority;
+    rt.router.add_endpoint(spec, p);
+  }
+  Radio udp_radio(int priority) {
+    const uint16_t port = free_udp_port();
+    add_radio(udp_server(port), priority);
+    auto peer = std::make_unique<UdpPeer>();
+    UdpPeer* udp = peer.get();
+    return {std::move(peer), [udp, port](const Bytes& b) { udp->send_to(port, b); }};
+  }
+  Radio pty_radio(int priority) {
+    auto pty = std::make_unique<PtyPeer>();
+    add_radio(serial(pty->slave_path()), priority);
+    PtyPeer* p = pty.get();
+    return {std::move(pty), [p](const Bytes& b) { p->send(b); }};
+  }
+  void start_gcs() {
+    gcs_port = free_udp_port();
+    rt.router.add_endpoint(udp_server(gcs_port));
+    rt.start();
+    gcs.send_to(gcs_port, heartbeat(255, 190));
+  }
+
+  // One frame of the vehicle's stream (a heartbeat every 10th) on every radio that is up,
+  // unless `lost(radio)` says it was lost on the way.
+  void vehicle_sends(std::vector<Radio*> radios, const std::function<bool(size_t)>& lost = {}) {
+    const Bytes f = sent_ % 10 == 0 ? heartbeat(1, 1, uint8_t(sent_)) : attitude(1, 1, uint32_t(sent_), uint8_t(sent_));
+    bool any = false;
+    for (size_t i = 0; i < radios.size(); ++i) {
+      if (!radios[i]->up || (lost && lost(i))) continue;
+      radios[i]->send(f);
+      any = true;
+    }
+    if (any) expected_.push_back(uint8_t(sent_));
+    ++sent_;
+  }
+  // The ground station got every frame that made it over some radio, once each, in order.
+  void expect_each_frame_once() {
+    ASSERT_TRUE(wait_until([&] { return gcs.received().frames.size() >= expected_.size(); }));
+    rt.router.settle();
+    std::vector<uint8_t> got;
+    for (const auto& f : gcs.received().frames) {
+      const auto v = view_of(f);
+      if (v.sysid() == 1) got.push_back(v.seq());
+    }
+    EXPECT_EQ(got, expected_);
+  }
+  Radio* active(Radio& a, Radio& b) {  // where a command sent now comes out
+    a.commands(), b.commands();        // what came before
+    gcs.send_to(gcs_port, command_long(255, 190, 1, 1));
+    Radio* out = nullptr;
+    wait_until(
+        [&] {
+          if (a.commands() != 0) out = &a;
+          if (b.commands() != 0) out = out ? nullptr : &b;
+          return out != nullptr;
+        },
+        1000ms);
+    rt.router.settle();
+    if (a.commands() + b.commands() != 0) return nullptr;  // it went out twice
+    return out;
+  }
+
+  RouterThread rt;
+  UdpPeer gcs;
+  uint16_t gcs_port = 0;
+  size_t sent_ = 0;
+  std::vector<uint8_t> expected_;
+};
+
+}  // namespace
+
+TEST_F(RedundantLinks, OnceEachWhileBothWorkThenFailoverAndFailback) {
+  Radio primary = udp_radio(1), secondary = udp_radio(2);
+  start_gcs();
+  for (int i = 0; i < 100; ++i, pace(2ms)) vehicle_sends({&primary, &secondary});
+  expect_each_frame_once();
+  EXPECT_EQ(active(primary, secondary), &primary);
+
+  primary.up = false;  // the primary radio stops
+  const auto stopped = Clock::now();
+  Radio* now_on = &primary;
+  for (int i = 0; i < 200 && now_on != &secondary; ++i, pace(20ms)) {
+    vehicle_sends({&primary, &secondary});
+    if (i % 5 == 4) now_on = active(primary, secondary);
+  }
+  EXPECT_EQ(now_on, &secondary);
+  EXPECT_LE(ms_since(stopped), kTiming.timeout + 400) << "within FailoverTimeout and a heartbeat or two";
+
+  primary.up = true;  // back: the secondary keeps the traffic until the primary has settled
+  const auto back = Clock::now();
+  for (int i = 0; i < 300 && now_on != &primary; ++i, pace(20ms)) {
+    vehicle_sends({&primary, &secondary});
+    if (i % 5 == 4) {
+      now_on = active(primary, secondary);
+      if (ms_since(back) < kTiming.failback - 100) {
+        EXPECT_EQ(now_on, &secondary) << "no flapping";
+      }
+    }
+  }
+  EXPECT_EQ(now_on, &primary) << "failback";
+  expect_each_frame_once();
+  const auto groups = rt.router.routing().group_stats();
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].stats.failovers, 2u);
+  EXPECT_GT(groups[0].stats.duplicates, 100u);
+}
+
+TEST_F(RedundantLinks, APtyAndAUdpLink) {
+  Radio primary = pty_radio(1), secondary = udp_radio(2);
+  start_gcs();
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; })) << "the serial port opened";
+  for (int i = 0; i < 100; ++i, pace(2ms)) vehicle_sends({&primary, &secondary});
+  expect_each_frame_once();
+  EXPECT_EQ(active(primary, secondary), &primary);
+  primary.up = false;
+  Radio* now_on = &primary;
+  for (int i = 0; i < 200 && now_on != &secondary; ++i, pace(20ms)) {
+    vehicle_sends({&primary, &secondary});
+    if (i % 5 == 4) now_on = active(primary, secondary);
+  }
+  EXPECT_EQ(now_on, &secondary);
+  expect_each_frame_once();
+}
+
+// Each radio loses 20% of the frames, independently: the ground station gets every frame that
+// made it over either, once, with its sequence numbers in order (no false loss).
+TEST_F(RedundantLinks, LossyLinksMakeOneWholeStream) {
+  Radio a = udp_radio(1), b = udp_radio(2);
+  start_gcs();
+  std::mt19937 rng(7);
+  std::bernoulli_distribution lose(0.2);
+  for (int i = 0; i < 400; ++i, pace(1ms)) vehicle_sends({&a, &b}, [&](size_t) { return lose(rng); });
+  EXPECT_GT(expected_.size(), 370u);  // ~4% lost on both
+  expect_each_frame_once();
+}
