@@ -20,7 +20,7 @@ TEST(MessageClass, ProtocolsAndTargetedFramesAreControl) {
 }
 
 namespace {
-constexpr uint32_t kAttitude = 30, kVfrHud = 74;
+constexpr uint32_t kAttitude = 30;
 
 // Frames of `make` every `period_us` for `seconds`: how many the limiter lets through.
 template <class Make>
