@@ -30,6 +30,7 @@ constexpr size_t kProbe = 8;
 constexpr uint64_t kTimeBits = 24;
 constexpr uint64_t kTimeMask = (uint64_t{1} << kTimeBits) - 1;
 constexpr Millis kMaxPeriod = Millis{1} << 23;
+constexpr Millis kClockSkew = 60'000;  // the most one worker's `now` may lag another's
 
 }  // namespace
 
@@ -41,7 +42,12 @@ Deduplicator::Deduplicator(Millis period, size_t slots)
 bool Deduplicator::seen_recently(std::span<const uint8_t> bytes, Millis now) noexcept {
   const uint64_t tag = (hash_bytes(bytes) & ~kTimeMask) | (kTimeMask + 1);  // never 0: 0 is an empty slot
   const uint64_t time = static_cast<uint64_t>(now) & kTimeMask;
-  const auto age = [&](uint64_t slot) { return static_cast<Millis>((time - slot) & kTimeMask); };
+  // Workers read their clocks at different moments: a slot another stamped a little later than
+  // this `now` is recent (a moment ago), not 4.6 h old.
+  const auto age = [&](uint64_t slot) {
+    const auto a = static_cast<Millis>((time - slot) & kTimeMask);
+    return a > static_cast<Millis>(kTimeMask) - kClockSkew ? 0 : a;
+  };
   std::atomic<uint64_t>* stalest = nullptr;
   Millis stalest_age = -1;
   for (size_t k = 0; k < kProbe; ++k) {

@@ -12,7 +12,10 @@ bool LinkGroup::heard(GroupMember& member, const protocol::FrameView& f, Millis 
   const uint16_t crc = f.checksum();
   const uint8_t key[8] = {f.sysid(),        f.compid(),        f.seq(),      uint8_t(id),
                           uint8_t(id >> 8), uint8_t(id >> 16), uint8_t(crc), uint8_t(crc >> 8)};
-  if (!dedup_.seen_recently(key, now)) return true;
+  {
+    std::lock_guard lock(dedup_mutex_);
+    if (!dedup_.seen_recently(key, now)) return true;
+  }
   duplicates_.add_shared();
   return false;
 }

@@ -9,13 +9,16 @@
 // (system, component, sequence, message id, CRC) within a short window.
 //
 // Read by every I/O worker without locks (members are atomics); a switch is one compare-and-
-// swap, counted once. What it chose not to build: health per vehicle behind one link (a group
-// is one vehicle's links), or link quality from RADIO_STATUS.
+// swap, counted once. The de-duplication takes the group's lock: two copies of a frame routed
+// by two workers at the same moment must not both pass, and a vehicle's links carry hundreds of
+// frames a second, not the hundreds of thousands the lock-free table elsewhere is for. What it chose not to build:
+// health per vehicle behind one link (a group is one vehicle's links), or link quality from RADIO_STATUS.
 #pragma once
 
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "protocol/frame.hpp"
@@ -68,7 +71,8 @@ class LinkGroup {
   std::atomic<LinkId> active_{kNoLink};
   Counter failovers_;
   Counter duplicates_;
-  Deduplicator dedup_;
+  std::mutex dedup_mutex_;
+  Deduplicator dedup_;  // under dedup_mutex_
 };
 
 template <class F>

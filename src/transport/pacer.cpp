@@ -9,10 +9,7 @@ namespace {
 constexpr double kBurstSeconds = 0.02;
 }  // namespace
 
-Pacer::Pacer(uint64_t bytes_per_second, Millis max_delay)
-    : max_delay_(max_delay),
-      slots_(std::make_unique<Slot[]>(kControlFrames + kStatusFrames + kTelemetryStreams)),
-      stream_of_(kTelemetryStreams) {
+Pacer::Pacer(uint64_t bytes_per_second, Millis max_delay) : max_delay_(max_delay), stream_of_(kTelemetryStreams) {
   auto fill = [](std::vector<uint16_t>& free, size_t first, size_t n) {
     for (size_t i = first + n; i > first; --i) free.push_back(static_cast<uint16_t>(i - 1));
   };
@@ -38,6 +35,8 @@ uint16_t Pacer::claim(std::vector<uint16_t>& free) {
 
 bool Pacer::push(protocol::MessageClass c, uint64_t stream, std::span<const uint8_t> frame, Millis now) {
   if (frame.size() > protocol::kMaxFrameLen) return false;
+  // Storage on first use: a server's clients that are never sent to cost a few words each.
+  if (!slots_) slots_ = std::make_unique<Slot[]>(kControlFrames + kStatusFrames + kTelemetryStreams);
   auto store = [&](uint16_t i) {
     Slot& s = slots_[i];
     s.at = now;

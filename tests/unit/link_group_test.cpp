@@ -73,6 +73,16 @@ TEST_F(LinkGroupTest, WhatComesInTwiceIsRoutedOnce) {
   EXPECT_EQ(r.group_stats().at(0).stats.duplicates, 1u);
 }
 
+// Two workers route the two copies; the second may carry a `now` read a little before the
+// first's. It is still the same frame.
+TEST_F(LinkGroupTest, ACopyRoutedWithAnEarlierClockIsStillADuplicate) {
+  const auto f = test::heartbeat(1, 1, 9);
+  EXPECT_EQ(route(radio1, f, 10'000), (Links{gcs}));
+  Verdict v;
+  EXPECT_EQ(route(radio2, f, 9'998, &v), Links{});
+  EXPECT_EQ(v, Verdict::kDuplicate);
+}
+
 TEST_F(LinkGroupTest, FailsOverWhenThePrimaryFallsSilentAndBackOnlyOnceItHasSettled) {
   for (routing::Millis t = 0; t <= 1000; t += 250) vehicle_says({radio1, radio2}, t);
   EXPECT_EQ(command_at(1000), (Links{radio1}));
