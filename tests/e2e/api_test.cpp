@@ -178,6 +178,9 @@ TEST(Api, CommandGetsItsAckAndHeartbeatsGoOut) {
 
   UdpPeer wire;
   wire.send_to(port, heartbeat(200, 1));  // a wire peer that hears broadcasts
+  // Its link up first: a new peer arms the server's idle timer, which is not the heartbeat's.
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  rt.router.settle();
   const size_t timers = rt.on_loop([&] { return rt.router.event_loop().timer_count(); });
   vehicle.start_heartbeat(2, 3, std::chrono::milliseconds(20));
   ASSERT_TRUE(wait_until([&] { return wire.received().count_msgid(msg::Heartbeat::kId) >= 3; }));
