@@ -13,7 +13,8 @@
 // One Routing is shared by every I/O worker. Decisions read it without locks: the route table
 // and the link slots are atomics, and what changes per frame (delivery marks, counters) lives
 // in the calling worker's RoutingContext. Adding or removing a link, a new route, expiry and
-// the reboot rule take a lock; they are rare.
+// the reboot rule take a lock; they are rare. So does a frame from a redundant group's link
+// (routing/link_group.hpp), whose copies on two links must pass once.
 #pragma once
 
 #include <array>
