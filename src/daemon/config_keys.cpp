@@ -218,9 +218,11 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   constexpr std::string_view kServer = "tcpserver";  // TcpServerPort, TcpServerMaxClients, ...
   if (key.starts_with(kServer) && key.size() > kServer.size()) {
     const std::string server_key = key.substr(kServer.size());
-    auto it = tcp_server_keys().find(server_key);
-    if (it == tcp_server_keys().end()) it = common_endpoint_keys().find(server_key);
-    if (it == common_endpoint_keys().end()) w.fail("unknown key in [General] (TcpServer + a [TcpServerEndpoint] key)");
+    const auto& own = tcp_server_keys();
+    const auto& common = common_endpoint_keys();
+    auto it = own.find(server_key);
+    if (it == own.end() && (it = common.find(server_key)) == common.end())
+      w.fail("unknown key in [General] (TcpServer + a [TcpServerEndpoint] key)");
     if (server_key == "port") {  // 0 turns it off, as in mavlink-router
       g.tcp_server.spec.port = static_cast<uint16_t>(get_uint(w, v, 65535));
       g.tcp_server.port_at = g.tcp_server.source = w.text();
