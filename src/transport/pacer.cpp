@@ -91,30 +91,24 @@ Millis Pacer::wait_ms() const noexcept {
 }
 
 const Pacer::Slot* Pacer::next(Millis now) {
-  from_ = From::kNone;
   if (control_.size() != 0) {
     from_ = From::kControl;
     return &slots_[control_.front()];
   }
   // Stale status and telemetry go unsent: the bound is on how old what arrives may be.
-  auto stale = [&](uint16_t i) { return now - slots_[i].at > max_delay_; };
-  while (status_.size() != 0 && stale(status_.front())) {
-    ++counts_.dropped[size_t(protocol::MessageClass::kStatus)];
-    from_ = From::kStatus;
-    pop();
-  }
-  if (status_.size() != 0) {
-    from_ = From::kStatus;
-    return &slots_[status_.front()];
-  }
-  while (telemetry_order_.size() != 0 && stale(telemetry_order_.front())) {
-    ++counts_.dropped[size_t(protocol::MessageClass::kTelemetry)];
-    from_ = From::kTelemetry;
-    pop();
-  }
-  if (telemetry_order_.size() != 0) {
-    from_ = From::kTelemetry;
-    return &slots_[telemetry_order_.front()];
+  struct Waiting {
+    Ring* ring;
+    From from;
+    protocol::MessageClass c;
+  };
+  for (const Waiting w : {Waiting{&status_, From::kStatus, protocol::MessageClass::kStatus},
+                          Waiting{&telemetry_order_, From::kTelemetry, protocol::MessageClass::kTelemetry}}) {
+    from_ = w.from;
+    while (w.ring->size() != 0 && now - slots_[w.ring->front()].at > max_delay_) {
+      ++counts_.dropped[static_cast<size_t>(w.c)];
+      pop();
+    }
+    if (w.ring->size() != 0) return &slots_[w.ring->front()];
   }
   from_ = From::kNone;
   return nullptr;
