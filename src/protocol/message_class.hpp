@@ -24,6 +24,12 @@ inline bool is_targeted(const FrameView& f) noexcept {
   return info != nullptr && info->target_system_offset >= 0 && f.payload_byte(info->target_system_offset) != 0;
 }
 
+// One stream of a source: (system, component, message), the unit rate limits count and a paced
+// link keeps the newest of.
+inline uint64_t stream_key(const FrameView& f) noexcept {
+  return uint64_t{f.sysid()} << 32 | uint64_t{f.compid()} << 24 | f.msgid();
+}
+
 inline MessageClass classify(const FrameView& f) noexcept {
   if (is_targeted(f) || is_protocol_message(f.msgid())) return MessageClass::kControl;
   return is_status_message(f.msgid()) ? MessageClass::kStatus : MessageClass::kTelemetry;

@@ -68,8 +68,7 @@ bool Link::send_shaped(const protocol::FrameView& f, std::span<const uint8_t> by
     return false;
   }
   if (!s.pacer) return send(bytes);
-  const uint64_t stream = uint64_t{f.sysid()} << 32 | uint64_t{f.compid()} << 24 | f.msgid();
-  const bool queued = s.pacer->push(protocol::classify(f), stream, bytes, now_ms());
+  const bool queued = s.pacer->push(protocol::classify(f), protocol::stream_key(f), bytes, now_ms());
   if (s.release_timer == 0) release_paced();  // else the timer is due when the budget allows
   counters_.superseded = s.pacer->counts().superseded;
   counters_.paced_drops = s.pacer->counts().dropped;

@@ -27,7 +27,7 @@ bool RateLimiter::admit(const protocol::FrameView& f, int64_t now_us) {
   const double rate = limits_.rate_for(f);
   if (rate <= 0) return true;
   const auto interval = static_cast<int64_t>(1e6 / rate);
-  const uint64_t key = uint64_t{f.sysid()} << 32 | uint64_t{f.compid()} << 24 | f.msgid();
+  const uint64_t key = protocol::stream_key(f);
   auto it = next_.find(key);
   if (it == next_.end()) {
     if (next_.size() >= kMaxStreams) next_.clear();

@@ -71,7 +71,7 @@ struct Sent {
 };
 void push(transport::Pacer& p, const test::Bytes& f, transport::Millis now) {
   const auto v = test::view_of(f);
-  p.push(protocol::classify(v), uint64_t{v.sysid()} << 32 | v.msgid(), f, now);
+  p.push(protocol::classify(v), protocol::stream_key(v), f, now);
 }
 }  // namespace
 
