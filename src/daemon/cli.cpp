@@ -84,6 +84,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   CLI::App app{"mavswitchd: a MAVLink router (serial, UDP, TCP). Reads mavlink-router configuration files."};
   std::vector<std::string> positional, udp_clients, tcp_clients;
   std::optional<uint16_t> tcp_port;
+  std::string http;
   std::string conf_file, conf_dir, log_dir, log_level, dialect;
   bool report = false, telemetry = false, verbose = false, to_syslog = false, version = false, no_coalesce = false,
        no_gso = false, strict = false;
@@ -99,6 +100,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   app.add_option("-p,--tcp-endpoint", tcp_clients, "TCP client: host:port, reconnects while it is down (repeatable)")
       ->allow_extra_args(false);
   app.add_option("-t,--tcp-port", tcp_port, "TCP server port (default 5760, 0 turns it off)");
+  app.add_option("--http", http, "HTTP server: ADDRESS:PORT (default 127.0.0.1:8080), or 0 to turn it off");
   app.add_option("-c,--conf-file", conf_file,
                  "Configuration file (default /etc/mavswitch/main.conf, then /etc/mavlink-router/main.conf)");
   app.add_option("-d,--conf-dir", conf_dir,
@@ -170,6 +172,16 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       c.general.tcp_server.spec.port = *tcp_port;
       c.general.tcp_server.port_at.clear();
       c.general.tcp_server.source = "TCP server (-t)";
+    }
+    if (http == "0" || http == "off") {
+      c.http.port = 0;
+    } else if (!http.empty()) {
+      std::string error;
+      const auto hp = transport::parse_host_port(http, std::nullopt, &error);
+      if (!hp) throw CLI::ValidationError("--http", error);
+      c.http.address = hp->host;
+      c.http.port = hp->port;
+      c.http.source = "--http";
     }
     if (report) c.general.report_stats = true;
     if (!log_dir.empty()) c.general.log_dir = log_dir;

@@ -109,7 +109,7 @@ void load_config_file(const fs::path& file, Config& config) {
 void load_config_text(std::string_view text, const std::string& file_name, Config& config) {
   const fs::path file = file_name;
   std::istringstream in{std::string(text)};
-  enum class Section { kNone, kGeneral, kEndpoint } section = Section::kNone;
+  enum class Section { kNone, kGeneral, kHttp, kEndpoint } section = Section::kNone;
   EndpointConfig* endpoint = nullptr;
   const std::map<std::string, Setter>* kind_keys = nullptr;
   std::map<std::string, int> keys_seen;  // in the section being read: key -> its line
@@ -137,6 +137,12 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
         endpoint = nullptr;
         continue;
       }
+      if (type == "http") {
+        if (!name.empty()) w.fail("[Http] takes no name");
+        section = Section::kHttp;
+        endpoint = nullptr;
+        continue;
+      }
       if (name.empty()) w.fail("this section needs a name, as [" + std::string(inner) + " my-name]");
       if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
       // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
@@ -152,7 +158,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       const auto* t =
           std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
       if (t == std::end(kTypes))
-        w.fail("unknown section type (General, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+        w.fail("unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
       section = Section::kEndpoint;
       endpoint = &endpoint_for(config, t->kind, type, name, here);
       kind_keys = &t->keys();
@@ -172,6 +178,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
     switch (section) {
       case Section::kNone: w.fail("key outside of any section");
       case Section::kGeneral: set_general(w, key, value, config); break;
+      case Section::kHttp: set_http(w, key, value, config.http); break;
       default: {
         auto it = kind_keys->find(key);
         if (it == kind_keys->end()) {
@@ -179,6 +186,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
           if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
         }
         it->second(w, value, *endpoint);
+        endpoint->keys += key + "=" + std::string(value) + "\n";
       }
     }
   }

@@ -36,6 +36,17 @@ struct EndpointConfig {
   bool mode_set = false;   // [UdpEndpoint]: Mode was given
   std::string address_at;  // "file:line" of its Address key; empty: not from a file
   std::string port_at;     // "file:line" of its Port key
+  std::string keys;        // every "key=value" it was given, in order: a reload compares them
+};
+
+// [Http]: the operator's window (daemon/http/): status page, /metrics, the JSON API.
+struct HttpConfig {
+  std::string address = "127.0.0.1";
+  uint16_t port = 8080;           // 0: no HTTP server
+  std::string token_file;         // TokenFile: the bearer token; mode 600 or stricter
+  std::string certificate;        // Certificate: PEM with the key; set: HTTPS only
+  bool metrics_per_link = false;  // MetricsPerLink: series per link as well as per endpoint
+  std::string source = "[Http]";  // where the port was set, for errors
 };
 
 // The [General] TCP server: an endpoint like a [TcpServerEndpoint] (its keys, prefixed TcpServer).
@@ -70,6 +81,7 @@ struct GeneralConfig {
 
 struct Config {
   GeneralConfig general;
+  HttpConfig http;
   std::vector<EndpointConfig> endpoints;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
 };

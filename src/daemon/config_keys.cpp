@@ -5,15 +5,16 @@
 #include "daemon/key_file.hpp"
 
 namespace mavswitch::daemon::keys {
-namespace {
-
-using Kind = transport::EndpointSpec::Kind;
 
 bool get_bool(const Where& w, std::string_view v) {
   bool b;
   if (!parse_bool(v, &b)) w.fail(quoted(v) + " is not a boolean (true/false, 1/0)");
   return b;
 }
+
+namespace {
+
+using Kind = transport::EndpointSpec::Kind;
 
 void add_msg_ids(const Where& w, std::string_view list, routing::MessageIdSet& set) {
   for_each_item(w, list, [&](std::string_view item) { set.add(static_cast<uint32_t>(get_uint(w, item, 0xFFFFFF))); });
@@ -229,6 +230,7 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     } else {
       it->second(w, v, g.tcp_server);
     }
+    g.tcp_server.keys += key + "=" + std::string(v) + "\n";
   } else if (key == "strict")
     g.strict = get_bool(w, v);
   else if (key == "reportstats")

@@ -44,5 +44,8 @@ const std::map<std::string, Setter>& tcp_server_keys();
 const std::map<std::string, Setter>& tcp_keys();
 // [General]: `key` lower-cased.
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c);
+bool get_bool(const Where& w, std::string_view v);
+// [Http] (http_keys.cpp).
+void set_http(const Where& w, const std::string& key, std::string_view v, HttpConfig& c);
 
 }  // namespace mavswitch::daemon::keys

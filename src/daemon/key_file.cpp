@@ -10,20 +10,26 @@
 
 namespace mavswitch::daemon {
 
-bool read_key_file(const std::string& path, protocol::SigningKey* key, std::string* error) {
+bool read_private_file(const std::string& path, const char* what, size_t max, std::string* out, std::string* error) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     *error = path + ": " + std::strerror(errno);
     return false;
   }
   if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-    *error = path + ": a signing key must not be readable by group or others (chmod 600 " + path + ")";
+    *error = path + ": " + what + " must not be readable by group or others (chmod 600 " + path + ")";
     return false;
   }
-  constexpr size_t kMaxKeyFile = 4096;  // a key is 32 bytes, 64 in hex, 44 in base64
-  const auto bytes = read_regular_file(path, kMaxKeyFile, error);
+  const auto bytes = read_regular_file(path, max, error);
   if (!bytes) return false;
-  const std::string& raw = *bytes;
+  *out = *bytes;
+  return true;
+}
+
+bool read_key_file(const std::string& path, protocol::SigningKey* key, std::string* error) {
+  constexpr size_t kMaxKeyFile = 4096;  // a key is 32 bytes, 64 in hex, 44 in base64
+  std::string raw;
+  if (!read_private_file(path, "a signing key", kMaxKeyFile, &raw, error)) return false;
   if (raw.size() == key->size()) {  // 32 raw bytes (not text that happens to be 32 long? text keys are 44 or 64)
     std::memcpy(key->data(), raw.data(), key->size());
     return true;

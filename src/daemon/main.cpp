@@ -13,6 +13,7 @@
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
 #include "daemon/flight_log.hpp"
+#include "daemon/operator_window.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
@@ -116,13 +117,18 @@ int main(int argc, char** argv) {
   // Where each endpoint the router gets was configured, to name it if it cannot be opened.
   std::vector<std::string> origin;
   bool any_signing = false;
+  // The window reads the command line and the files again on SIGHUP.
+  daemon::OperatorWindow window(router, config.http, [argc, argv] {
+    int code = 0;
+    auto again = daemon::parse_command_line(argc, argv, &code);
+    if (!again) throw daemon::ConfigError("the configuration has an error (said above)");
+    return std::move(again->config);
+  });
   for (daemon::EndpointConfig* e : endpoints) {
-    if (!e->group.empty()) e->policy.group = router.group_index(e->group);
-    if (e->signing) {
-      e->policy.signing = std::make_shared<routing::SignatureGate>(e->signing);
-      any_signing = true;
-    }
+    any_signing |= e->signing != nullptr;
+    e->policy = daemon::policy_of(router, *e, true);
     warn_if_open(e->spec, e->policy);
+    window.control().started_with(router.endpoint_count(), *e);
     router.add_endpoint(e->spec, e->policy);
     origin.push_back(e->port_at.empty() ? e->source : e->port_at + ": Port");
   }
@@ -183,7 +189,7 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router, tlog.get(), flight_log.get()); });
+      [&] { print_stats(router, tlog.get(), flight_log.get()); }, [&] { window.request_reload(); });
 
   // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
   // the router routes on without it, unless Strict asks for the exit; none at all is fatal.
@@ -206,6 +212,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
+  window.start();
   router.run();
   if (tlog) tlog->close();
   if (any_signing) save_state();

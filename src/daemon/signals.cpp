@@ -9,14 +9,16 @@
 
 namespace mavswitch::daemon {
 
-Signals::Signals(transport::EventLoop& loop, std::function<void()> on_stop, std::function<void()> on_stats)
-    : loop_(loop), on_stop_(std::move(on_stop)), on_stats_(std::move(on_stats)) {
+Signals::Signals(transport::EventLoop& loop, std::function<void()> on_stop, std::function<void()> on_stats,
+                 std::function<void()> on_reload)
+    : loop_(loop), on_stop_(std::move(on_stop)), on_stats_(std::move(on_stats)), on_reload_(std::move(on_reload)) {
   std::signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGUSR1);
+  sigaddset(&set, SIGHUP);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   fd_ = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd_ < 0) throw std::runtime_error("signalfd failed");
@@ -33,6 +35,8 @@ void Signals::on_io(uint32_t) {
   while (::read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
     if (info.ssi_signo == SIGUSR1)
       on_stats_();
+    else if (info.ssi_signo == SIGHUP)
+      on_reload_();
     else
       on_stop_();
   }

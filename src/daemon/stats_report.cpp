@@ -31,6 +31,7 @@ std::string format_stats(Router& router) {
                    g.stats.failovers, g.stats.duplicates);
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
+    if (router.endpoint_closed(i)) continue;
     const uint64_t refused = router.endpoint_refused(i), refused_no_fd = router.endpoint_refused_no_fd(i);
     // A listening endpoint has a socket on every worker: how its peers are shared among them.
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));

@@ -15,14 +15,33 @@
 namespace mavswitch {
 namespace {
 
-// Runs f on the loop's thread and waits until it has run.
-void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f) {
-  std::promise<void> done;
-  loop.post([&] {
-    f();
-    done.set_value();
+// Runs f on the loop's thread and waits until it has run; what it throws is thrown here. A
+// loop that stops before it took f up never will: then f is withdrawn (it runs nowhere) and
+// Router::Stopped is thrown, so that a thread outside the router (an HTTP request, a reload)
+// is not left waiting at shutdown.
+void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f, const std::function<bool()>& running) {
+  enum : int { kWaiting, kTaken, kWithdrawn };
+  struct Call {
+    std::atomic<int> state{kWaiting};
+    std::promise<void> done;
+  };
+  const auto call = std::make_shared<Call>();
+  loop.post([call, &f] {
+    int waiting = kWaiting;
+    if (!call->state.compare_exchange_strong(waiting, kTaken)) return;  // withdrawn: f's frame is gone
+    try {
+      f();
+      call->done.set_value();
+    } catch (...) {
+      call->done.set_exception(std::current_exception());
+    }
   });
-  done.get_future().wait();
+  auto result = call->done.get_future();
+  while (result.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout) {
+    int waiting = kWaiting;
+    if (!running() && call->state.compare_exchange_strong(waiting, kWithdrawn)) throw Router::Stopped();
+  }
+  result.get();
 }
 
 unsigned workers_wanted(const RouterOptions& options) {
@@ -73,44 +92,97 @@ transport::EventLoop& Router::event_loop() { return workers_[0]->loop(); }
 void Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy) {
   specs_.push_back(std::move(spec));
   policies_.push_back(std::make_shared<const routing::LinkPolicy>(std::move(policy)));
+  start_errors_.emplace_back();
+  closed_.push_back(0);
 }
 
 void Router::start(const StartErrorFn& on_error) {
-  size_t next_worker = 0;
-  start_errors_.assign(specs_.size(), {});
   for (size_t i = 0; i < specs_.size(); ++i) {
-    const size_t first = instances_.size();
     try {
-      start_endpoint(i, next_worker);
+      start_endpoint(i);
     } catch (const std::runtime_error& e) {
       if (!on_error) throw StartError(i, e.what());
-      // What opened of it (a socket on some of the workers) closes: it is all or nothing.
-      instances_.erase(instances_.begin() + static_cast<std::ptrdiff_t>(first), instances_.end());
       start_errors_[i] = e.what();
       on_error(StartError(i, e.what()));
     }
   }
 }
 
+size_t Router::open_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy) {
+  size_t index = 0;
+  run_on_loop([&] {
+    index = specs_.size();
+    add_endpoint(std::move(spec), std::move(policy));
+    try {
+      start_endpoint(index);
+    } catch (const std::runtime_error& e) {
+      closed_[index] = 1;  // kept for the record, as an endpoint that could not open
+      start_errors_[index] = e.what();
+      throw StartError(index, e.what());
+    }
+  });
+  return index;
+}
+
+void Router::close_endpoint(size_t i) {
+  run_on_loop([&] {
+    if (i >= specs_.size() || closed_[i]) return;
+    closed_[i] = 1;
+    close_instances(i);
+  });
+  // Two iterations of every worker: the targets retired with its links, which held its UDP
+  // sockets open for writes in flight, are freed, and so is the port.
+  settle();
+}
+
+// Its links go down on their own workers (routes through them are forgotten), then the
+// instances close there.
+void Router::close_instances(size_t endpoint_index) {
+  for (auto& inst : instances_) {
+    if (inst.spec_index != endpoint_index) continue;
+    run_on_worker(inst.worker, [&] {
+      workers_[inst.worker]->close(*inst.endpoint);
+      inst.endpoint.reset();
+    });
+  }
+  std::erase_if(instances_, [&](const Instance& inst) { return inst.spec_index == endpoint_index; });
+}
+
+// Each instance opens on its own worker. All or nothing: when one cannot open, what opened
+// of the endpoint (a socket on some of the workers) closes, and the error is thrown.
+void Router::open_instances(size_t first) {
+  const size_t endpoint_index = instances_[first].spec_index;
+  try {
+    for (size_t k = first; k < instances_.size(); ++k) {
+      Instance& inst = instances_[k];
+      if (inst.opened) continue;
+      inst.opened = true;
+      run_on_worker(inst.worker, [&] {
+        workers_[inst.worker]->adopt(*inst.endpoint, policies_[inst.spec_index]);
+        inst.endpoint->start();
+      });
+    }
+  } catch (const std::runtime_error&) {
+    close_instances(endpoint_index);
+    throw;
+  }
+}
+
 // Listening endpoints get a socket on every worker, sharing the port; the others are dealt
 // out to the workers in turn.
-void Router::start_endpoint(size_t i, size_t& next_worker) {
+void Router::start_endpoint(size_t i) {
   const size_t n = workers_.size();
   transport::EndpointSpec spec = specs_[i];
   const bool shared = n > 1 && transport::listens(spec);
   const size_t first = instances_.size();
-  const auto group = shared ? std::make_shared<transport::ListenerGroup>() : nullptr;
+  const auto group = shared ? std::make_shared<transport::ListenerGroup>(n) : nullptr;
   auto add = [&](size_t worker) {
     instances_.push_back({i, worker, transport::make_endpoint(spec, *workers_[worker])});
-    instances_.back().endpoint->policy_index = i;
-    if (group) {  // before start()
-      instances_.back().endpoint->join_group(group);
-      group->members.push_back(instances_.back().endpoint.get());
-    }
+    if (group) instances_.back().endpoint->join_group(group, worker);  // before start()
   };
   if (!shared) {
-    add(next_worker++ % n);
-    instances_.back().endpoint->start();
+    add(next_worker_++ % n);
+    open_instances(first);
     return;
   }
   spec.reuse_port = true;
@@ -121,14 +193,11 @@ void Router::start_endpoint(size_t i, size_t& next_worker) {
         *address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
         fmt::format("{} {} {}", transport::kind_name(spec.kind), spec.name, address->to_string()));
   }
-  // Every member is known before any worker runs.
   add(0);
-  instances_.back().endpoint->start();
+  open_instances(first);
   if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
-  for (size_t w = 1; w < n; ++w) {
-    add(w);
-    instances_.back().endpoint->start();
-  }
+  for (size_t w = 1; w < n; ++w) add(w);
+  open_instances(first);
   log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
 }
 
@@ -151,7 +220,7 @@ void Router::run_on_loop(const std::function<void()>& f) {
     f();
     return;
   }
-  post_and_wait(event_loop(), f);
+  post_and_wait(event_loop(), f, [this] { return running(); });
 }
 
 // Only worker 0 and threads outside the router wait for a worker, so no two workers ever wait
@@ -166,7 +235,7 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
     f();
     return;
   }
-  post_and_wait(w.loop(), f);
+  post_and_wait(w.loop(), f, [&w] { return w.thread_id() != std::thread::id{}; });
 }
 
 routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
@@ -206,40 +275,54 @@ uint64_t Router::next_signing_timestamp() noexcept {
   return next;
 }
 
-std::string Router::endpoint_description(size_t i) const {
-  for (const auto& inst : instances_) {
-    if (inst.spec_index == i) return inst.endpoint->describe();
-  }
-  return fmt::format("{} {}", transport::kind_name(specs_[i].kind), specs_[i].name);
+std::string Router::endpoint_description(size_t i) {
+  std::string text;
+  run_on_loop([&] {
+    for (const auto& inst : instances_) {
+      if (inst.spec_index == i) {
+        text = inst.endpoint->describe();
+        return;
+      }
+    }
+    text = fmt::format("{} {}", transport::kind_name(specs_[i].kind), specs_[i].name);
+  });
+  return text;
 }
 
-uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*count)() const noexcept) const {
+uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*count)() const noexcept) {
   uint64_t sum = 0;
-  for (const auto& inst : instances_) {
-    if (inst.spec_index == i) sum += ((*inst.endpoint).*count)();
-  }
+  run_on_loop([&] {
+    for (const auto& inst : instances_) {
+      if (inst.spec_index == i) sum += ((*inst.endpoint).*count)();
+    }
+  });
   return sum;
 }
 
-uint64_t Router::endpoint_refused(size_t i) const { return sum_over_instances(i, &transport::Endpoint::refused); }
-uint64_t Router::endpoint_refused_no_fd(size_t i) const {
-  return sum_over_instances(i, &transport::Endpoint::refused_no_fd);
-}
+uint64_t Router::endpoint_refused(size_t i) { return sum_over_instances(i, &transport::Endpoint::refused); }
+uint64_t Router::endpoint_refused_no_fd(size_t i) { return sum_over_instances(i, &transport::Endpoint::refused_no_fd); }
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
-  for (const auto& inst : instances_) {
-    if (inst.spec_index != endpoint_index) continue;
-    const Worker& w = *workers_[inst.worker];
-    run_on_worker(inst.worker, [&] {
-      inst.endpoint->for_each_link([&](const transport::Link& l) {
-        f({l, w.counters_of(l), w.sequences(l.id), l.queue_storage(), inst.worker});
+  run_on_loop([&] {
+    for (const auto& inst : instances_) {
+      if (inst.spec_index != endpoint_index) continue;
+      const Worker& w = *workers_[inst.worker];
+      run_on_worker(inst.worker, [&] {
+        inst.endpoint->for_each_link([&](const transport::Link& l) {
+          f({l, w.counters_of(l), w.sequences(l.id), l.queue_storage(), inst.worker});
+        });
       });
-    });
-  }
+    }
+  });
 }
 
 transport::Endpoint::Totals Router::endpoint_totals(size_t endpoint_index) {
   transport::Endpoint::Totals sum;
+  run_on_loop([&] { sum_totals(endpoint_index, sum); });
+  return sum;
+}
+
+void Router::sum_totals(size_t endpoint_index, transport::Endpoint::Totals& sum) {
   for (const auto& inst : instances_) {
     if (inst.spec_index != endpoint_index) continue;
     const Worker& w = *workers_[inst.worker];
@@ -255,7 +338,6 @@ transport::Endpoint::Totals Router::endpoint_totals(size_t endpoint_index) {
       });
     });
   }
-  return sum;
 }
 
 // Two rounds: a frame read in the first may be handed to another worker, which writes it in
@@ -276,11 +358,7 @@ void Router::settle() {
 
 std::vector<size_t> Router::links_by_worker(size_t endpoint_index) {
   std::vector<size_t> counts(workers_.size(), 0);
-  for (const auto& inst : instances_) {
-    if (inst.spec_index != endpoint_index) continue;
-    run_on_worker(inst.worker,
-                  [&] { inst.endpoint->for_each_link([&](const transport::Link&) { ++counts[inst.worker]; }); });
-  }
+  for_each_link(endpoint_index, [&](const LinkReport& r) { ++counts[r.worker]; });
   return counts;
 }
 

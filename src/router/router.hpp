@@ -53,6 +53,14 @@ class Router final {
 
   // Adds an endpoint whose links all follow `policy`. Before start().
   void add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
+  // At run time: opens one more endpoint, or closes one, leaving every other link as it was
+  // (frames in flight elsewhere, routes learned elsewhere). From a thread outside the router,
+  // or before run(). open_endpoint throws StartError and keeps nothing when it cannot open.
+  // A closed endpoint keeps its index (and its spec, for the record); its port is free again
+  // when close_endpoint returns.
+  size_t open_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
+  void close_endpoint(size_t i);
+  bool endpoint_closed(size_t i) const { return i < closed_.size() && closed_[i]; }
   int group_index(const std::string& name) { return routing_.group_index(name); }
 
   // Opens every endpoint. One that cannot be opened (a port in use) throws StartError, or, given
@@ -86,7 +94,11 @@ class Router final {
   // already, or while run() is not active. Before run() starts, call it only from the thread
   // that will call run(); a program that starts run() on another thread calls
   // wait_until_running() first.
+  // When the router stops before f ran, f does not run at all and Stopped is thrown.
   void run_on_loop(const std::function<void()>& f);
+  struct Stopped : std::runtime_error {
+    Stopped() : std::runtime_error("the router stopped") {}
+  };
   void wait_until_running() const { loop_thread_.wait(std::thread::id{}); }
 
   // The router thread's loop (worker 0): timers and posted work for the API and the daemon.
@@ -102,14 +114,16 @@ class Router final {
   const protocol::MessageTable& routing_table() const { return *table_; }
   const routing::Routing& routing() const { return routing_; }
 
-  // Endpoints as added (an endpoint served by several workers counts once).
+  // Endpoints as added (an endpoint served by several workers counts once), closed ones too.
+  // The list changes only on the router's thread (open_endpoint, close_endpoint): a thread
+  // outside the router reads it there (run_on_loop) while endpoints may come and go.
   size_t endpoint_count() const noexcept { return specs_.size(); }
   const transport::EndpointSpec& endpoint_spec(size_t i) const { return specs_[i]; }
   const routing::LinkPolicy& endpoint_policy(size_t i) const { return *policies_[i]; }
-  std::string endpoint_description(size_t i) const;
-  uint64_t endpoint_refused(size_t i) const;  // peers refused by AllowFrom, every worker
+  std::string endpoint_description(size_t i);
+  uint64_t endpoint_refused(size_t i);  // peers refused by AllowFrom, every worker
   // TCP clients refused while the process was out of file descriptors, every worker.
-  uint64_t endpoint_refused_no_fd(size_t i) const;
+  uint64_t endpoint_refused_no_fd(size_t i);
   // Why endpoint i could not be opened at start; empty when it was.
   std::string endpoint_error(size_t i) const { return i < start_errors_.size() ? start_errors_[i] : std::string(); }
   // One link as statistics see it.
@@ -122,7 +136,7 @@ class Router final {
     size_t worker;                              // the worker that owns it
   };
   // Calls f for each link of endpoint i, on the thread that owns the link, and waits. From the
-  // router's thread or a thread outside the router.
+  // router's thread or a thread outside the router (then the walk itself runs on the router's).
   using LinkVisitor = std::function<void(const LinkReport&)>;
   void for_each_link(size_t endpoint_index, const LinkVisitor& f);
   // Returns once every worker has ended two loop iterations that began after the call: what
@@ -150,12 +164,17 @@ class Router final {
   struct Instance {
     size_t spec_index;
     size_t worker;
-    std::unique_ptr<transport::Endpoint> endpoint;
+    std::unique_ptr<transport::Endpoint> endpoint;  // made, opened and closed on `worker`
+    bool opened = false;
   };
-  void start_endpoint(size_t i, size_t& next_worker);
+  void start_endpoint(size_t i);
+  // Opens what start_endpoint made of endpoint i, or, when one cannot open, closes them all.
+  void open_instances(size_t first);
+  void close_instances(size_t endpoint_index);
   void run_on_worker(size_t worker, const std::function<void()>& f);
   uint64_t sum_over_workers(uint64_t (Worker::*count)() const noexcept) const;
-  uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept) const;
+  uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept);
+  void sum_totals(size_t endpoint_index, transport::Endpoint::Totals& sum);
   uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
   void run_taps(const protocol::FrameView& frame);
   void name_link(routing::LinkId id, std::string name);
@@ -167,6 +186,8 @@ class Router final {
   std::vector<transport::EndpointSpec> specs_;
   std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint
   std::vector<std::string> start_errors_;                             // per endpoint
+  std::vector<char> closed_;                                          // per endpoint
+  size_t next_worker_ = 0;  // where the next endpoint that is not listening goes
   std::atomic<std::thread::id> loop_thread_{};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;

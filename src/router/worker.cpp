@@ -71,8 +71,9 @@ void Worker::link_up(transport::Link& link) {
   if (workers_.size() > 1 && !link.shaped()) {  // a shaped link's frames all pass its own thread
     if (auto w = link.direct_write()) direct = std::make_unique<DirectTarget>(std::move(*w));
   }
-  const routing::LinkId id = router_.routing_.add_link(router_.policies_[link.endpoint().policy_index],
-                                                       static_cast<uint32_t>(index_), direct.get());
+  const auto policy = policies_.find(&link.endpoint());
+  if (policy == policies_.end()) throw std::logic_error("Worker::link_up: an endpoint this worker does not run");
+  const routing::LinkId id = router_.routing_.add_link(policy->second, static_cast<uint32_t>(index_), direct.get());
   link.id = id;
   if (link.endpoint().spec().name.empty())
     router_.name_link(id, link.peer());
@@ -90,6 +91,20 @@ void Worker::link_down(transport::Link& link) {
   links_[link.id] = {};
   std::erase(to_flush_, &link);
   link.id = routing::kNoLink;
+}
+
+void Worker::adopt(const transport::Endpoint& endpoint, std::shared_ptr<const routing::LinkPolicy> policy) {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::adopt");
+  policies_[&endpoint] = std::move(policy);
+}
+
+void Worker::close(transport::Endpoint& endpoint) {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::close");
+  std::vector<transport::Link*> links;
+  // The endpoint's links are this worker's to take down; for_each_link only lends them const.
+  endpoint.for_each_link([&](const transport::Link& l) { links.push_back(const_cast<transport::Link*>(&l)); });
+  for (transport::Link* l : links) link_down(*l);
+  policies_.erase(&endpoint);
 }
 
 void Worker::attach_local(routing::LinkId id, LocalLink& link) {

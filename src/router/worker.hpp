@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "router/direct_writer.hpp"
@@ -49,6 +50,10 @@ class Worker final : public transport::LinkHost {
   void wait_until_running() const { thread_id_.wait(std::thread::id{}); }
   void stop_and_join();
 
+  // An endpoint instance this worker runs: its links follow `policy`. Before it starts.
+  void adopt(const transport::Endpoint& endpoint, std::shared_ptr<const routing::LinkPolicy> policy);
+  // Its links go down (the routes through them are forgotten); the caller then destroys it.
+  void close(transport::Endpoint& endpoint);
   // Routes a frame an in-process component sent from `from` (worker 0 only).
   void route(routing::LinkId from, const protocol::FrameView& frame);
   void attach_local(routing::LinkId id, LocalLink& link);
@@ -117,6 +122,8 @@ class Worker final : public transport::LinkHost {
   transport::EventLoop loop_;
   transport::Resolver resolver_;
   std::vector<Destination> links_;  // by link id; only links this worker owns are set
+  // The routing policy of each endpoint instance this worker runs (few: a map).
+  std::unordered_map<const transport::Endpoint*, std::shared_ptr<const routing::LinkPolicy>> policies_;
   std::vector<transport::Link*> to_flush_;
   std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
   std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)

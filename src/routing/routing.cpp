@@ -96,6 +96,11 @@ void Routing::remove_link(LinkId link) {
   std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<>{});
 }
 
+int Routing::find_group(const std::string& name) const {
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& g) { return g->name() == name; });
+  return it == groups_.end() ? -1 : static_cast<int>(it - groups_.begin());
+}
+
 int Routing::group_index(const std::string& name) {
   auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& g) { return g->name() == name; });
   if (it != groups_.end()) return static_cast<int>(it - groups_.begin());

@@ -171,6 +171,8 @@ class Routing {
 
   // Groups are named in the configuration; a name maps to one group index. Before routing,
   // after set_failover.
+  // The group's index, or -1: groups are made before routing starts, so this is any thread's.
+  int find_group(const std::string& name) const;
   int group_index(const std::string& name);
   void set_failover(const FailoverTiming& timing) noexcept { timing_ = timing; }
   // Told (on the routing thread) when a group's traffic moves from one healthy link to another.

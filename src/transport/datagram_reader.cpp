@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <memory>
 
 #include "transport/link.hpp"
 
@@ -19,12 +20,19 @@ struct Buffers {
   iovec iov[kBatch];
   mmsghdr msgs[kBatch];
 };
-thread_local Buffers t_buffers;
+// On the heap, made by each thread on its first read: as static thread-local storage, its
+// 66 KiB would be part of every thread of the process, and threads with small stacks (the
+// HTTP server's) could not be created at all.
+Buffers& thread_buffers() {
+  thread_local std::unique_ptr<Buffers> buffers;
+  if (!buffers) buffers = std::make_unique<Buffers>();
+  return *buffers;
+}
 
 }  // namespace
 
 bool read_datagrams(int fd, LinkHost& host, DatagramFn on_datagram) {
-  Buffers& b = t_buffers;
+  Buffers& b = thread_buffers();
   for (int round = 0; round < kMaxBatchesPerWakeup; ++round) {
     if (host.input_paused(fd)) return true;  // the rest waits; the loop reports it once released
     for (unsigned i = 0; i < kBatch; ++i) {

@@ -1,5 +1,7 @@
 #include "transport/endpoint.hpp"
 
+#include <unistd.h>
+
 #include "transport/endpoint_kinds.hpp"
 
 namespace mavswitch::transport {
@@ -32,7 +34,16 @@ bool Endpoint::admits(const SocketAddress& peer) {
   return false;
 }
 
-void Endpoint::join_group(std::shared_ptr<ListenerGroup> group) { group_ = std::move(group); }
+void Endpoint::join_group(std::shared_ptr<ListenerGroup> group, size_t slot) {
+  group_ = std::move(group);
+  group_slot_ = slot;
+}
+
+ListenerGroup::~ListenerGroup() {
+  for (auto& s : sockets) {
+    if (const int fd = s.load(std::memory_order_relaxed); fd >= 0) ::close(fd);
+  }
+}
 
 bool Endpoint::peer_cap_reached() const noexcept {
   const auto& count = group_ ? group_->peers : peers_;

@@ -100,12 +100,9 @@ class Endpoint {
   // Datagrams the kernel dropped at the endpoint's own sockets (UDP; 0 for streams).
   virtual uint64_t kernel_drops() const { return 0; }
 
-  // Routing policy index the engine keeps for this endpoint's links.
-  size_t policy_index = 0;
-
   // Listening endpoints served by several workers: the instances (one per worker) share a
-  // ListenerGroup. Before start().
-  void join_group(std::shared_ptr<ListenerGroup> group);
+  // ListenerGroup, where this one is member `slot` (its worker). Before start().
+  void join_group(std::shared_ptr<ListenerGroup> group, size_t slot);
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has
@@ -121,8 +118,9 @@ class Endpoint {
   std::atomic<uint64_t> refused_{0};  // read by the statistics from another worker
   std::atomic<uint64_t> refused_no_fd_{0};
   std::shared_ptr<ListenerGroup> group_;  // null: this instance serves the endpoint alone
-  std::atomic<size_t> peers_{0};          // alone; in a group, the group counts
-  Totals retired_;                        // the owner's
+  size_t group_slot_ = 0;
+  std::atomic<size_t> peers_{0};  // alone; in a group, the group counts
+  Totals retired_;                // the owner's
 };
 
 // The instances of one listening endpoint, one per I/O worker, bound to the same port. The
@@ -130,8 +128,16 @@ class Endpoint {
 // for good: no instance knows another's peers. What they share is the peer limit and, for
 // direct writes, each other's sockets (a worker replies on its own socket of the port).
 struct ListenerGroup {
-  std::vector<Endpoint*> members;  // by worker, in the order their sockets were bound
-  std::atomic<size_t> peers{0};    // over all members: MaxPeers caps the endpoint as a whole
+  explicit ListenerGroup(size_t workers) : sockets(workers) {
+    for (auto& s : sockets) s.store(-1, std::memory_order_relaxed);
+  }
+  // Closes the UDP sockets: the group lives as long as its members and every writer's target
+  // that names them (DirectWrite::keep_open).
+  ~ListenerGroup();
+  ListenerGroup(const ListenerGroup&) = delete;
+  ListenerGroup& operator=(const ListenerGroup&) = delete;
+  std::vector<std::atomic<int>> sockets;  // UDP: each member's, by worker (-1: not bound yet)
+  std::atomic<size_t> peers{0};           // over all members: MaxPeers caps the endpoint as a whole
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

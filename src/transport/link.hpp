@@ -28,13 +28,19 @@ class Pacer;
 class RateLimiter;
 
 // What a thread other than a link's own needs to write datagrams to the link's peer itself:
-// the socket (which lives as long as the endpoint), the peer, and how frames are packed.
+// the socket, the peer, and how frames are packed.
 struct DirectWrite {
   int fd = -1;
   // Sockets that share the port, one per worker (a listening endpoint's, by worker): a writer
-  // sends on its own, which has the same local address, rather than contending for `fd`.
+  // sends on its own, which has the same local address, rather than contending for `fd`. -1:
+  // that worker's socket was not bound yet when the link came up.
   std::vector<int> fd_by_writer;
-  int fd_for(size_t writer) const noexcept { return writer < fd_by_writer.size() ? fd_by_writer[writer] : fd; }
+  int fd_for(size_t writer) const noexcept {
+    return writer < fd_by_writer.size() && fd_by_writer[writer] >= 0 ? fd_by_writer[writer] : fd;
+  }
+  // Holds these sockets open while a writer may still use them: an endpoint closed at run time
+  // must not have its descriptor numbers reused under a write in flight.
+  std::shared_ptr<const void> keep_open;
   SocketAddress to;
   size_t queue_frames = 0;
   bool coalesce = true;

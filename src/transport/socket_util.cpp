@@ -78,4 +78,8 @@ uint16_t local_port(int fd) {
   return ntohs(reinterpret_cast<const sockaddr_in*>(&ss)->sin_port);
 }
 
+SharedSocket::~SharedSocket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 }  // namespace mavswitch::transport

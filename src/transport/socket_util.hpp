@@ -1,6 +1,7 @@
 // Small helpers for non-blocking sockets.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "transport/socket_address.hpp"
@@ -28,5 +29,19 @@ void enlarge_datagram_buffers(int fd);
 // Datagrams the kernel dropped at this socket (its receive buffer was full), since it opened.
 // One system call: for statistics, not per frame.
 uint64_t socket_drops(int fd);
+
+// A socket that other threads may write to directly (DirectWrite): it closes when the last of
+// its holders, the link or a writer's retired target, lets go, never while a write may use it.
+class SharedSocket {
+ public:
+  explicit SharedSocket(int fd) noexcept : fd_(fd) {}
+  ~SharedSocket();
+  SharedSocket(const SharedSocket&) = delete;
+  SharedSocket& operator=(const SharedSocket&) = delete;
+  int fd() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
 
 }  // namespace mavswitch::transport

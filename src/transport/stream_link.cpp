@@ -5,14 +5,21 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "transport/endpoint.hpp"
 
 namespace mavswitch::transport {
 namespace {
 // One read buffer for every stream on the loop's thread: frames are views into it and are
-// consumed (copied into output queues) before the next read.
-thread_local uint8_t t_read_buffer[64 * 1024];
+// consumed (copied into output queues) before the next read. On the heap, made on the thread's
+// first read (see datagram_reader.cpp: not in every thread's static storage).
+constexpr size_t kReadBuffer = 64 * 1024;
+uint8_t* thread_read_buffer() {
+  thread_local std::unique_ptr<uint8_t[]> buffer;
+  if (!buffer) buffer = std::make_unique_for_overwrite<uint8_t[]>(kReadBuffer);
+  return buffer.get();
+}
 constexpr int kMaxReadsPerWakeup = 16;  // then let other links have their turn
 }  // namespace
 
@@ -55,13 +62,14 @@ void StreamLink::read_all(bool to_the_end) {
     // Paused: the rest stays in the kernel (reported again once the host releases the fd), and
     // this is not the end of a burst, so a trailing frame of unknown id waits for what follows.
     if (!to_the_end && host_.input_paused(fd_)) return;
-    const ssize_t n = ::read(fd_, t_read_buffer, sizeof t_read_buffer);
+    uint8_t* const buffer = thread_read_buffer();
+    const ssize_t n = ::read(fd_, buffer, kReadBuffer);
     if (n > 0) {
-      received({t_read_buffer, static_cast<size_t>(n)}, false);
+      received({buffer, static_cast<size_t>(n)}, false);
       if (fd_ < 0) return;
       // A short read took everything the kernel had: asking again would only return EAGAIN
       // (one system call per wake-up for nothing). Level-triggered epoll reports what comes next.
-      if (static_cast<size_t>(n) < sizeof t_read_buffer) break;
+      if (static_cast<size_t>(n) < kReadBuffer) break;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;

@@ -22,6 +22,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
         target_(target),
         queue_(endpoint.spec().datagram_queue_frames, endpoint.spec().coalesce, endpoint.spec().gso) {
     fd_ = open_socket(target.family(), SOCK_DGRAM);
+    socket_ = std::make_shared<SharedSocket>(fd_);
     enlarge_datagram_buffers(fd_);
     if (target.is_broadcast()) {
       const int one = 1;
@@ -32,14 +33,11 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
     bind_socket(fd_, *any, endpoint.describe());
     host_.loop().add(fd_, EPOLLIN, this);
   }
-  ~UdpClientLink() override {
-    host_.loop().remove(fd_);
-    ::close(fd_);
-  }
+  ~UdpClientLink() override { host_.loop().remove(fd_); }  // closed by its last holder
 
   std::optional<DirectWrite> direct_write() const override {
     const EndpointSpec& spec = endpoint().spec();
-    return DirectWrite{fd_, {}, target_, spec.datagram_queue_frames, spec.coalesce, spec.gso};
+    return DirectWrite{fd_, {}, socket_, target_, spec.datagram_queue_frames, spec.coalesce, spec.gso};
   }
 
   void flush() override {
@@ -66,6 +64,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   SocketAddress target_;
   DatagramQueue queue_;
   int fd_ = -1;
+  std::shared_ptr<const SharedSocket> socket_;
 };
 
 class UdpClientEndpoint final : public Endpoint {

@@ -60,7 +60,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     peers_.clear();
     if (fd_ >= 0) {
       host_.loop().remove(fd_);
-      ::close(fd_);
+      if (!group_) ::close(fd_);  // else the group's, closed when no writer can use it
     }
   }
 
@@ -69,6 +69,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (!address) throw std::runtime_error(describe() + ": the listening address must be numeric");
     fd_ = open_socket(address->family(), SOCK_DGRAM);
     enlarge_datagram_buffers(fd_);
+    if (group_) group_->sockets[group_slot_].store(fd_, std::memory_order_release);
     bind_socket(fd_, *address, describe(), spec_.reuse_port);
     host_.loop().add(fd_, EPOLLIN, this);
     // One of several workers' sockets on this port: the router says "listening" once for all.
@@ -86,10 +87,11 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   std::vector<int> member_fds() const {
     std::vector<int> fds;
     if (group_) {
-      for (const Endpoint* m : group_->members) fds.push_back(static_cast<const UdpServerEndpoint*>(m)->fd());
+      for (const auto& s : group_->sockets) fds.push_back(s.load(std::memory_order_acquire));
     }
     return fds;
   }
+  const std::shared_ptr<ListenerGroup>& group() const noexcept { return group_; }
   void has_output(UdpPeerLink& peer) {
     if (peer.listed) return;
     peer.listed = true;
@@ -219,10 +221,12 @@ UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const Socket
       queue_(server.spec().datagram_queue_frames, server.spec().coalesce, server.spec().gso) {}
 
 // Every worker's socket on the port has the same local address, so a reply may leave from any
-// of them: another worker sends on its own (they live as long as the endpoint).
+// of them: another worker sends on its own (the group keeps them open while a writer may).
 std::optional<DirectWrite> UdpPeerLink::direct_write() const {
   const EndpointSpec& spec = server_.spec();
-  return DirectWrite{server_.fd(), server_.member_fds(), address_, spec.datagram_queue_frames, spec.coalesce, spec.gso};
+  return DirectWrite{server_.fd(), server_.member_fds(),       server_.group(),
+                     address_,     spec.datagram_queue_frames, spec.coalesce,
+                     spec.gso};
 }
 
 bool UdpPeerLink::enqueue(std::span<const uint8_t> frame) {

@@ -17,6 +17,10 @@ std::string daemon_path() { return MAVSWITCHD_PATH; }
 std::string tool_path() { return MAVSWITCH_TOOL_PATH; }
 
 DaemonProcess::DaemonProcess(std::vector<std::string> args, unsigned max_fds) {
+  // Daemons run side by side here: none takes the default HTTP port unless its test asks.
+  const bool http_asked =
+      std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("--http"); });
+  if (!http_asked) args.push_back("--http=0");
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
   pid_ = fork();

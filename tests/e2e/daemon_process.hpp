@@ -12,7 +12,8 @@ namespace mavswitch::test {
 
 class DaemonProcess {
  public:
-  // max_fds: the child's descriptor limit, soft and hard (0: as the test's).
+  // max_fds: the child's descriptor limit, soft and hard (0: as the test's). Without an --http
+  // argument, the daemon gets --http=0 (no HTTP server).
   explicit DaemonProcess(std::vector<std::string> args, unsigned max_fds = 0);
   ~DaemonProcess();
 

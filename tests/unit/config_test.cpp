@@ -182,9 +182,10 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
             file + ":3: Port: '99999' is not a whole number from 0 to 65535");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nMode=sideways\n"), file + ":2: Mode: 'sideways' must be normal or server");
   EXPECT_EQ(error_of("[UdpEndpoint u]\nFlowControl=true\n"), file + ":2: FlowControl: unknown key in this section");
-  EXPECT_EQ(error_of("[SerialThing x]\n"), file +
-                                               ":1: [SerialThing x]: unknown section type (General, UartEndpoint, "
-                                               "UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+  EXPECT_EQ(error_of("[SerialThing x]\n"),
+            file +
+                ":1: [SerialThing x]: unknown section type (General, Http, UartEndpoint, "
+                "UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
   EXPECT_EQ(error_of("[UdpEndpoint]\n"),
             file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");

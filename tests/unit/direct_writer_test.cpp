@@ -36,7 +36,8 @@ struct LoopbackUdp {
 
 TEST(DirectWriter, ALinksFramesLeaveTogetherAndAQueueNoLongerWrittenGoesAtTheNextTrim) {
   LoopbackUdp sender, receiver;
-  const DirectTarget target(transport::DirectWrite{sender.fd, {}, receiver.address(), 64, /*coalesce=*/true, true});
+  const DirectTarget target(
+      transport::DirectWrite{sender.fd, {}, nullptr, receiver.address(), 64, /*coalesce=*/true, true});
   DirectWriter writer(0);
   const std::vector<uint8_t> a(30, 0xA1), b(40, 0xB2), c(50, 0xC3);
   writer.queue(3, target, a);

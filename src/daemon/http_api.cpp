@@ -1,0 +1,117 @@
+#include "daemon/http_api.hpp"
+
+#include <openssl/crypto.h>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/router_report.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+using Json = nlohmann::json;
+
+HttpResponse json_message(int status, const std::string& message) {
+  return {status, "application/json", Json{{status < 300 ? "result" : "error", message}}.dump() + "\n"};
+}
+
+constexpr std::string_view kEndpoints = "/api/v1/endpoints";
+
+}  // namespace
+
+bool section_text_of(const std::string& body, std::string* text, std::string* error) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || body[first] != '{') {
+    *text = body;
+    return true;
+  }
+  const Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = "the body is neither a config section nor a JSON object";
+    return false;
+  }
+  std::string section, name, keys;
+  for (const auto& [key, value] : j.items()) {
+    std::string v;
+    if (value.is_string())
+      v = value.get<std::string>();
+    else if (value.is_number() || value.is_boolean())
+      v = value.dump();
+    else {
+      *error = key + ": a value is a string, a number or a boolean";
+      return false;
+    }
+    if (v.find_first_of("\r\n") != std::string::npos) {
+      *error = key + ": a value is one line";
+      return false;
+    }
+    if (key == "section")
+      section = v;
+    else if (key == "name")
+      name = v;
+    else
+      keys += key + " = " + v + "\n";
+  }
+  if (section.empty() || name.empty()) {
+    *error = "give \"section\" (UdpEndpoint, TcpEndpoint, TcpServerEndpoint, UartEndpoint) and \"name\"";
+    return false;
+  }
+  *text = "[" + section + " " + name + "]\n" + keys;
+  return true;
+}
+
+bool HttpApi::token_matches(const HttpRequest& request) const {
+  const std::string expected = "Bearer " + options_.token;
+  return !options_.token.empty() && request.authorization.size() == expected.size() &&
+         CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
+}
+
+HttpResponse HttpApi::handle(const HttpRequest& request) {
+  const bool reads = request.method == "GET" || request.method == "HEAD";
+  if (reads && options_.token_for_reads && !token_matches(request))
+    return json_message(401, "this server listens beyond loopback: every request needs the bearer token");
+  if (!reads) return change(request);
+  const std::string& path = request.path;
+  if (path == "/metrics") {
+    return {200, "text/plain; version=0.0.4; charset=utf-8",
+            metrics_text(take_snapshot(router_), options_.metrics_per_link)};
+  }
+  if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
+  if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
+  if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
+  if (path == "/api/v1" || path == "/api/v1/") {
+    return {
+        200, "application/json",
+        Json{{"links", "/api/v1/links"}, {"endpoints", kEndpoints}, {"stats", "/api/v1/stats"}, {"metrics", "/metrics"}}
+                .dump(2) +
+            "\n"};
+  }
+  return json_message(404, "no such resource: " + path);
+}
+
+HttpResponse HttpApi::change(const HttpRequest& request) {
+  if (request.method != "POST" && request.method != "DELETE")
+    return json_message(405, request.method + " is not used here");
+  if (options_.token.empty())
+    return json_message(403, "changes over HTTP need a bearer token: set TokenFile in [Http]");
+  if (!token_matches(request)) return json_message(401, "a change needs the bearer token (Authorization: Bearer ...)");
+  const std::string& path = request.path;
+  if (request.method == "POST" && path == kEndpoints) {
+    std::string text, error;
+    if (!section_text_of(request.body, &text, &error)) return json_message(400, error);
+    const auto r = control_.add(text);
+    return json_message(r.status, r.message);
+  }
+  if (request.method == "DELETE" && path.size() > kEndpoints.size() + 1 && path.starts_with(kEndpoints) &&
+      path[kEndpoints.size()] == '/') {
+    const auto r = control_.remove(path.substr(kEndpoints.size() + 1));
+    return json_message(r.status, r.message);
+  }
+  if (request.method == "POST" && path == "/api/v1/reload") {
+    const auto r = control_.reload();
+    return json_message(r.status, r.message);
+  }
+  return json_message(404, "no such resource: " + request.method + " " + path);
+}
+
+}  // namespace mavswitch::daemon

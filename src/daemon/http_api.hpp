@@ -1,0 +1,42 @@
+// What the operator's window answers: /metrics for Prometheus, /api/v1/... as JSON, and the
+// endpoints added and removed at run time. Who may do what:
+// - a change (POST, DELETE) needs the bearer token, and is refused outright when no TokenFile
+//   is configured: nobody changes the router over the network without one;
+// - when the server listens beyond loopback, every request needs the token;
+// - no CORS headers at all, so another site's page cannot read the answers.
+#pragma once
+
+#include <string>
+
+#include "daemon/endpoint_control.hpp"
+#include "daemon/http_server.hpp"
+#include "router/router.hpp"
+
+namespace mavswitch::daemon {
+
+class HttpApi {
+ public:
+  struct Options {
+    std::string token;             // empty: no TokenFile (then nothing may change)
+    bool token_for_reads = false;  // the server listens beyond loopback
+    bool metrics_per_link = false;
+  };
+  HttpApi(Router& router, EndpointControl& control, Options options)
+      : router_(router), control_(control), options_(std::move(options)) {}
+
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  bool token_matches(const HttpRequest& request) const;
+  HttpResponse change(const HttpRequest& request);
+  Router& router_;
+  EndpointControl& control_;
+  Options options_;
+};
+
+// A POST body as a config section: INI text as is, or a JSON object
+// {"section": "UdpEndpoint", "name": "gcs", "Mode": "server", "Port": 14550, ...}.
+// Returns false with *error set for JSON that is not such an object.
+bool section_text_of(const std::string& body, std::string* text, std::string* error);
+
+}  // namespace mavswitch::daemon

@@ -1,0 +1,103 @@
+#include "daemon/http_server.hpp"
+
+#include <civetweb.h>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <mutex>
+
+namespace mavswitch::daemon {
+namespace {
+
+// civetweb's library state: set up once per process, before the first server.
+void init_library_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { mg_init_library(MG_FEATURES_TLS); });
+}
+
+bool is_loopback(const char* address) {
+  return std::strncmp(address, "127.", 4) == 0 || std::strcmp(address, "::1") == 0 ||
+         std::strncmp(address, "::ffff:127.", 11) == 0;
+}
+
+// A handler that fails (the router stopping under it) answers 503 rather than no answer.
+HttpResponse answer(const HttpServer::Handler& handler, const HttpRequest& request) {
+  try {
+    return handler(request);
+  } catch (const std::exception& e) {
+    return {503, "text/plain", std::string(e.what()) + "\n"};
+  }
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const HttpConfig& config, Handler handler)
+    : handler_(std::move(handler)), tls_(!config.certificate.empty()), address_(config.address) {
+  init_library_once();
+  const bool v6 = config.address.find(':') != std::string::npos;
+  const std::string where =
+      (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port) + (tls_ ? "s" : "");
+  std::vector<const char*> options = {"listening_ports",    where.c_str(), "num_threads", "4",
+                                      "request_timeout_ms", "10000"};
+  if (tls_) {
+    options.push_back("ssl_certificate");
+    options.push_back(config.certificate.c_str());
+    options.push_back("ssl_protocol_version");
+    options.push_back("4");  // TLS 1.2 and newer
+  }
+  options.push_back(nullptr);
+  mg_callbacks callbacks{};
+  callbacks.log_message = [](const mg_connection*, const char*) { return 1; };  // said once, by the error below
+  mg_init_data init{&callbacks, this, options.data()};
+  char text[256] = "";
+  unsigned code = 0;
+  mg_error_data error{&code, text, sizeof text};
+  context_ = mg_start2(&init, &error);
+  if (context_ == nullptr) throw std::runtime_error(fmt::format("cannot listen on {}: {}", where, text));
+  mg_set_request_handler(context_, "/", &HttpServer::on_request, this);
+  mg_server_port ports[2]{};
+  if (mg_get_server_ports(context_, 2, ports) > 0) port_ = static_cast<uint16_t>(ports[0].port);
+}
+
+HttpServer::~HttpServer() {
+  if (context_ != nullptr) mg_stop(context_);
+}
+
+std::string HttpServer::url() const {
+  const bool v6 = address_.find(':') != std::string::npos;
+  return fmt::format("{}://{}:{}", tls_ ? "https" : "http", v6 ? "[" + address_ + "]" : address_, port_);
+}
+
+int HttpServer::on_request(mg_connection* conn, void* self) {
+  const mg_request_info* info = mg_get_request_info(conn);
+  HttpRequest request;
+  request.method = info->request_method ? info->request_method : "";
+  request.path = info->local_uri ? info->local_uri : "";
+  if (const char* auth = mg_get_header(conn, "Authorization")) request.authorization = auth;
+  request.loopback = is_loopback(info->remote_addr);
+  HttpResponse response;
+  if (info->content_length > static_cast<long long>(kMaxBody)) {
+    response = {413, "text/plain", "a request body is at most 64 KiB\n"};
+  } else {
+    char buf[8192];
+    for (;;) {  // bounded: at most kMaxBody bytes are kept, the rest read and refused
+      const int n = mg_read(conn, buf, sizeof buf);
+      if (n <= 0) break;
+      request.body.append(buf, static_cast<size_t>(n));
+      if (request.body.size() > kMaxBody) break;
+    }
+    if (request.body.size() > kMaxBody)
+      response = {413, "text/plain", "a request body is at most 64 KiB\n"};
+    else
+      response = answer(static_cast<HttpServer*>(self)->handler_, request);
+  }
+  mg_printf(conn,
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+            "X-Content-Type-Options: nosniff\r\n%s\r\n",
+            response.status, mg_get_response_code_text(conn, response.status), response.content_type.c_str(),
+            response.body.size(), response.status == 401 ? "WWW-Authenticate: Bearer realm=\"mavswitch\"\r\n" : "");
+  mg_write(conn, response.body.data(), response.body.size());
+  return response.status;
+}
+
+}  // namespace mavswitch::daemon

@@ -1,0 +1,88 @@
+#include "daemon/operator_window.hpp"
+
+#include "base/log.hpp"
+#include "daemon/key_file.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+bool loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+}  // namespace
+
+OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config)
+    : router_(router), http_(std::move(http)), control_(router, std::move(read_config)) {}
+
+OperatorWindow::~OperatorWindow() {
+  server_.reset();  // no request in flight from here on
+  {
+    std::lock_guard lock(mutex_);
+    quitting_ = true;
+  }
+  wake_.notify_all();
+  if (reloader_.joinable()) reloader_.join();
+}
+
+void OperatorWindow::start() {
+  reloader_ = std::thread([this] { reload_loop(); });
+  if (http_.port == 0) return;  // Port = 0: off
+  HttpApi::Options options;
+  options.metrics_per_link = http_.metrics_per_link;
+  options.token_for_reads = !loopback(http_.address);
+  if (!http_.token_file.empty()) {
+    std::string token, error;
+    constexpr size_t kMaxToken = 4096;
+    if (!read_private_file(http_.token_file, "a token file", kMaxToken, &token, &error)) {
+      log::error("[Http] TokenFile: {}; the HTTP server stays off", error);
+      return;
+    }
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.size() < 16) {
+      log::error("[Http] TokenFile: {}: a token of at least 16 characters; the HTTP server stays off",
+                 http_.token_file);
+      return;
+    }
+    options.token = std::move(token);
+  } else if (options.token_for_reads) {
+    log::warning(
+        "[Http] listens on {} without a TokenFile: anyone who can reach it reads the router's state (changes stay "
+        "refused). Set TokenFile, or listen on 127.0.0.1",
+        http_.address);
+  }
+  api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
+  try {
+    server_ = std::make_unique<HttpServer>(http_, [this](const HttpRequest& r) { return api_->handle(r); });
+    log::info("http: listening on {}", server_->url());
+  } catch (const std::runtime_error& e) {
+    log::error("{}: http: {}; routing on without it", http_.source, e.what());
+  }
+}
+
+void OperatorWindow::request_reload() {
+  {
+    std::lock_guard lock(mutex_);
+    reload_wanted_ = true;
+  }
+  wake_.notify_all();
+}
+
+void OperatorWindow::reload_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return reload_wanted_ || quitting_; });
+    if (quitting_) return;
+    reload_wanted_ = false;
+    lock.unlock();
+    log::info("reloading the configuration (SIGHUP)");
+    try {
+      control_.reload();
+    } catch (const std::exception& e) {
+      log::error("reload: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace mavswitch::daemon

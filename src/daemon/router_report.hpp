@@ -1,0 +1,49 @@
+// What the router is doing, as the operator's window shows it: a snapshot taken on the
+// router's thread (the walk over each worker's links runs on that worker), then written as JSON
+// for the API or as Prometheus' text exposition. Nothing here runs per frame.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "router/router.hpp"
+
+namespace mavswitch::daemon {
+
+struct LinkSnapshot {
+  std::string name;  // "radio 127.0.0.1:14550"
+  std::string peer;
+  size_t worker = 0;
+  transport::LinkCounters counters;
+  protocol::ParserStats parser;
+  uint64_t sequence_lost = 0;  // frames missing from its sources' sequence numbers
+  size_t queue_bytes = 0;      // output storage it holds
+};
+
+struct EndpointSnapshot {
+  size_t index = 0;
+  std::string name, kind, description;
+  transport::Endpoint::Totals totals;  // its links, those gone included
+  uint64_t sequence_lost = 0;          // of its links now up
+  std::vector<LinkSnapshot> links;
+};
+
+struct RouterSnapshot {
+  routing::RoutingStats routing;
+  std::vector<EndpointSnapshot> endpoints;  // the open ones
+  size_t routes = 0;                        // (system, component) pairs known
+  size_t workers = 0;
+  uint64_t cross_worker_drops = 0;
+};
+
+// From a thread outside the router (the HTTP server's).
+RouterSnapshot take_snapshot(Router& router);
+
+std::string links_json(const RouterSnapshot& s);
+std::string endpoints_json(Router& router);  // their configuration
+std::string stats_json(const RouterSnapshot& s);
+// Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
+// thousands of peers would otherwise make thousands of series).
+std::string metrics_text(const RouterSnapshot& s, bool per_link);
+
+}  // namespace mavswitch::daemon
