@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what mavswitch needs to build and test, from Debian's packages (and, for the interop
 # tests, node-mavlink from npm). Safe to run again: it installs only what is missing.
-# Run as root, or as a user with sudo.
+# Run as root, or as a user with sudo. With --tests, also what the tests run against.
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libexpat1-dev libfmt-dev libcli11-dev libssl-dev libgtest-dev libbenchmark-dev
-          clang libclang-rt-dev clang-format git python3-numpy)
+          libcivetweb-dev nlohmann-json3-dev clang libclang-rt-dev clang-format git python3-numpy)
+# --tests: the real servers the tests start and query (Prometheus and promtool).
+[ "${1:-}" = "--tests" ] && packages+=(prometheus)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

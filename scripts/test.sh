@@ -8,7 +8,7 @@
 # ctest --test-dir build -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --tests
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)  # node-mavlink, and the captures it ships
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure --timeout 300 -j2

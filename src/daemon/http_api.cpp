@@ -79,12 +79,17 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
+  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
+  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
   if (path == "/api/v1" || path == "/api/v1/") {
-    return {
-        200, "application/json",
-        Json{{"links", "/api/v1/links"}, {"endpoints", kEndpoints}, {"stats", "/api/v1/stats"}, {"metrics", "/metrics"}}
-                .dump(2) +
-            "\n"};
+    return {200, "application/json",
+            Json{{"links", "/api/v1/links"},
+                 {"endpoints", kEndpoints},
+                 {"systems", "/api/v1/systems"},
+                 {"stats", "/api/v1/stats"},
+                 {"metrics", "/metrics"}}
+                    .dump(2) +
+                "\n"};
   }
   return json_message(404, "no such resource: " + path);
 }

@@ -2,7 +2,8 @@
 // endpoints added and removed at run time. Who may do what:
 // - a change (POST, DELETE) needs the bearer token, and is refused outright when no TokenFile
 //   is configured: nobody changes the router over the network without one;
-// - when the server listens beyond loopback, every request needs the token;
+// - when the server listens beyond loopback, every request needs the token (without one
+//   configured, reads are open and the daemon warns at start);
 // - no CORS headers at all, so another site's page cannot read the answers.
 #pragma once
 
@@ -18,7 +19,7 @@ class HttpApi {
  public:
   struct Options {
     std::string token;             // empty: no TokenFile (then nothing may change)
-    bool token_for_reads = false;  // the server listens beyond loopback
+    bool token_for_reads = false;  // the server listens beyond loopback, with a token
     bool metrics_per_link = false;
   };
   HttpApi(Router& router, EndpointControl& control, Options options)

@@ -30,7 +30,7 @@ void OperatorWindow::start() {
   if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
-  options.token_for_reads = !loopback(http_.address);
+  const bool beyond_loopback = !loopback(http_.address);
   if (!http_.token_file.empty()) {
     std::string token, error;
     constexpr size_t kMaxToken = 4096;
@@ -45,7 +45,8 @@ void OperatorWindow::start() {
       return;
     }
     options.token = std::move(token);
-  } else if (options.token_for_reads) {
+    options.token_for_reads = beyond_loopback;
+  } else if (beyond_loopback) {
     log::warning(
         "[Http] listens on {} without a TokenFile: anyone who can reach it reads the router's state (changes stay "
         "refused). Set TokenFile, or listen on 127.0.0.1",

@@ -173,6 +173,21 @@ std::string endpoints_json(Router& router) {
   return Json{{"endpoints", list}}.dump(2);
 }
 
+std::string systems_json(Router& router) {
+  Json list = Json::array();
+  const auto& routes = router.routing().routes();
+  for (unsigned sys = 0; sys < 256; ++sys) {
+    for (unsigned comp = 0; comp < 256; ++comp) {
+      if (!routes.knows(uint8_t(sys), uint8_t(comp))) continue;
+      Json links = Json::array();
+      routes.for_each_component_link(uint8_t(sys), uint8_t(comp),
+                                     [&](routing::LinkId id) { links.push_back(router.link_name(id)); });
+      list.push_back({{"system", sys}, {"component", comp}, {"links", links}});
+    }
+  }
+  return Json{{"systems", list}}.dump(2);
+}
+
 std::string stats_json(const RouterSnapshot& s) {
   const routing::RoutingStats& r = s.routing;
   Json endpoints = Json::array();

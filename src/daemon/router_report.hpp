@@ -42,6 +42,8 @@ RouterSnapshot take_snapshot(Router& router);
 std::string links_json(const RouterSnapshot& s);
 std::string endpoints_json(Router& router);  // their configuration
 std::string stats_json(const RouterSnapshot& s);
+// The components the route table knows, each with the links it was heard on.
+std::string systems_json(Router& router);
 // Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);

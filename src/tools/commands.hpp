@@ -2,6 +2,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "tools/api_client.hpp"
 
 namespace mavswitch::tools {
 
@@ -17,5 +20,22 @@ int run_dump(const DumpOptions& options);
 
 // The logs in a directory (telemetry and flight logs): file, kind, size, finished or not.
 int run_logs(const std::string& dir, bool json);
+
+// A running router, through its HTTP API: its links with their rates, and the systems heard.
+struct StatusOptions {
+  ApiTarget target;
+  bool json = false;
+  double interval = 1;  // seconds between the two samples rates are taken from; 0: totals
+  double watch = 0;     // seconds between refreshes; 0: once
+};
+int run_status(const StatusOptions& options);
+
+struct EndpointsOptions {
+  ApiTarget target;
+  std::string action;  // list, add, remove
+  std::vector<std::string> args;
+  bool json = false;
+};
+int run_endpoints(const EndpointsOptions& options);
 
 }  // namespace mavswitch::tools

@@ -1,5 +1,7 @@
-// mavswitch — the command line tool: inspect dialects and decode MAVLink streams and logs.
+// mavswitch — the command line tool: inspect dialects, decode MAVLink streams and logs, and
+// look at and change a running router through its HTTP API.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "tools/commands.hpp"
 
@@ -27,7 +29,44 @@ int main(int argc, char** argv) {
   logs->add_option("DIR", logs_dir, "The Log directory")->required();
   logs->add_flag("--json", logs_json, "One JSON object per line");
 
+  mavswitch::tools::StatusOptions status_options;
+  std::string token_file;
+  auto* status = app.add_subcommand("status", "A running router's links (rates, drops, loss) and the systems heard");
+  status->add_option("--url", status_options.target.url, "The router's HTTP server (default http://127.0.0.1:8080)");
+  status->add_flag("--json", status_options.json, "Links and systems as one JSON document");
+  status->add_option("--interval", status_options.interval, "Seconds between the samples rates come from (0: totals)");
+  status->add_option("--watch", status_options.watch, "Refresh every this many seconds, until interrupted")
+      ->expected(0, 1)
+      ->default_str("2");
+  status->add_option("--token-file", token_file, "Bearer token (or MAVSWITCH_TOKEN_FILE)");
+
+  mavswitch::tools::EndpointsOptions endpoints_options;
+  auto* endpoints = app.add_subcommand("endpoints", "List, add or remove a running router's endpoints");
+  endpoints->add_option("ACTION", endpoints_options.action, "list | add TYPE NAME Key=Value... | remove NAME")
+      ->required()
+      ->check(CLI::IsMember({"list", "add", "remove"}));
+  endpoints->add_option("ARGS", endpoints_options.args,
+                        "For add: the section type, name and keys; for remove: the name");
+  endpoints->add_option("--url", endpoints_options.target.url,
+                        "The router's HTTP server (default http://127.0.0.1:8080)");
+  endpoints->add_flag("--json", endpoints_options.json, "list: as JSON");
+  endpoints->add_option("--token-file", token_file, "Bearer token, needed to add or remove (or MAVSWITCH_TOKEN_FILE)");
+
   CLI11_PARSE(app, argc, argv);
+  if (status->parsed() || endpoints->parsed()) {
+    std::string token, error;
+    if (!mavswitch::tools::read_token(token_file, &token, &error)) {
+      std::fprintf(stderr, "mavswitch: %s\n", error.c_str());
+      return 2;
+    }
+    if (status->parsed()) {
+      if (status->count("--watch") > 0 && status_options.watch <= 0) status_options.watch = 2;
+      status_options.target.token = token;
+      return mavswitch::tools::run_status(status_options);
+    }
+    endpoints_options.target.token = token;
+    return mavswitch::tools::run_endpoints(endpoints_options);
+  }
   if (dialect->parsed()) return mavswitch::tools::run_dialect(xml);
   if (logs->parsed()) return mavswitch::tools::run_logs(logs_dir, logs_json);
   return mavswitch::tools::run_dump(dump_options);

@@ -21,6 +21,20 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args, unsigned max_fds) {
   const bool http_asked =
       std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with("--http"); });
   if (!http_asked) args.push_back("--http=0");
+  // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp),
+  // unless the test says how many.
+  const char* workers = std::getenv("MAVSWITCH_TEST_WORKERS");
+  const bool chosen = std::find_if(args.begin(), args.end(),
+                                   [](const std::string& a) { return a == "-j" || a == "--workers"; }) != args.end();
+  if (workers != nullptr && *workers != '\0' && !chosen) args.insert(args.begin(), {"--workers", workers});
+  spawn(daemon_path(), std::move(args), max_fds);
+}
+
+DaemonProcess::DaemonProcess(const Program& program, std::vector<std::string> args) {
+  spawn(program.path, std::move(args), 0);
+}
+
+void DaemonProcess::spawn(const std::string& path, std::vector<std::string> args, unsigned max_fds) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) throw std::runtime_error("pipe");
   pid_ = fork();
@@ -32,18 +46,8 @@ DaemonProcess::DaemonProcess(std::vector<std::string> args, unsigned max_fds) {
       setrlimit(RLIMIT_NOFILE, &rl);
     }
     std::vector<char*> argv;
-    static std::string path = daemon_path();
-    argv.push_back(path.data());
-    // The daemon runs with as many I/O workers as the router tests (see router_fixture.hpp),
-    // unless the test says how many.
-    static std::string workers_flag = "--workers",
-                       workers = std::getenv("MAVSWITCH_TEST_WORKERS") ? std::getenv("MAVSWITCH_TEST_WORKERS") : "";
-    const bool chosen = std::find_if(args.begin(), args.end(),
-                                     [](const std::string& a) { return a == "-j" || a == "--workers"; }) != args.end();
-    if (!workers.empty() && !chosen) {
-      argv.push_back(workers_flag.data());
-      argv.push_back(workers.data());
-    }
+    std::string program = path;
+    argv.push_back(program.data());
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(path.c_str(), argv.data());

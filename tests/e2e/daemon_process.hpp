@@ -15,6 +15,11 @@ class DaemonProcess {
   // max_fds: the child's descriptor limit, soft and hard (0: as the test's). Without an --http
   // argument, the daemon gets --http=0 (no HTTP server).
   explicit DaemonProcess(std::vector<std::string> args, unsigned max_fds = 0);
+  // Another server a test needs (prometheus): the program at `path`, with exactly `args`.
+  struct Program {
+    std::string path;
+  };
+  DaemonProcess(const Program& program, std::vector<std::string> args);
   ~DaemonProcess();
 
   bool running();
@@ -26,6 +31,7 @@ class DaemonProcess {
   const std::string& err();
 
  private:
+  void spawn(const std::string& path, std::vector<std::string> args, unsigned max_fds);
   void drain();
   pid_t pid_ = -1;
   int out_fd_ = -1, err_fd_ = -1;

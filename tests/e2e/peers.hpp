@@ -104,6 +104,9 @@ class PtyPeer final : public Peer {
 
 // A port free on 127.0.0.1 for UDP (or TCP) right now.
 uint16_t free_udp_port();
+// Whether a socket of `type` (SOCK_STREAM, SOCK_DGRAM) can bind 127.0.0.1:port: nothing else
+// listens there (a TCP one binds past closed connections' TIME_WAIT, as every server does).
+bool port_free(int type, uint16_t port);
 uint16_t free_tcp_port();
 
 }  // namespace mavswitch::test

@@ -18,21 +18,6 @@ using namespace mavswitch::test;
 
 namespace {
 
-// Whether a socket of `type` can bind 127.0.0.1:port (nothing else listens there; a TCP one
-// binds past the closed connections' TIME_WAIT, as every server does).
-bool port_free(int type, uint16_t port) {
-  const int fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
 class RuntimeEndpoints : public ::testing::TestWithParam<unsigned> {};
 
 }  // namespace

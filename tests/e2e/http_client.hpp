@@ -1,0 +1,18 @@
+// A small HTTP/1.1 client for tests of the daemon's HTTP server: one request per connection,
+// on 127.0.0.1, every wait bounded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mavswitch::test {
+
+struct HttpReply {
+  int status = 0;  // 0: no answer (nothing listening, or no reply in time)
+  std::string body;
+};
+
+HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "",
+                       const std::string& token = "");
+
+}  // namespace mavswitch::test

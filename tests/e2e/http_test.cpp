@@ -1,0 +1,328 @@
+// The operator's window of a running mavswitchd, end to end on loopback: /metrics (checked by
+// promtool and scraped by a real Prometheus), the JSON API, endpoints added and removed while
+// frames flow elsewhere, who may change what, bad requests that change nothing, and SIGHUP.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <regex>
+#include <thread>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/http_client.hpp"
+#include "e2e/peers.hpp"
+#include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "support/test_support.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kToken = "a-test-token-of-32-characters-xx";
+
+// A counter's value in a Prometheus exposition, or -1.
+double sample(const std::string& exposition, const std::string& series) {
+  const auto at = exposition.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(exposition.substr(at + series.size() + 2));
+}
+
+std::string found_program(const std::string& name) {
+  std::string out;
+  return run_command("command -v " + name, &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
+}
+
+// A daemon with a vehicle's and a ground station's UDP servers and the HTTP server on its own
+// port, the token in a file of mode 600.
+class Http : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    token_file_ = scratch_.write("token", std::string(kToken) + "\n").string();
+    ::chmod(token_file_.c_str(), 0600);
+  }
+  std::string config(const std::string& http_keys, const std::string& more = "") {
+    return scratch_
+        .write(
+            "main.conf",
+            "[General]\nTcpServerPort = 0\n[Http]\n" + http_keys +
+                "[UdpEndpoint vehicle]\nMode = Server\nAddress = 127.0.0.1\nPort = " + std::to_string(vehicle_port_) +
+                "\n[UdpEndpoint gcs]\nMode = Server\nAddress = 127.0.0.1\nPort = " + std::to_string(gcs_port_) + "\n" +
+                more)
+        .string();
+  }
+  std::unique_ptr<DaemonProcess> start(const std::string& http_keys, const std::string& more = "") {
+    const std::string conf = config(http_keys, more);
+    auto d = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
+    EXPECT_TRUE(wait_until([&] { return http_request(http_port_, "GET", "/api/v1").status == 200; }, 5000ms))
+        << d->err();
+    return d;
+  }
+  // The vehicle and the ground station are heard, so routes exist both ways.
+  void connect_peers() {
+    ASSERT_TRUE(wait_until(
+        [&] {
+          vehicle_.send_to(vehicle_port_, heartbeat(1, 1));
+          gcs_.send_to(gcs_port_, heartbeat(255, 190));
+          return gcs_.wait_frames(1, 50ms) && vehicle_.wait_frames(1, 50ms);
+        },
+        5000ms));
+  }
+  std::string token_keys() const { return "TokenFile = " + token_file_ + "\n"; }
+
+  ScratchDir scratch_{"mavswitch-http"};
+  std::string token_file_;
+  const uint16_t vehicle_port_ = free_udp_port(), gcs_port_ = free_udp_port(), http_port_ = free_tcp_port();
+  UdpPeer vehicle_, gcs_;
+};
+
+}  // namespace
+
+TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
+  auto d = start(token_keys());
+  connect_peers();
+  const std::string series = R"(mavswitch_link_received_frames_total{endpoint="vehicle",kind="udp-server"})";
+  const double before = sample(http_request(http_port_, "GET", "/metrics").body, series);
+  ASSERT_GE(before, 1);
+  for (uint32_t i = 0; i < 50; ++i) vehicle_.send_to(vehicle_port_, attitude(1, 1, i, static_cast<uint8_t>(i)));
+  EXPECT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::Attitude::kId) == 50; }));
+  HttpReply metrics;
+  EXPECT_TRUE(wait_until([&] {
+    metrics = http_request(http_port_, "GET", "/metrics");
+    return sample(metrics.body, series) >= before + 50;
+  }));
+  EXPECT_GE(sample(metrics.body, R"(mavswitch_link_sent_frames_total{endpoint="gcs",kind="udp-server"})"), 50);
+  EXPECT_GE(sample(metrics.body, "process_resident_memory_bytes"), 1e5);
+  EXPECT_EQ(sample(metrics.body, "mavswitch_routes"), 2) << "the vehicle and the ground station";
+
+  const std::string promtool = found_program("promtool");
+  if (promtool.empty()) GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
+  const fs::path file = scratch_.write("metrics.txt", metrics.body);
+  std::string out;
+  EXPECT_EQ(run_command(promtool + " check metrics < " + file.string() + " 2>&1", &out), 0) << out;
+  EXPECT_EQ(out, "") << "no lint findings";
+}
+
+TEST_F(Http, EndpointsAddedAndRemovedWhileFramesFlowElsewhere) {
+  auto d = start(token_keys());
+  connect_peers();
+  constexpr uint32_t kFrames = 3000;
+  std::atomic<bool> streaming{true};
+  std::thread stream([&] {
+    for (uint32_t i = 0; i < kFrames; ++i) {
+      vehicle_.send_to(vehicle_port_, attitude(1, 1, i, static_cast<uint8_t>(i)));
+      if (i % 10 == 9) pace(10ms);
+    }
+    streaming = false;
+  });
+  // A TCP server as JSON, a UDP client as a config section.
+  const uint16_t tcp_port = free_tcp_port();
+  UdpPeer listener;
+  const auto tcp =
+      http_request(http_port_, "POST", "/api/v1/endpoints",
+                   R"({"section": "TcpServerEndpoint", "name": "added-tcp", "Address": "127.0.0.1", "Port": )" +
+                       std::to_string(tcp_port) + "}",
+                   kToken);
+  EXPECT_EQ(tcp.status, 201) << tcp.body;
+  const auto udp = http_request(
+      http_port_, "POST", "/api/v1/endpoints",
+      "[UdpEndpoint added-udp]\nMode = Normal\nAddress = 127.0.0.1\nPort = " + std::to_string(listener.port()) + "\n",
+      kToken);
+  EXPECT_EQ(udp.status, 201) << udp.body;
+  TcpPeer client(tcp_port);
+  EXPECT_TRUE(wait_until([&] { return client.received().count_msgid(msg::Attitude::kId) > 20; }));
+  EXPECT_TRUE(wait_until([&] { return listener.received().count_msgid(msg::Attitude::kId) > 20; }));
+  const std::string listed = http_request(http_port_, "GET", "/api/v1/endpoints").body;
+  EXPECT_NE(listed.find("\"added-tcp\""), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\"added-udp\""), std::string::npos) << listed;
+
+  const auto removed = http_request(http_port_, "DELETE", "/api/v1/endpoints/added-tcp", "", kToken);
+  EXPECT_EQ(removed.status, 200) << removed.body;
+  EXPECT_TRUE(port_free(SOCK_STREAM, tcp_port)) << "the removed server's port is free again";
+  EXPECT_TRUE(wait_until([&] {
+    client.poll();
+    return client.closed_by_peer();
+  }));
+  EXPECT_TRUE(streaming) << "the changes happened while frames flowed";
+  stream.join();
+  EXPECT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::Attitude::kId) == kFrames; }, 5000ms))
+      << gcs_.received().count_msgid(msg::Attitude::kId) << " of " << kFrames << " reached the ground station";
+  gcs_.send(command_long(255, 190, 1, 1));
+  EXPECT_TRUE(wait_until([&] { return vehicle_.received().count_msgid(msg::CommandLong::kId) == 1; }))
+      << "the route to the vehicle held";
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body.find("added-tcp"), std::string::npos);
+}
+
+TEST_F(Http, ChangesNeedTheTokenAndNoTokenFileMeansNoChanges) {
+  const std::string add =
+      "[UdpEndpoint x]\nMode = Server\nAddress = 127.0.0.1\nPort = " + std::to_string(free_udp_port()) + "\n";
+  {
+    auto d = start(token_keys());
+    EXPECT_EQ(http_request(http_port_, "POST", "/api/v1/endpoints", add).status, 401);
+    EXPECT_EQ(http_request(http_port_, "POST", "/api/v1/endpoints", add, "not-the-token-but-just-as-long-x").status,
+              401);
+    EXPECT_EQ(http_request(http_port_, "DELETE", "/api/v1/endpoints/vehicle").status, 401);
+    EXPECT_EQ(http_request(http_port_, "GET", "/metrics").status, 200) << "reads on loopback need no token";
+    EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body.find("\"x\""), std::string::npos);
+  }
+  {
+    auto d = start("");
+    const auto r = http_request(http_port_, "POST", "/api/v1/endpoints", add, kToken);
+    EXPECT_EQ(r.status, 403) << r.body;
+    EXPECT_NE(r.body.find("TokenFile"), std::string::npos) << r.body;
+  }
+}
+
+TEST_F(Http, BeyondLoopbackEveryRequestNeedsTheToken) {
+  {
+    const std::string conf = config(token_keys());
+    DaemonProcess d({"-c", conf, "--http=0.0.0.0:" + std::to_string(http_port_)});
+    ASSERT_TRUE(wait_until([&] { return http_request(http_port_, "GET", "/metrics").status == 401; }, 5000ms))
+        << d.err();
+    EXPECT_EQ(http_request(http_port_, "GET", "/metrics", "", kToken).status, 200);
+    EXPECT_EQ(d.err().find("without a TokenFile"), std::string::npos);
+  }
+  const std::string conf = config("");
+  DaemonProcess d({"-c", conf, "--http=0.0.0.0:" + std::to_string(http_port_)});
+  ASSERT_TRUE(wait_until([&] { return http_request(http_port_, "GET", "/metrics").status == 200; }, 5000ms));
+  EXPECT_NE(d.err().find("without a TokenFile"), std::string::npos) << "a warning at start: " << d.err();
+}
+
+TEST_F(Http, BadRequestsGetA4xxAndChangeNothing) {
+  auto d = start(token_keys());
+  const std::string before = http_request(http_port_, "GET", "/api/v1/endpoints").body;
+  auto post = [&](const std::string& body) {
+    return http_request(http_port_, "POST", "/api/v1/endpoints", body, kToken);
+  };
+  const auto bad_port = post("[UdpEndpoint x]\nMode = Server\nPort = 99999\n");
+  EXPECT_EQ(bad_port.status, 400);
+  EXPECT_NE(bad_port.body.find("request:3: Port:"), std::string::npos) << "names the line and key: " << bad_port.body;
+  EXPECT_EQ(post("{\"section\": \"UdpEndpoint\", \"name\": ").status, 400) << "broken JSON";
+  EXPECT_EQ(post(R"({"section": "UdpEndpoint", "name": "x", "Port": [1]})").status, 400);
+  EXPECT_EQ(post("[Bogus x]\nPort = 1\n").status, 400);
+  EXPECT_EQ(post("[UdpEndpoint a]\nMode = Server\nPort = 1\n[UdpEndpoint b]\nMode = Server\nPort = 2\n").status, 400)
+      << "one section at a time";
+  EXPECT_EQ(post("[UdpEndpoint vehicle]\nMode = Server\nAddress = 127.0.0.1\nPort = 1\n").status, 409) << "name taken";
+  const auto taken =
+      post("[UdpEndpoint y]\nMode = Server\nAddress = 127.0.0.1\nPort = " + std::to_string(vehicle_port_) + "\n");
+  EXPECT_EQ(taken.status, 409) << taken.body;
+  EXPECT_EQ(post(std::string(70 * 1024, '#')).status, 413);
+  EXPECT_EQ(http_request(http_port_, "DELETE", "/api/v1/endpoints/nobody", "", kToken).status, 404);
+  EXPECT_EQ(http_request(http_port_, "PUT", "/api/v1/endpoints", "", kToken).status, 405);
+  EXPECT_EQ(http_request(http_port_, "GET", "/nothing/here").status, 404);
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, before);
+  connect_peers();  // and the router routes on
+  EXPECT_TRUE(d->running());
+}
+
+TEST_F(Http, AUsableTokenFileIsPrivateAndAPortTakenIsOneErrorLine) {
+  {
+    ::chmod(token_file_.c_str(), 0644);
+    auto conf = config(token_keys());
+    DaemonProcess d({"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
+    connect_peers();
+    EXPECT_NE(d.err().find("must not be readable by group or others"), std::string::npos) << d.err();
+    EXPECT_EQ(http_request(http_port_, "GET", "/metrics").status, 0) << "no HTTP server with a readable token";
+    ::chmod(token_file_.c_str(), 0600);
+  }
+  TcpListener holder(http_port_);
+  auto conf = config(token_keys());
+  DaemonProcess d({"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
+  connect_peers();
+  EXPECT_TRUE(wait_until([&] { return d.err().find("routing on without it") != std::string::npos; })) << d.err();
+  EXPECT_TRUE(d.running());
+}
+
+TEST_F(Http, SighupReloadsAddedRemovedAndChangedEndpointsOnly) {
+  const uint16_t b_port = free_udp_port(), c_port = free_udp_port(), c_new = free_udp_port(), d_port = free_udp_port();
+  auto section = [](const std::string& name, uint16_t port) {
+    return "[UdpEndpoint " + name + "]\nMode = Server\nAddress = 127.0.0.1\nPort = " + std::to_string(port) + "\n";
+  };
+  auto d = start(token_keys(), section("b", b_port) + section("c", c_port));
+  connect_peers();
+  config(token_keys(), section("c", c_new) + section("d", d_port));  // b gone, c changed, d new
+  d->signal(SIGHUP);
+  EXPECT_TRUE(wait_until([&] { return d->err().find("reload: 1 added, 1 removed, 1 changed") != std::string::npos; }))
+      << d->err();
+  const std::string listed = http_request(http_port_, "GET", "/api/v1/endpoints").body;
+  EXPECT_EQ(listed.find("\"b\""), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\"port\": " + std::to_string(c_new)), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\"port\": " + std::to_string(d_port)), std::string::npos) << listed;
+  EXPECT_EQ(d->err().find("vehicle 127.0.0.1:" + std::to_string(vehicle_port_) + ": closed"), std::string::npos)
+      << "an unchanged endpoint is not touched";
+  // The vehicle's link was not touched: its frames still reach the ground station.
+  gcs_.clear();
+  vehicle_.send_to(vehicle_port_, attitude(1, 1, 7));
+  EXPECT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::Attitude::kId) == 1; }));
+  // A file with an error: one error line, nothing changes.
+  scratch_.write("main.conf", "[UdpEndpoint broken]\nPort = many\n");
+  d->signal(SIGHUP);
+  EXPECT_TRUE(wait_until([&] { return d->err().find("nothing changed") != std::string::npos; })) << d->err();
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, listed);
+}
+
+// A real Prometheus server scrapes the router once a second; its query API shows the counter
+// moving as the traffic did.
+TEST_F(Http, PrometheusScrapesTheRouter) {
+  const std::string prometheus = found_program("prometheus");
+  if (prometheus.empty()) GTEST_SKIP() << "prometheus not installed (Debian's prometheus package)";
+  auto d = start(token_keys());
+  connect_peers();
+  const uint16_t prom_port = free_tcp_port();
+  const fs::path prom_conf =
+      scratch_.write("prometheus.yml",
+                     "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mavswitch\n    static_configs:\n"
+                     "      - targets: ['127.0.0.1:" +
+                         std::to_string(http_port_) + "']\n");
+  DaemonProcess prom(DaemonProcess::Program{prometheus},
+                     {"--config.file=" + prom_conf.string(), "--storage.tsdb.path=" + (scratch_ / "tsdb").string(),
+                      "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)});
+  const std::string query = "/api/v1/query?query=mavswitch_link_received_frames_total%7Bendpoint%3D%22vehicle%22%7D";
+  auto scraped = [&]() -> double {
+    static const std::regex value(R"re("value":\[[0-9.]+,"([0-9.]+)"\])re");
+    std::smatch m;
+    const std::string body = http_request(prom_port, "GET", query).body;
+    return std::regex_search(body, m, value) ? std::stod(m[1]) : -1;
+  };
+  double first = -1;
+  ASSERT_TRUE(wait_until([&] { return (first = scraped()) >= 1; }, 30000ms)) << prom.err();
+  for (uint32_t i = 0; i < 200; ++i) vehicle_.send_to(vehicle_port_, attitude(1, 1, i));
+  EXPECT_TRUE(wait_until([&] { return scraped() >= first + 200; }, 15000ms)) << "Prometheus saw the counter move";
+}
+
+// `mavswitch status` and `mavswitch endpoints` against the running daemon.
+TEST_F(Http, TheToolShowsLinksAndSystemsAndChangesEndpoints) {
+  auto d = start(token_keys());
+  connect_peers();
+  const std::string tool = tool_path() + " ", url = " --url http://127.0.0.1:" + std::to_string(http_port_);
+  std::string out;
+  ASSERT_EQ(run_command(tool + "status --interval 0.2" + url + " 2>&1", &out), 0) << out;
+  EXPECT_NE(out.find("vehicle 127.0.0.1:"), std::string::npos) << out;
+  EXPECT_NE(out.find("RX f/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("   255       190  gcs 127.0.0.1:"), std::string::npos)
+      << "the ground station, heard on gcs: " << out;
+  ASSERT_EQ(run_command(tool + "status --json" + url + " 2>&1", &out), 0) << out;
+  EXPECT_NE(out.find("\"system\": 1"), std::string::npos) << out;
+
+  const uint16_t port = free_udp_port();
+  const std::string add = "endpoints add UdpEndpoint extra Mode=Server Address=127.0.0.1 Port=" + std::to_string(port);
+  EXPECT_NE(run_command(tool + add + url + " 2>&1", &out), 0) << "no token: refused";
+  EXPECT_NE(out.find("bearer token"), std::string::npos) << out;
+  ASSERT_EQ(run_command(tool + add + url + " --token-file " + token_file_ + " 2>&1", &out), 0) << out;
+  ASSERT_EQ(run_command(tool + "endpoints list" + url + " 2>&1", &out), 0) << out;
+  EXPECT_NE(out.find("udp-server extra 127.0.0.1:" + std::to_string(port)), std::string::npos) << out;
+  ASSERT_EQ(
+      run_command("MAVSWITCH_TOKEN_FILE=" + token_file_ + " " + tool + "endpoints remove extra" + url + " 2>&1", &out),
+      0)
+      << out;
+  EXPECT_NE(run_command(tool + "endpoints remove extra" + url + " --token-file " + token_file_ + " 2>&1", &out), 0);
+  EXPECT_NE(out.find("no open endpoint named 'extra'"), std::string::npos) << out;
+  EXPECT_NE(run_command(tool + "status --url http://127.0.0.1:1 2>&1", &out), 0);
+  EXPECT_NE(out.find("cannot reach the router"), std::string::npos) << out;
+}
