@@ -2,7 +2,11 @@
 
 #include <openssl/crypto.h>
 
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
 #include "daemon/router_report.hpp"
 
@@ -68,7 +72,10 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
 
 HttpResponse HttpApi::handle(const HttpRequest& request) {
   const bool reads = request.method == "GET" || request.method == "HEAD";
-  if (reads && options_.token_for_reads && !token_matches(request))
+  // The page's files hold no state: they load without the token, and the page asks for it.
+  const bool page =
+      request.path == "/" || (request.path.find('/', 1) == std::string::npos && request.path != "/metrics");
+  if (reads && !page && options_.token_for_reads && !token_matches(request))
     return json_message(401, "this server listens beyond loopback: every request needs the bearer token");
   if (!reads) return change(request);
   const std::string& path = request.path;
@@ -81,6 +88,12 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
+  if (path == "/api/v1/events") {
+    HttpResponse events(200, "text/event-stream");
+    events.next_event = [this] { return live_state(); };
+    return events;
+  }
+  if (path == "/" || path.find('/', 1) == std::string::npos) return page_file(path == "/" ? "/index.html" : path);
   if (path == "/api/v1" || path == "/api/v1/") {
     return {200, "application/json",
             Json{{"links", "/api/v1/links"},
@@ -92,6 +105,29 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
                 "\n"};
   }
   return json_message(404, "no such resource: " + path);
+}
+
+// The page's own files, by a plain name (no path can climb out of the directory).
+HttpResponse HttpApi::page_file(const std::string& path) const {
+  static const std::regex name(R"(/[a-z0-9-]+\.(html|js|css|svg))");
+  std::smatch m;
+  if (!std::regex_match(path, m, name)) return json_message(404, "no such resource: " + path);
+  if (options_.page_dir.empty()) return json_message(404, "the status page's files are not installed");
+  std::ifstream in(options_.page_dir + path, std::ios::binary);
+  if (!in) return json_message(404, "no such resource: " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  static const std::map<std::string, std::string> types = {{"html", "text/html; charset=utf-8"},
+                                                           {"js", "text/javascript; charset=utf-8"},
+                                                           {"css", "text/css; charset=utf-8"},
+                                                           {"svg", "image/svg+xml"}};
+  return {200, types.at(m[1].str()), text.str()};
+}
+
+std::string HttpApi::live_state() {
+  const RouterSnapshot s = take_snapshot(router_);
+  return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, false) +
+         ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }
 
 HttpResponse HttpApi::change(const HttpRequest& request) {

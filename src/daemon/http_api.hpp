@@ -1,5 +1,6 @@
-// What the operator's window answers: /metrics for Prometheus, /api/v1/... as JSON, and the
-// endpoints added and removed at run time. Who may do what:
+// What the operator's window answers: the status page (its files, and /api/v1/events, the
+// live state once a second), /metrics for Prometheus, /api/v1/... as JSON, and the endpoints
+// added and removed at run time. Who may do what:
 // - a change (POST, DELETE) needs the bearer token, and is refused outright when no TokenFile
 //   is configured: nobody changes the router over the network without one;
 // - when the server listens beyond loopback, every request needs the token (without one
@@ -21,6 +22,7 @@ class HttpApi {
     std::string token;             // empty: no TokenFile (then nothing may change)
     bool token_for_reads = false;  // the server listens beyond loopback, with a token
     bool metrics_per_link = false;
+    std::string page_dir;  // the status page's files; empty: none installed
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
@@ -29,6 +31,8 @@ class HttpApi {
 
  private:
   bool token_matches(const HttpRequest& request) const;
+  HttpResponse page_file(const std::string& path) const;
+  std::string live_state();  // one event of /api/v1/events
   HttpResponse change(const HttpRequest& request);
   Router& router_;
   EndpointControl& control_;

@@ -3,8 +3,10 @@
 #include <civetweb.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 namespace mavswitch::daemon {
 namespace {
@@ -37,7 +39,8 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler)
   const bool v6 = config.address.find(':') != std::string::npos;
   const std::string where =
       (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port) + (tls_ ? "s" : "");
-  std::vector<const char*> options = {"listening_ports",    where.c_str(), "num_threads", "4",
+  // Threads: the event streams' (kMaxStreams) and four for requests.
+  std::vector<const char*> options = {"listening_ports",    where.c_str(), "num_threads", "8",
                                       "request_timeout_ms", "10000"};
   if (tls_) {
     options.push_back("ssl_certificate");
@@ -60,7 +63,29 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler)
 }
 
 HttpServer::~HttpServer() {
+  stopping_ = true;  // event streams end within one period
   if (context_ != nullptr) mg_stop(context_);
+}
+
+void HttpServer::stream(mg_connection* conn, const HttpResponse& response) {
+  if (streams_.fetch_add(1) >= kMaxStreams) {
+    streams_.fetch_sub(1);
+    const std::string busy = "too many event streams open; try again later\n";
+    mg_printf(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
+              busy.size(), busy.c_str());
+    return;
+  }
+  mg_printf(conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+            "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n");
+  while (!stopping_) {
+    const std::string event = "data: " + response.next_event() + "\n\n";
+    if (mg_write(conn, event.data(), event.size()) <= 0) break;  // the client went
+    for (int waited = 0; waited < response.event_period_ms && !stopping_; waited += 50) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  streams_.fetch_sub(1);
 }
 
 std::string HttpServer::url() const {
@@ -91,9 +116,14 @@ int HttpServer::on_request(mg_connection* conn, void* self) {
     else
       response = answer(static_cast<HttpServer*>(self)->handler_, request);
   }
+  if (response.next_event) {
+    static_cast<HttpServer*>(self)->stream(conn, response);
+    return 200;
+  }
+  // The page's own files and scripts only: no inline script, nothing from elsewhere.
   mg_printf(conn,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-            "X-Content-Type-Options: nosniff\r\n%s\r\n",
+            "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'self'\r\n%s\r\n",
             response.status, mg_get_response_code_text(conn, response.status), response.content_type.c_str(),
             response.body.size(), response.status == 401 ? "WWW-Authenticate: Bearer realm=\"mavswitch\"\r\n" : "");
   mg_write(conn, response.body.data(), response.body.size());

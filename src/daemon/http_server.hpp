@@ -4,6 +4,7 @@
 // (daemon/http_api). It never touches the router itself.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,15 +25,23 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
+  HttpResponse(int s = 200, std::string type = "application/json", std::string text = "")
+      : status(s), content_type(std::move(type)), body(std::move(text)) {}
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Server-sent events: while set, `body` is ignored and each event is next_event()'s text,
+  // one every event_period_ms, until the client goes or the server stops.
+  std::function<std::string()> next_event;
+  int event_period_ms = 1000;
 };
 
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
+  // Event streams hold a thread each: at most this many at once, so requests still get one.
+  static constexpr int kMaxStreams = 4;
 
   // Listens at once; throws std::runtime_error saying why it cannot (a port in use).
   HttpServer(const HttpConfig& config, Handler handler);
@@ -45,7 +54,10 @@ class HttpServer {
 
  private:
   static int on_request(mg_connection* conn, void* self);
+  void stream(mg_connection* conn, const HttpResponse& response);
   Handler handler_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> streams_{0};
   mg_context* context_ = nullptr;
   uint16_t port_ = 0;
   bool tls_ = false;

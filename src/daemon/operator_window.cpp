@@ -1,10 +1,27 @@
 #include "daemon/operator_window.hpp"
 
+#include <filesystem>
+
 #include "base/log.hpp"
 #include "daemon/key_file.hpp"
 
 namespace mavswitch::daemon {
 namespace {
+
+// The status page's files: installed beside the program (PREFIX/share/mavswitch/www, which
+// holds for any prefix and for an unpacked package), or in the source tree the program was
+// built from.
+std::string find_page_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "mavswitch" / "www";
+    if (std::filesystem::exists(installed / "index.html", ec)) return installed.string();
+  }
+  if (std::filesystem::exists(std::filesystem::path(MAVSWITCH_SOURCE_PAGE_DIR) / "index.html", ec))
+    return MAVSWITCH_SOURCE_PAGE_DIR;
+  return "";
+}
 
 bool loopback(const std::string& address) {
   return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
@@ -30,6 +47,8 @@ void OperatorWindow::start() {
   if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
+  options.page_dir = find_page_dir();
+  if (options.page_dir.empty()) log::warning("http: the status page's files are not installed: / answers 404");
   const bool beyond_loopback = !loopback(http_.address);
   if (!http_.token_file.empty()) {
     std::string token, error;

@@ -135,7 +135,7 @@ RouterSnapshot take_snapshot(Router& router) {
   return s;
 }
 
-std::string links_json(const RouterSnapshot& s) {
+std::string links_json(const RouterSnapshot& s, bool pretty) {
   Json links = Json::array();
   for (const auto& e : s.endpoints) {
     for (const auto& l : e.links) {
@@ -145,7 +145,7 @@ std::string links_json(const RouterSnapshot& s) {
       links.push_back(std::move(j));
     }
   }
-  return Json{{"links", links}}.dump(2);
+  return pretty ? Json{{"links", links}}.dump(2) : links.dump();
 }
 
 std::string endpoints_json(Router& router) {
@@ -173,7 +173,7 @@ std::string endpoints_json(Router& router) {
   return Json{{"endpoints", list}}.dump(2);
 }
 
-std::string systems_json(Router& router) {
+std::string systems_json(Router& router, bool pretty) {
   Json list = Json::array();
   const auto& routes = router.routing().routes();
   for (unsigned sys = 0; sys < 256; ++sys) {
@@ -185,7 +185,7 @@ std::string systems_json(Router& router) {
       list.push_back({{"system", sys}, {"component", comp}, {"links", links}});
     }
   }
-  return Json{{"systems", list}}.dump(2);
+  return pretty ? Json{{"systems", list}}.dump(2) : list.dump();
 }
 
 std::string stats_json(const RouterSnapshot& s) {

@@ -39,11 +39,12 @@ struct RouterSnapshot {
 // From a thread outside the router (the HTTP server's).
 RouterSnapshot take_snapshot(Router& router);
 
-std::string links_json(const RouterSnapshot& s);
+// pretty: indented for people (the API); the event stream sends them on one line.
+std::string links_json(const RouterSnapshot& s, bool pretty = true);
 std::string endpoints_json(Router& router);  // their configuration
 std::string stats_json(const RouterSnapshot& s);
 // The components the route table knows, each with the links it was heard on.
-std::string systems_json(Router& router);
+std::string systems_json(Router& router, bool pretty = true);
 // Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);

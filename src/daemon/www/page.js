@@ -1,0 +1,151 @@
+// The status page: the router's live state from /api/v1/events (server-sent events, read
+// with fetch so that a token can go with it), as tables and a plot per link of its frame rate
+// over the last five minutes. Rates come from the difference of two successive states.
+'use strict'
+
+const HISTORY = 300 // samples, one a second
+const history = new Map() // link name -> [frames a second]
+let previous = null // the last state, and when it came
+
+const $ = (id) => document.getElementById(id)
+const number = (v) => (v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? (v / 1e3).toFixed(1) + 'k' : String(Math.round(v)))
+const dropped = (link) => Object.values(link.dropped).reduce((a, b) => a + b, 0)
+
+// A cell, labelled with its column's heading (a phone shows each link as a card of labels).
+function cell (row, text, cls) {
+  const td = row.insertCell()
+  td.textContent = text
+  if (cls) td.className = cls
+  const heading = row.closest('table').tHead.rows[0].cells[td.cellIndex]
+  if (heading) td.dataset.label = heading.textContent
+  return td
+}
+
+function plot (canvas, samples) {
+  const ratio = window.devicePixelRatio || 1
+  const w = canvas.clientWidth * ratio
+  const h = canvas.clientHeight * ratio
+  canvas.width = w
+  canvas.height = h
+  const g = canvas.getContext('2d')
+  g.clearRect(0, 0, w, h)
+  if (samples.length < 2) return
+  // The last minute at first, widening to five as history grows; the newest at the right.
+  const span = Math.min(HISTORY, Math.max(60, samples.length)) - 1
+  const top = Math.max(1, ...samples)
+  const x = (i) => w - (samples.length - 1 - i) * (w / span)
+  const y = (v) => h - 1 - (v / top) * (h - 2)
+  g.fillStyle = g.strokeStyle = getComputedStyle(document.documentElement).getPropertyValue('--accent') || '#2a7de1'
+  g.lineWidth = ratio
+  g.beginPath()
+  samples.forEach((v, i) => (i === 0 ? g.moveTo(x(i), y(v)) : g.lineTo(x(i), y(v))))
+  g.stroke()
+  g.globalAlpha = 0.2
+  g.lineTo(x(samples.length - 1), h)
+  g.lineTo(x(0), h)
+  g.fill()
+  g.globalAlpha = 1
+}
+
+function show (state, at) {
+  const seconds = previous ? (at - previous.at) / 1000 : 0
+  const before = new Map((previous ? previous.state.links : []).map((l) => [l.name, l]))
+  const rate = (link, key) => {
+    const old = before.get(link.name)
+    return old && seconds > 0 ? Math.max(0, (link[key] - old[key]) / seconds) : 0
+  }
+  const body = $('links').tBodies[0]
+  body.replaceChildren()
+  for (const link of state.links) {
+    const rx = rate(link, 'rx_frames')
+    const tx = rate(link, 'tx_frames')
+    const samples = history.get(link.name) || []
+    if (previous) samples.push(rx + tx)
+    if (samples.length > HISTORY) samples.shift()
+    history.set(link.name, samples)
+    const row = body.insertRow()
+    row.dataset.link = link.name
+    cell(row, link.name, 'name')
+    cell(row, number(rx), 'num rx')
+    cell(row, number(tx), 'num tx')
+    cell(row, number(rate(link, 'rx_bytes')), 'num wide')
+    cell(row, number(rate(link, 'tx_bytes')), 'num wide')
+    cell(row, number(dropped(link)), 'num dropped')
+    cell(row, number(link.crc_errors), 'num wide')
+    cell(row, number(link.sequence_lost), 'num lost')
+    cell(row, number(link.queue_bytes), 'num wide')
+    const canvas = document.createElement('canvas')
+    cell(row, '', 'plot').append(canvas)
+    plot(canvas, samples)
+  }
+  for (const name of history.keys()) {
+    if (!state.links.some((l) => l.name === name)) history.delete(name)
+  }
+  $('no-links').hidden = state.links.length > 0
+
+  const systems = $('systems').tBodies[0]
+  systems.replaceChildren()
+  for (const s of state.systems) {
+    const row = systems.insertRow()
+    cell(row, String(s.system), 'num')
+    cell(row, String(s.component), 'num')
+    cell(row, s.links.join(', '))
+  }
+  $('no-systems').hidden = state.systems.length > 0
+  $('routed').textContent = number(state.routed) + ' frames routed'
+  previous = { state, at }
+}
+
+function status (text, cls) {
+  const s = $('state')
+  s.textContent = text
+  s.className = 'state ' + (cls || '')
+}
+
+async function follow () {
+  const token = sessionStorage.getItem('mavswitch-token')
+  const headers = token ? { Authorization: 'Bearer ' + token } : {}
+  const response = await fetch('/api/v1/events', { headers, cache: 'no-store' })
+  if (response.status === 401) {
+    $('login').hidden = false
+    status('needs the token', 'lost')
+    return false
+  }
+  if (!response.ok) throw new Error('HTTP ' + response.status)
+  $('login').hidden = true
+  status('live', 'live')
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error('the router closed the stream')
+    text += decoder.decode(value, { stream: true })
+    let end
+    while ((end = text.indexOf('\n\n')) >= 0) {
+      const event = text.slice(0, end)
+      text = text.slice(end + 2)
+      if (event.startsWith('data: ')) show(JSON.parse(event.slice(6)), performance.now())
+    }
+  }
+}
+
+// Follows the stream; when it breaks (the router restarted), tries again every two seconds.
+async function run () {
+  for (;;) {
+    try {
+      if (!(await follow())) return
+    } catch (e) {
+      status('reconnecting (' + e.message + ')', 'lost')
+    }
+    previous = null
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+  }
+}
+
+$('login').addEventListener('submit', (e) => {
+  e.preventDefault()
+  sessionStorage.setItem('mavswitch-token', $('token').value)
+  run()
+})
+run()

@@ -1,0 +1,167 @@
+// The status page in a real browser: Debian's chromium, driven by puppeteer-core, against
+// mavswitchd with a node-mavlink vehicle streaming through it. The page loads nothing from
+// elsewhere, shows the links with their live rates and plots, the systems heard, fits a phone's
+// screen, and asks for the token when the router wants one.
+// Usage: node page.mjs MAVSWITCHD [SCREENSHOT_DIR]   (exit 77: skipped, chromium missing)
+import { spawn } from 'node:child_process'
+import dgram from 'node:dgram'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
+import puppeteer from 'puppeteer-core'
+
+const [daemon, shots] = process.argv.slice(2)
+const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p))
+if (!chromium) {
+  console.log('SKIP: chromium is not installed (Debian package chromium; scripts/setup.sh --tests)')
+  process.exit(77)
+}
+let passed = 0
+let failed = 0
+const check = (ok, what) => { if (ok) passed++; else { failed++; console.log('FAIL', what) } }
+const freePort = (kind) => new Promise((resolve) => {
+  if (kind === 'udp') {
+    const s = dgram.createSocket('udp4')
+    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
+  } else {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
+  }
+})
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// Polls until f() is truthy or the time is up; returns its last value.
+async function until (f, ms = 10000) {
+  const end = Date.now() + ms
+  for (;;) {
+    const v = await f()
+    if (v || Date.now() > end) return v
+    await sleep(100)
+  }
+}
+
+const vehiclePort = await freePort('udp')
+const gcsPort = await freePort('udp')
+const httpPort = await freePort('tcp')
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mavswitch-page-'))
+const tokenFile = path.join(scratch, 'token')
+fs.writeFileSync(tokenFile, 'page-test-token-0123456789abcdef\n', { mode: 0o600 })
+
+function startDaemon (listen, extra = []) {
+  const d = spawn(daemon, ['-t', '0', '--http', `${listen}:${httpPort}`, ...extra,
+    `127.0.0.1:${vehiclePort}`, `127.0.0.1:${gcsPort}`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  d.stderr.on('data', () => {})
+  return d
+}
+
+// A vehicle (1/1) streaming HEARTBEAT at 1 Hz and ATTITUDE at 50 Hz, and a ground station.
+const vehicle = dgram.createSocket('udp4')
+const gcs = dgram.createSocket('udp4')
+await new Promise((resolve) => vehicle.bind(0, '127.0.0.1', resolve))
+await new Promise((resolve) => gcs.bind(0, '127.0.0.1', resolve))
+const fromVehicle = new MavLinkProtocolV2(1, 1)
+const fromGcs = new MavLinkProtocolV2(255, 190)
+let seq = 0
+let gcsSeq = 0
+const heartbeat = new minimal.Heartbeat()
+heartbeat.type = minimal.MavType.QUADROTOR
+heartbeat.autopilot = minimal.MavAutopilot.ARDUPILOTMEGA
+const stream = setInterval(() => {
+  const attitude = new common.Attitude()
+  attitude.timeBootMs = Date.now() % 1e9
+  vehicle.send(fromVehicle.serialize(attitude, seq++ & 255), vehiclePort, '127.0.0.1')
+  if (seq % 50 === 0) {
+    vehicle.send(fromVehicle.serialize(heartbeat, seq++ & 255), vehiclePort, '127.0.0.1')
+    gcs.send(fromGcs.serialize(heartbeat, gcsSeq++ & 255), gcsPort, '127.0.0.1')
+  }
+}, 20)
+
+const browser = await puppeteer.launch({
+  executablePath: chromium,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+})
+let router = startDaemon('127.0.0.1')
+try {
+  const page = await browser.newPage()
+  const errors = []
+  const elsewhere = []
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('request', (r) => { if (!r.url().startsWith(`http://127.0.0.1:${httpPort}/`)) elsewhere.push(r.url()) })
+  await page.setViewport({ width: 1200, height: 800 })
+  await until(async () => { try { return (await page.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
+
+  // The vehicle's link shows its live rate (about 50 frames a second in).
+  const vehicleRx = async () => page.evaluate((port) => {
+    const row = [...document.querySelectorAll('#links tbody tr')].find((r) => r.dataset.link.startsWith('arg0 '))
+    return row ? Number(row.querySelector('.rx').textContent) : -1
+  }, vehiclePort)
+  const rx = await until(async () => { const v = await vehicleRx(); return v >= 30 ? v : 0 })
+  check(rx >= 30 && rx <= 80, `the vehicle's link shows ~50 frames/s in (${rx})`)
+  check(await page.$eval('#state', (s) => s.textContent) === 'live', 'the page says it is live')
+  const systems = await until(() => page.$$eval('#systems tbody tr', (rows) => rows.map((r) => r.cells[0].textContent + '/' + r.cells[1].textContent).join(' ')).then((s) => s.includes('1/1') && s.includes('255/190') ? s : ''))
+  check(systems, `the systems heard: the vehicle and the ground station (${systems})`)
+  // Its plot has been drawn: some pixels are set after a few seconds of history.
+  await sleep(3000)
+  const drawn = () => page.evaluate(() => {
+    const c = document.querySelector('#links tbody tr canvas')
+    if (!c || c.width === 0) return 0
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+    let n = 0
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
+    return n
+  })
+  const pixels = await drawn()
+  check(pixels > 20, `the link's plot is drawn (${pixels} pixels)`)
+  if (shots) await page.screenshot({ path: path.join(shots, 'status-desktop.png') })
+
+  // A phone (the page loads again): no sideways scrolling, the name, rates and plot still there.
+  await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true })
+  const phonePixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 })
+  check(phonePixels > 20, `on a phone the plot is drawn (${phonePixels} pixels)`)
+  const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)
+  check(fits, 'the page fits a 390-pixel-wide phone screen')
+  const visible = await page.evaluate(() => {
+    const row = document.querySelector('#links tbody tr')
+    const shown = (sel) => { const e = row && row.querySelector(sel); return !!e && e.getBoundingClientRect().width > 0 }
+    return shown('.name') && shown('.rx') && shown('.tx') && shown('canvas')
+  })
+  check(visible, "on a phone: the link's name, rates and plot are shown")
+  if (shots) await page.screenshot({ path: path.join(shots, 'status-phone.png') })
+  check(errors.length === 0, `no errors in the page (${errors.join('; ')})`)
+  check(elsewhere.length === 0, `nothing loaded from elsewhere (${elsewhere.join(', ')})`)
+  await page.close()
+
+  // A router that wants its token (it listens beyond loopback): the page asks, then shows.
+  router.kill('SIGTERM')
+  await new Promise((resolve) => router.on('exit', resolve))
+  router = startDaemon('0.0.0.0', ['-c', writeConf()])
+  const locked = await browser.newPage()
+  await until(async () => { try { return (await locked.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
+  const asked = await until(() => locked.$eval('#login', (f) => !f.hidden))
+  check(asked, 'the page asks for the token')
+  await locked.type('#token', 'page-test-token-0123456789abcdef')
+  await locked.click('#login button')
+  const live = await until(() => locked.$eval('#state', (s) => s.textContent === 'live'))
+  check(live, 'with the token the page is live')
+  const rows = await until(() => locked.$$eval('#links tbody tr', (r) => (r.length >= 2 ? r.length : 0)))
+  check(rows >= 2, `with the token the links show (${rows})`)
+  await locked.close()
+} finally {
+  clearInterval(stream)
+  router.kill('SIGTERM')
+  await browser.close()
+  vehicle.close()
+  gcs.close()
+  fs.rmSync(scratch, { recursive: true, force: true })
+}
+
+function writeConf () {
+  const conf = path.join(scratch, 'http.conf')
+  fs.writeFileSync(conf, `[Http]\nTokenFile = ${tokenFile}\n`)
+  return conf
+}
+
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed === 0 ? 0 : 1)
