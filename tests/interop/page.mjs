@@ -6,11 +6,11 @@
 import { spawn } from 'node:child_process'
 import dgram from 'node:dgram'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
 import puppeteer from 'puppeteer-core'
+import { freePort, tally } from './support.mjs'
 
 const [daemon, shots] = process.argv.slice(2)
 const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p))
@@ -18,17 +18,8 @@ if (!chromium) {
   console.log('SKIP: chromium is not installed (Debian package chromium; scripts/setup.sh --tests)')
   process.exit(77)
 }
-let passed = 0
-let failed = 0
-const check = (ok, what) => { if (ok) passed++; else { failed++; console.log('FAIL', what) } }
-const freePort = (kind) => new Promise((resolve) => {
-  if (kind === 'udp') {
-    const s = dgram.createSocket('udp4')
-    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  } else {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  }
-})
+const t = tally()
+const check = t.check
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 // Polls until f() is truthy or the time is up; returns its last value.
 async function until (f, ms = 10000) {
@@ -163,5 +154,4 @@ function writeConf () {
   return conf
 }
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed === 0 ? 0 : 1)
+t.done('page')

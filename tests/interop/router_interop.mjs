@@ -9,22 +9,14 @@ import { Readable } from 'node:stream'
 import {
   MavLinkPacketParser, MavLinkPacketSignature, MavLinkPacketSplitter, MavLinkProtocolV2, minimal, common,
 } from 'node-mavlink'
+import { freePort, tally } from './support.mjs'
 
 const [daemon] = process.argv.slice(2)
 const REGISTRY = { ...minimal.REGISTRY, ...common.REGISTRY }
 const key = MavLinkPacketSignature.key('router interop')
-let passed = 0
-let failed = 0
-const check = (ok, what) => { if (ok) passed++; else { failed++; console.log('FAIL', what) } }
+const t = tally()
+const check = t.check
 
-const freePort = (kind) => new Promise((resolve) => {
-  if (kind === 'udp') {
-    const s = dgram.createSocket('udp4')
-    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  } else {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  }
-})
 const decode = (packet) => {
   const clazz = REGISTRY[packet.header.msgid]
   return clazz ? packet.protocol.data(packet.payload, clazz) : null
@@ -120,6 +112,5 @@ vehicle.close()
 router.kill('SIGTERM')
 const code = await new Promise((resolve) => router.on('exit', (c) => resolve(c)))
 check(code === 0, `mavswitchd exits cleanly on SIGTERM (exit ${code})`)
-if (failed) console.log(routerLog)
-console.log(`router_interop: ${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+if (t.failed) console.log(routerLog)
+t.done('router_interop')
