@@ -1,9 +1,10 @@
 # cmake --install: the programs, the library (static archives + headers + generated messages),
-# a CMake package (find_package(mavswitch) -> mavswitch::mavswitch), a pkg-config file, and the
-# systemd unit.
+# a CMake package (find_package(mavswitch) -> mavswitch::mavswitch), a pkg-config file, the
+# systemd unit, the status page, man pages and a sample configuration. The `daemon` component
+# (programs, unit, page, man pages, sample) is what the Debian package holds (Package.cmake).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS mavswitchd mavswitch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS mavswitchd mavswitch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT daemon)
 # The unit is written at install time, so that it names the program where this install puts it
 # (`cmake --install build --prefix X` decides that, not the configure step), and it goes under
 # that prefix too (DESTDIR, for packagers, is added by file(INSTALL) as for every other file).
@@ -13,7 +14,7 @@ install(CODE "
   file(WRITE \"${PROJECT_BINARY_DIR}/packaging/mavswitchd.service\" \"\${_unit}\")
   file(INSTALL \"${PROJECT_BINARY_DIR}/packaging/mavswitchd.service\"
        DESTINATION \"\${CMAKE_INSTALL_PREFIX}/lib/systemd/system\")
-")
+" COMPONENT daemon)
 
 set(_libraries mavswitch mavswitch_api mavswitch_router mavswitch_transport mavswitch_routing
     mavswitch_messages mavswitch_dialect mavswitch_protocol mavswitch_base mavswitch_warnings)
@@ -35,3 +36,7 @@ install(FILES ${PROJECT_BINARY_DIR}/mavswitchConfig.cmake ${PROJECT_BINARY_DIR}/
 
 configure_file(cmake/mavswitch.pc.in ${PROJECT_BINARY_DIR}/mavswitch.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mavswitch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(FILES packaging/man/mavswitchd.1 packaging/man/mavswitch.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
+        COMPONENT daemon)
+install(FILES packaging/main.conf DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT daemon)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libexpat1-dev libfmt-dev libcli11-dev libssl-dev libgtest-dev libbenchmark-dev
-          libcivetweb-dev nlohmann-json3-dev clang libclang-rt-dev clang-format git python3-numpy)
+          libcivetweb-dev nlohmann-json3-dev dpkg-dev clang libclang-rt-dev clang-format git python3-numpy)
 # --tests: the real servers and browser the tests start and query (Prometheus and promtool,
 # Chromium for the status page).
 [ "${1:-}" = "--tests" ] && packages+=(prometheus chromium)

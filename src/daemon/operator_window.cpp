@@ -48,7 +48,10 @@ void OperatorWindow::start() {
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
   options.page_dir = find_page_dir();
-  if (options.page_dir.empty()) log::warning("http: the status page's files are not installed: / answers 404");
+  if (options.page_dir.empty())
+    log::warning("http: the status page's files are not installed: / answers 404");
+  else
+    log::debug("http: the status page from {}", options.page_dir);
   const bool beyond_loopback = !loopback(http_.address);
   if (!http_.token_file.empty()) {
     std::string token, error;
