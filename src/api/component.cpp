@@ -59,7 +59,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
 
 // Router thread. The snapshot is held for the whole dispatch: handlers may subscribe and
 // unsubscribe freely (they replace index_, not the snapshot being walked).
-void ComponentCore::deliver(const protocol::FrameView& f) {
+void ComponentCore::deliver(const protocol::FrameView& f, std::span<const uint8_t>) {
   delivered_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];

@@ -55,7 +55,7 @@ class ComponentCore final : public LocalLink, public std::enable_shared_from_thi
   void remove(uint64_t id);
   bool send_frame(std::span<const uint8_t> frame);
   uint8_t next_seq() noexcept { return seq_.fetch_add(1, std::memory_order_relaxed); }
-  void deliver(const protocol::FrameView& frame) override;
+  void deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
   ComponentStats stats() const;
 
   Router& router;

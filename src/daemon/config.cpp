@@ -33,6 +33,20 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
   return c.endpoints.back();
 }
 
+EndpointConfig& websocket_for(Config& c, const std::string& name, const Where& w) {
+  for (auto& e : c.websockets) {
+    if (lower(e.spec.name) == lower(name)) return e;
+  }
+  EndpointConfig e;
+  e.spec.name = name;
+  e.spec.max_peers = 8;
+  e.websocket_path = "/mavlink/" + name;
+  e.section_type = "websocketendpoint";
+  e.source = w.text();
+  c.websockets.push_back(std::move(e));
+  return c.websockets.back();
+}
+
 // What every endpoint must hold once all files are read; `e` names where it was defined.
 void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
   const auto& s = e.spec;
@@ -145,6 +159,15 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       }
       if (name.empty()) w.fail("this section needs a name, as [" + std::string(inner) + " my-name]");
       if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
+      if (type == "websocketendpoint") {  // a path on the HTTP server, not a socket of its own
+        if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+            std::string::npos)
+          w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
+        section = Section::kEndpoint;
+        endpoint = &websocket_for(config, name, here);
+        kind_keys = &websocket_keys();
+        continue;
+      }
       // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
       struct SectionType {
         const char* name;
@@ -158,7 +181,9 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       const auto* t =
           std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
       if (t == std::end(kTypes))
-        w.fail("unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+        w.fail(
+            "unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint, "
+            "WebSocketEndpoint)");
       section = Section::kEndpoint;
       endpoint = &endpoint_for(config, t->kind, type, name, here);
       kind_keys = &t->keys();
@@ -181,6 +206,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       case Section::kHttp: set_http(w, key, value, config.http); break;
       default: {
         auto it = kind_keys->find(key);
+        if (it == kind_keys->end() && kind_keys == &websocket_keys()) w.fail("unknown key in this section");
         if (it == kind_keys->end()) {
           it = common_endpoint_keys().find(key);
           if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
@@ -208,6 +234,8 @@ void finish_config(Config& config) {
   if (config.general.tcp_server.spec.port != 0) check_endpoint(config.general.tcp_server, next_udp_port);
   for (auto& e : config.endpoints) check_endpoint(e, next_udp_port);
   const GeneralConfig& g = config.general;
+  config.http.websocket_clients = 0;
+  for (const auto& w : config.websockets) config.http.websocket_clients += w.spec.max_peers;
   if (g.log_telemetry && g.log_dir.empty())
     config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
 }

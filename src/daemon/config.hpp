@@ -33,10 +33,11 @@ struct EndpointConfig {
   std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
   std::string source;        // "file:line" where it was defined, or "command line"
   bool port_set = false;
-  bool mode_set = false;   // [UdpEndpoint]: Mode was given
-  std::string address_at;  // "file:line" of its Address key; empty: not from a file
-  std::string port_at;     // "file:line" of its Port key
-  std::string keys;        // every "key=value" it was given, in order: a reload compares them
+  bool mode_set = false;       // [UdpEndpoint]: Mode was given
+  std::string address_at;      // "file:line" of its Address key; empty: not from a file
+  std::string port_at;         // "file:line" of its Port key
+  std::string keys;            // every "key=value" it was given, in order: a reload compares them
+  std::string websocket_path;  // [WebSocketEndpoint]: the HTTP path its clients connect to
 };
 
 // [Http]: the operator's window (daemon/http/): status page, /metrics, the JSON API.
@@ -46,6 +47,7 @@ struct HttpConfig {
   std::string token_file;         // TokenFile: the bearer token; mode 600 or stricter
   std::string certificate;        // Certificate: PEM with the key; set: HTTPS only
   bool metrics_per_link = false;  // MetricsPerLink: series per link as well as per endpoint
+  size_t websocket_clients = 0;   // over every [WebSocketEndpoint]'s MaxClients (threads to keep)
   std::string source = "[Http]";  // where the port was set, for errors
 };
 
@@ -83,6 +85,8 @@ struct Config {
   GeneralConfig general;
   HttpConfig http;
   std::vector<EndpointConfig> endpoints;
+  // [WebSocketEndpoint NAME]: paths on the HTTP server (spec.max_peers: MaxClients).
+  std::vector<EndpointConfig> websockets;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
 };
 

@@ -193,6 +193,27 @@ const std::map<std::string, Setter>& udp_keys() {
   return keys;
 }
 
+const std::map<std::string, Setter>& websocket_keys() {
+  static const std::map<std::string, Setter> keys = [] {
+    std::map<std::string, Setter> k = {
+        {"path",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           if (v.size() < 2 || v[0] != '/' || v.find_first_of(" ?#") != std::string_view::npos)
+             w.fail(quoted(v) + " is not a path (as /mavlink)");
+           e.websocket_path = std::string(v);
+         }},
+        {"maxclients", set_max_peers},
+    };
+    for (const char* name :
+         {"allowmsgidout", "blockmsgidout", "allowsrccompout", "blocksrccompout", "allowsrcsysout", "blocksrcsysout",
+          "allowmsgidin", "blockmsgidin", "allowsrccompin", "blocksrccompin", "allowsrcsysin", "blocksrcsysin",
+          "filter", "signingkeyfile", "signing", "signinglinkid", "allowunsignedmsgids", "unknownmessages"})
+      k.emplace(name, common_endpoint_keys().at(name));
+    return k;
+  }();
+  return keys;
+}
+
 const std::map<std::string, Setter>& tcp_server_keys() {
   static const std::map<std::string, Setter> keys = {
       {"address", set_address},

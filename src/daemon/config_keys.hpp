@@ -42,6 +42,8 @@ const std::map<std::string, Setter>& uart_keys();
 const std::map<std::string, Setter>& udp_keys();
 const std::map<std::string, Setter>& tcp_server_keys();
 const std::map<std::string, Setter>& tcp_keys();
+// [WebSocketEndpoint]: Path, MaxClients, and of the common keys the filters and signing only.
+const std::map<std::string, Setter>& websocket_keys();
 // [General]: `key` lower-cased.
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c);
 bool get_bool(const Where& w, std::string_view v);

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -70,6 +71,44 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
          CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
 }
 
+// The router's links, and the WebSocket clients as the links of their endpoints.
+RouterSnapshot HttpApi::snapshot() {
+  RouterSnapshot s = take_snapshot(router_);
+  if (options_.websockets == nullptr) return s;
+  for (const auto& w : *options_.websockets) {
+    EndpointSnapshot e;
+    e.name = w->name();
+    e.kind = "websocket";
+    e.description = "websocket " + w->name() + " " + w->path();
+    const WebSocketClientReport total = w->totals();
+    e.totals.counters = total.counters;
+    e.totals.parser = total.parser;
+    for (const auto& c : w->clients())
+      e.links.push_back({c.name, c.name.substr(c.name.find(' ') + 1), 0, c.counters, c.parser, 0, c.queued_bytes});
+    s.endpoints.push_back(std::move(e));
+  }
+  return s;
+}
+
+bool HttpApi::admits_websocket(const HttpRequest& request) const {
+  if (!options_.token.empty()) {
+    if (token_matches(request)) return true;
+    constexpr std::string_view kParam = "token=";
+    for (size_t at = 0; at < request.query.size();) {
+      const size_t end = std::min(request.query.find('&', at), request.query.size());
+      const std::string_view item = std::string_view(request.query).substr(at, end - at);
+      if (item.starts_with(kParam) && item.size() - kParam.size() == options_.token.size() &&
+          CRYPTO_memcmp(item.data() + kParam.size(), options_.token.data(), options_.token.size()) == 0)
+        return true;
+      at = end + 1;
+    }
+    return false;
+  }
+  if (!options_.loopback_listener) return false;
+  return request.origin.empty() || request.origin == "http://" + request.host ||
+         request.origin == "https://" + request.host;
+}
+
 HttpResponse HttpApi::handle(const HttpRequest& request) {
   const bool reads = request.method == "GET" || request.method == "HEAD";
   // The page's files hold no state: they load without the token, and the page asks for it.
@@ -80,11 +119,10 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (!reads) return change(request);
   const std::string& path = request.path;
   if (path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8",
-            metrics_text(take_snapshot(router_), options_.metrics_per_link)};
+    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_text(snapshot(), options_.metrics_per_link)};
   }
-  if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
-  if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
+  if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
+  if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
@@ -125,7 +163,7 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 }
 
 std::string HttpApi::live_state() {
-  const RouterSnapshot s = take_snapshot(router_);
+  const RouterSnapshot s = snapshot();
   return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }

@@ -12,6 +12,8 @@
 
 #include "daemon/endpoint_control.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/router_report.hpp"
+#include "daemon/websocket_link.hpp"
 #include "router/router.hpp"
 
 namespace mavswitch::daemon {
@@ -23,14 +25,22 @@ class HttpApi {
     bool token_for_reads = false;  // the server listens beyond loopback, with a token
     bool metrics_per_link = false;
     std::string page_dir;  // the status page's files; empty: none installed
+    bool loopback_listener = true;
+    const std::vector<std::unique_ptr<WebSocketEndpoint>>* websockets = nullptr;  // their links are reported
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
 
   HttpResponse handle(const HttpRequest& request);
+  // Who may open a MAVLink WebSocket (a link that can command the vehicle): with a TokenFile,
+  // whoever gives the token (Authorization: Bearer, or ?token= from a browser); without one,
+  // pages of this server and programs (no Origin) on a loopback listener only, so that another
+  // site's page in the operator's browser cannot reach the vehicle.
+  bool admits_websocket(const HttpRequest& request) const;
 
  private:
   bool token_matches(const HttpRequest& request) const;
+  RouterSnapshot snapshot();
   HttpResponse page_file(const std::string& path) const;
   std::string live_state();  // one event of /api/v1/events
   HttpResponse change(const HttpRequest& request);

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/websocket_link.hpp"
+
 namespace mavswitch::daemon {
 namespace {
 
@@ -20,6 +22,24 @@ void init_library_once() {
 bool is_loopback(const char* address) {
   return std::strncmp(address, "127.", 4) == 0 || std::strcmp(address, "::1") == 0 ||
          std::strncmp(address, "::ffff:127.", 11) == 0;
+}
+
+HttpRequest request_of(const mg_connection* conn) {
+  const mg_request_info* info = mg_get_request_info(conn);
+  HttpRequest request;
+  request.method = info->request_method ? info->request_method : "";
+  request.path = info->local_uri ? info->local_uri : "";
+  if (info->query_string) request.query = info->query_string;
+  if (const char* v = mg_get_header(conn, "Authorization")) request.authorization = v;
+  if (const char* v = mg_get_header(conn, "Origin")) request.origin = v;
+  if (const char* v = mg_get_header(conn, "Host")) request.host = v;
+  request.loopback = is_loopback(info->remote_addr);
+  return request;
+}
+
+std::string peer_of(const mg_connection* conn) {
+  const mg_request_info* info = mg_get_request_info(conn);
+  return std::string(info->remote_addr) + ":" + std::to_string(info->remote_port);
 }
 
 // A handler that fails (the router stopping under it) answers 503 rather than no answer.
@@ -39,9 +59,17 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler)
   const bool v6 = config.address.find(':') != std::string::npos;
   const std::string where =
       (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port) + (tls_ ? "s" : "");
-  // Threads: the event streams' (kMaxStreams) and four for requests.
-  std::vector<const char*> options = {"listening_ports",    where.c_str(), "num_threads", "8",
-                                      "request_timeout_ms", "10000"};
+  // Threads: four for requests, the event streams' (kMaxStreams), and one per WebSocket client
+  // (civetweb reads each on a thread of its own).
+  const std::string threads = std::to_string(4 + kMaxStreams + config.websocket_clients);
+  std::vector<const char*> options = {"listening_ports",
+                                      where.c_str(),
+                                      "num_threads",
+                                      threads.c_str(),
+                                      "request_timeout_ms",
+                                      "10000",
+                                      "enable_websocket_ping_pong",
+                                      "yes"};
   if (tls_) {
     options.push_back("ssl_certificate");
     options.push_back(config.certificate.c_str());
@@ -93,13 +121,31 @@ std::string HttpServer::url() const {
   return fmt::format("{}://{}:{}", tls_ ? "https" : "http", v6 ? "[" + address_ + "]" : address_, port_);
 }
 
+void HttpServer::add_websocket(WebSocketEndpoint& endpoint, Admit admit) {
+  websockets_.push_back(std::make_unique<WebSocketRoute>(WebSocketRoute{endpoint, std::move(admit)}));
+  mg_set_websocket_handler(
+      context_, endpoint.path().c_str(),
+      [](const mg_connection* conn, void* route) {  // the upgrade request: 0 lets it in
+        return static_cast<WebSocketRoute*>(route)->admit(request_of(conn)) ? 0 : 1;
+      },
+      [](mg_connection* conn, void* route) {
+        if (!static_cast<WebSocketRoute*>(route)->endpoint.opened(conn, peer_of(conn)))
+          mg_websocket_write(conn, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE, "", 0);
+      },
+      [](mg_connection* conn, int bits, char* data, size_t size, void* route) {
+        const int opcode = bits & 0xf;
+        if (opcode == MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE) return 0;
+        if (opcode == MG_WEBSOCKET_OPCODE_BINARY || opcode == MG_WEBSOCKET_OPCODE_CONTINUATION)
+          static_cast<WebSocketRoute*>(route)->endpoint.received(conn, {reinterpret_cast<uint8_t*>(data), size});
+        return 1;  // text, ping and pong carry no MAVLink
+      },
+      [](const mg_connection* conn, void* route) { static_cast<WebSocketRoute*>(route)->endpoint.closed(conn); },
+      websockets_.back().get());
+}
+
 int HttpServer::on_request(mg_connection* conn, void* self) {
   const mg_request_info* info = mg_get_request_info(conn);
-  HttpRequest request;
-  request.method = info->request_method ? info->request_method : "";
-  request.path = info->local_uri ? info->local_uri : "";
-  if (const char* auth = mg_get_header(conn, "Authorization")) request.authorization = auth;
-  request.loopback = is_loopback(info->remote_addr);
+  HttpRequest request = request_of(conn);
   HttpResponse response;
   if (info->content_length > static_cast<long long>(kMaxBody)) {
     response = {413, "text/plain", "a request body is at most 64 KiB\n"};

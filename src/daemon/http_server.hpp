@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "daemon/config.hpp"
 
@@ -16,10 +18,15 @@ struct mg_connection;
 
 namespace mavswitch::daemon {
 
+class WebSocketEndpoint;
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded, without the query
   std::string authorization;
+  std::string query;   // after '?', undecoded
+  std::string origin;  // the Origin header a browser sends
+  std::string host;    // the Host header
   std::string body;
   bool loopback = false;  // the client's address is a loopback one
 };
@@ -50,12 +57,21 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   uint16_t port() const noexcept { return port_; }  // the one bound (the config may say 0)
+  // Serves MAVLink over WebSocket at the endpoint's path: `admit` decides from the upgrade
+  // request who may connect. Before the first client; the endpoint outlives the server.
+  using Admit = std::function<bool(const HttpRequest&)>;
+  void add_websocket(WebSocketEndpoint& endpoint, Admit admit);
   std::string url() const;
 
  private:
   static int on_request(mg_connection* conn, void* self);
   void stream(mg_connection* conn, const HttpResponse& response);
+  struct WebSocketRoute {
+    WebSocketEndpoint& endpoint;
+    Admit admit;
+  };
   Handler handler_;
+  std::vector<std::unique_ptr<WebSocketRoute>> websockets_;  // civetweb holds their addresses
   std::atomic<bool> stopping_{false};
   std::atomic<int> streams_{0};
   mg_context* context_ = nullptr;

@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
+  window.add_websockets(config.websockets);
   window.start();
   router.run();
   if (tlog) tlog->close();

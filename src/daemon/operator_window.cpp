@@ -42,9 +42,20 @@ OperatorWindow::~OperatorWindow() {
   if (reloader_.joinable()) reloader_.join();
 }
 
+void OperatorWindow::add_websockets(std::vector<EndpointConfig>& sections) {
+  for (auto& e : sections) {
+    auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, true));
+    websockets_.push_back(std::make_unique<WebSocketEndpoint>(router_, e.spec.name, e.websocket_path, std::move(policy),
+                                                              e.spec.max_peers));
+  }
+}
+
 void OperatorWindow::start() {
   reloader_ = std::thread([this] { reload_loop(); });
-  if (http_.port == 0) return;  // Port = 0: off
+  if (http_.port == 0) {  // Port = 0: off
+    if (!websockets_.empty()) log::warning("[WebSocketEndpoint] sections need the HTTP server ([Http] Port = 0)");
+    return;
+  }
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
   options.page_dir = find_page_dir();
@@ -53,6 +64,7 @@ void OperatorWindow::start() {
   else
     log::debug("http: the status page from {}", options.page_dir);
   const bool beyond_loopback = !loopback(http_.address);
+  options.loopback_listener = !beyond_loopback;
   if (!http_.token_file.empty()) {
     std::string token, error;
     constexpr size_t kMaxToken = 4096;
@@ -74,10 +86,15 @@ void OperatorWindow::start() {
         "refused). Set TokenFile, or listen on 127.0.0.1",
         http_.address);
   }
+  options.websockets = &websockets_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   try {
     server_ = std::make_unique<HttpServer>(http_, [this](const HttpRequest& r) { return api_->handle(r); });
     log::info("http: listening on {}", server_->url());
+    for (auto& w : websockets_) {
+      server_->add_websocket(*w, [this](const HttpRequest& r) { return api_->admits_websocket(r); });
+      log::info("websocket {}: MAVLink at {}{}", w->name(), server_->url(), w->path());
+    }
   } catch (const std::runtime_error& e) {
     log::error("{}: http: {}; routing on without it", http_.source, e.what());
   }

@@ -11,12 +11,15 @@
 #include "daemon/endpoint_control.hpp"
 #include "daemon/http_api.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 
 class OperatorWindow {
  public:
   OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config);
+  // Serves [WebSocketEndpoint] sections on the HTTP server. Before start().
+  void add_websockets(std::vector<EndpointConfig>& sections);
   ~OperatorWindow();
 
   EndpointControl& control() { return control_; }
@@ -31,6 +34,7 @@ class OperatorWindow {
   HttpConfig http_;
   EndpointControl control_;
   std::unique_ptr<HttpApi> api_;
+  std::vector<std::unique_ptr<WebSocketEndpoint>> websockets_;  // outlive the server
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;
   std::condition_variable wake_;

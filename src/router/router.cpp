@@ -246,6 +246,13 @@ routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t com
   return id;
 }
 
+routing::LinkId Router::attach_local(LocalLink& link, std::shared_ptr<const routing::LinkPolicy> policy) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
+  const routing::LinkId id = routing_.add_link(std::move(policy), 0);
+  workers_[0]->attach_local(id, link);
+  return id;
+}
+
 void Router::detach_local(routing::LinkId id) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::detach_local");
   if (!routing_.active(id)) return;

@@ -83,6 +83,8 @@ class Router final {
   // In-process components (see api/): a local link is routed to like any other, and the
   // frames it sends are routed as if they had arrived on it. Router thread (or before run()).
   routing::LinkId attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy = {});
+  // The same for a link whose sources are learned from what it sends, as a wire link's are.
+  routing::LinkId attach_local(LocalLink& link, std::shared_ptr<const routing::LinkPolicy> policy);
   void detach_local(routing::LinkId id);
   void route_local(routing::LinkId from, const protocol::FrameView& frame);
 

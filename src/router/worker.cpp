@@ -255,7 +255,7 @@ void Worker::write_here(routing::LinkId to, const protocol::FrameView& frame, st
   if (d.wire != nullptr) {
     d.wire->send(frame, bytes);
   } else if (d.local != nullptr) {
-    d.local->deliver(frame);
+    d.local->deliver(frame, bytes);
   }
 }
 

@@ -185,7 +185,7 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[SerialThing x]\n"),
             file +
                 ":1: [SerialThing x]: unknown section type (General, Http, UartEndpoint, "
-                "UdpEndpoint, TcpEndpoint, TcpServerEndpoint)");
+                "UdpEndpoint, TcpEndpoint, TcpServerEndpoint, WebSocketEndpoint)");
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
   EXPECT_EQ(error_of("[UdpEndpoint]\n"),
             file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");

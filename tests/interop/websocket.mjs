@@ -1,0 +1,170 @@
+// MAVLink over WebSocket: mavswitchd's [WebSocketEndpoint] against the npm `ws` client, with
+// node-mavlink on both sides. A ground station on a WebSocket hears a UDP vehicle, commands it
+// and gets the acknowledgement; the endpoint's filter holds; signing is enforced on the link;
+// another site's page is refused; with a TokenFile only the token opens it; and the link shows
+// in the router's statistics.
+// Usage: node websocket.mjs MAVSWITCHD
+import { spawn } from 'node:child_process'
+import dgram from 'node:dgram'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import {
+  MavLinkPacketParser, MavLinkPacketSignature, MavLinkPacketSplitter, MavLinkProtocolV2, common, minimal,
+} from 'node-mavlink'
+import WebSocket from 'ws'
+import { freePort, tally } from './support.mjs'
+
+const [daemon] = process.argv.slice(2)
+const t = tally()
+const check = t.check
+const REGISTRY = { ...minimal.REGISTRY, ...common.REGISTRY }
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const until = async (pred, ms = 5000) => {
+  const end = Date.now() + ms
+  while (Date.now() < end) { if (pred()) return true; await sleep(20) }
+  return pred()
+}
+const parser = (onPacket) => {
+  const input = new Readable({ read () {} })
+  input.pipe(new MavLinkPacketSplitter()).pipe(new MavLinkPacketParser()).on('data', onPacket)
+  return (bytes) => input.push(bytes)
+}
+const decode = (p) => { const c = REGISTRY[p.header.msgid]; return c ? p.protocol.data(p.payload, c) : null }
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mavswitch-ws-'))
+const keyPhrase = 'websocket signing'
+const key = MavLinkPacketSignature.key(keyPhrase)
+const keyFile = path.join(scratch, 'ws.key')
+fs.writeFileSync(keyFile, Buffer.from(key).toString('hex') + '\n', { mode: 0o600 })
+const tokenFile = path.join(scratch, 'token')
+const token = 'websocket-test-token-0123456789'
+fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 })
+
+const vehiclePort = await freePort('udp')
+const httpPort = await freePort('tcp')
+function startDaemon (extra) {
+  const conf = path.join(scratch, 'main.conf')
+  fs.writeFileSync(conf, `[General]\nTcpServerPort = 0\n[Http]\nAddress = 127.0.0.1\nPort = ${httpPort}\n${extra.http || ''}` +
+    `[UdpEndpoint vehicle]\nMode = Server\nAddress = 127.0.0.1\nPort = ${vehiclePort}\n` +
+    '[WebSocketEndpoint gcs]\nAllowMsgIdOut = 0,77\n' +
+    `[WebSocketEndpoint signed]\nPath = /mavlink/signed\nSigningKeyFile = ${keyFile}\n`)
+  const d = spawn(daemon, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
+  d.log = ''
+  d.stderr.on('data', (b) => { d.log += b })
+  return d
+}
+
+// A vehicle (1/1): HEARTBEAT and ATTITUDE, and a COMMAND_ACK for every COMMAND_LONG.
+const vehicle = dgram.createSocket('udp4')
+await new Promise((resolve) => vehicle.bind(0, '127.0.0.1', resolve))
+const fromVehicle = new MavLinkProtocolV2(1, 1)
+let vseq = 0
+const commands = []
+const vsend = (m) => vehicle.send(fromVehicle.serialize(m, vseq++ & 255), vehiclePort, '127.0.0.1')
+vehicle.on('message', parser((p) => {
+  if (p.header.msgid !== common.CommandLong.MSG_ID) return
+  const c = decode(p)
+  commands.push({ command: c.command, signed: !!p.signature })
+  const ack = new common.CommandAck()
+  ack.command = c.command
+  ack.targetSystem = p.header.sysid
+  ack.targetComponent = p.header.compid
+  vsend(ack)
+}))
+const heartbeat = new minimal.Heartbeat()
+heartbeat.type = 2
+heartbeat.autopilot = 3
+const vehicleTimer = setInterval(() => { vsend(heartbeat); vsend(new common.Attitude()) }, 50)
+
+// A WebSocket ground station (255/190): what it hears, by message id.
+function groundStation (url, options = {}) {
+  const ws = new WebSocket(url, options)
+  ws.binaryType = 'nodebuffer'
+  ws.heard = []
+  ws.refused = false
+  ws.on('message', parser((p) => ws.heard.push({ id: p.header.msgid, sys: p.header.sysid, data: decode(p) })))
+  ws.on('unexpected-response', () => { ws.refused = true })
+  ws.on('error', () => { ws.refused = true })
+  ws.opened = new Promise((resolve) => { ws.on('open', () => resolve(true)); ws.on('close', () => resolve(false)); ws.on('error', () => resolve(false)) })
+  return ws
+}
+const fromGcs = new MavLinkProtocolV2(255, 190)
+const gcsSigned = new MavLinkProtocolV2(255, 190, MavLinkProtocolV2.IFLAG_SIGNED)
+let gseq = 0
+const commandLong = (id) => { const c = new common.CommandLong(); c.targetSystem = 1; c.targetComponent = 1; c.command = id; return c }
+
+let router = startDaemon({})
+try {
+  const base = `ws://127.0.0.1:${httpPort}/mavlink`
+  let gcs
+  for (let i = 0; i < 50; i++) { gcs = groundStation(`${base}/gcs`); if (await gcs.opened) break; await sleep(100) }
+  check(gcs.readyState === WebSocket.OPEN, 'a ground station opens the WebSocket (a program, no Origin)')
+  gcs.send(fromGcs.serialize(heartbeat, gseq++ & 255))
+  check(await until(() => gcs.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1)), 'it hears the vehicle')
+  gcs.send(fromGcs.serialize(commandLong(400), gseq++ & 255))
+  check(await until(() => gcs.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 400)),
+    'its COMMAND_LONG reaches the vehicle and the COMMAND_ACK comes back')
+  await sleep(300)
+  check(!gcs.heard.some((h) => h.id === common.Attitude.MSG_ID), 'AllowMsgIdOut = 0,77: no ATTITUDE on this link')
+
+  // The signing endpoint: an unsigned command goes nowhere, a signed one reaches the vehicle.
+  const signedGcs = groundStation(`${base}/signed`)
+  check(await signedGcs.opened, 'a second endpoint at its own Path')
+  signedGcs.send(fromGcs.serialize(commandLong(401), gseq++ & 255))
+  signedGcs.send(gcsSigned.sign(gcsSigned.serialize(commandLong(402), gseq++ & 255), 9, key))
+  check(await until(() => commands.some((c) => c.command === 402 && c.signed)), 'a signed command passes the signing link')
+  await sleep(300)
+  check(!commands.some((c) => c.command === 401), 'an unsigned command from the signing link is dropped')
+
+  // A client that stops reading fills only its own queue: the overflow is dropped and counted,
+  // and the other WebSocket link still hears the vehicle.
+  signedGcs._socket.pause()
+  for (let i = 0; i < 20000; i++) vsend(new common.Attitude())
+  const dropped = async () => {
+    const l = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()).links.find((x) => x.endpoint === 'signed')
+    return l ? l.dropped.queue_full : 0
+  }
+  let overflow = 0
+  for (let i = 0; i < 50 && (overflow = await dropped()) === 0; i++) await sleep(100)
+  check(overflow > 0, `a stalled client's overflow is dropped and counted (${overflow})`)
+  const before = gcs.heard.length
+  check(await until(() => gcs.heard.length > before + 2), 'meanwhile the other client hears the vehicle')
+  signedGcs._socket.resume()
+
+  // Another site's page in the operator's browser: refused.
+  const foreign = groundStation(`${base}/gcs`, { origin: 'http://attacker.example' })
+  check(!(await foreign.opened), 'a page of another origin is refused')
+
+  // The link is in the statistics.
+  const links = await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()
+  const wsLink = links.links.find((l) => l.endpoint === 'gcs' && l.kind === 'websocket')
+  check(wsLink && wsLink.rx_frames >= 2 && wsLink.tx_frames >= 2, `the WebSocket link in /api/v1/links (${JSON.stringify(wsLink)})`)
+  const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text()
+  check(metrics.includes('mavswitch_link_received_frames_total{endpoint="gcs",kind="websocket"}'), 'and in /metrics')
+  gcs.close()
+  signedGcs.close()
+
+  // With a TokenFile: no token, no link; the token (as a browser gives it, in the URL) opens it.
+  router.kill('SIGTERM')
+  await new Promise((resolve) => router.on('exit', resolve))
+  router = startDaemon({ http: `TokenFile = ${tokenFile}\n` })
+  const up = async () => { try { return (await fetch(`http://127.0.0.1:${httpPort}/api/v1`)).ok } catch { return false } }
+  for (let i = 0; i < 50 && !(await up()); i++) await sleep(100)
+  const locked = groundStation(`${base}/gcs`)
+  check(!(await locked.opened) && locked.refused, 'with a TokenFile, no token: refused')
+  const withToken = groundStation(`${base}/gcs?token=${token}`)
+  check(await withToken.opened, 'with the token: open')
+  withToken.send(fromGcs.serialize(commandLong(403), gseq++ & 255))
+  check(await until(() => withToken.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 403)),
+    'and it commands the vehicle')
+  withToken.close()
+} finally {
+  clearInterval(vehicleTimer)
+  vehicle.close()
+  router.kill('SIGTERM')
+  fs.rmSync(scratch, { recursive: true, force: true })
+}
+if (t.failed) console.log(router.log)
+t.done('websocket')
