@@ -167,11 +167,12 @@ int HttpServer::on_request(mg_connection* conn, void* self) {
     return 200;
   }
   // The page's own files and scripts only: no inline script, nothing from elsewhere.
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-            "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'self'\r\n%s\r\n",
-            response.status, mg_get_response_code_text(conn, response.status), response.content_type.c_str(),
-            response.body.size(), response.status == 401 ? "WWW-Authenticate: Bearer realm=\"mavswitch\"\r\n" : "");
+  mg_printf(
+      conn,
+      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+      "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'self'\r\nConnection: close\r\n%s\r\n",
+      response.status, mg_get_response_code_text(conn, response.status), response.content_type.c_str(),
+      response.body.size(), response.status == 401 ? "WWW-Authenticate: Bearer realm=\"mavswitch\"\r\n" : "");
   mg_write(conn, response.body.data(), response.body.size());
   return response.status;
 }

@@ -6,7 +6,10 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+
 #include <sstream>
+#include "daemon/vehicle_names.hpp"
+#include "transport/clock.hpp"
 
 namespace mavswitch::daemon {
 namespace {
@@ -176,13 +179,25 @@ std::string endpoints_json(Router& router) {
 std::string systems_json(Router& router, bool pretty) {
   Json list = Json::array();
   const auto& routes = router.routing().routes();
+  const routing::Millis now = transport::now_ms();  // the clock routing stamps with
   for (unsigned sys = 0; sys < 256; ++sys) {
     for (unsigned comp = 0; comp < 256; ++comp) {
       if (!routes.knows(uint8_t(sys), uint8_t(comp))) continue;
       Json links = Json::array();
       routes.for_each_component_link(uint8_t(sys), uint8_t(comp),
                                      [&](routing::LinkId id) { links.push_back(router.link_name(id)); });
-      list.push_back({{"system", sys}, {"component", comp}, {"links", links}});
+      Json s = {{"system", sys}, {"component", comp}, {"links", links}};
+      const routing::Millis heard = routes.last_heard(uint8_t(sys), uint8_t(comp));
+      if (heard != 0) s["heard_ms_ago"] = std::max<routing::Millis>(0, now - heard);
+      const auto hb = routes.heartbeat(uint8_t(sys), uint8_t(comp));
+      if (hb.at != 0) {
+        s["type"] = vehicle_type_name(hb.type);
+        s["autopilot"] = autopilot_name(hb.autopilot);
+        s["mode"] = mode_name(hb.autopilot, hb.type, hb.base_mode, hb.custom_mode);
+        s["armed"] = armed(hb.base_mode);
+        s["system_status"] = hb.system_status;
+      }
+      list.push_back(std::move(s));
     }
   }
   return pretty ? Json{{"systems", list}}.dump(2) : list.dump();

@@ -181,7 +181,8 @@ bool WebSocketEndpoint::opened(mg_connection* conn, const std::string& peer) {
 
 std::shared_ptr<WebSocketClient> WebSocketEndpoint::client_of(const mg_connection* conn, bool forget) {
   std::lock_guard lock(mutex_);
-  const auto it = std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) { return c->connection() == conn; });
+  const auto it =
+      std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) { return c->connection() == conn; });
   if (it == clients_.end()) return nullptr;
   auto client = *it;
   if (forget) clients_.erase(it);

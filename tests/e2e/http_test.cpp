@@ -305,8 +305,9 @@ TEST_F(Http, TheToolShowsLinksAndSystemsAndChangesEndpoints) {
   ASSERT_EQ(run_command(tool + "status --interval 0.2" + url + " 2>&1", &out), 0) << out;
   EXPECT_NE(out.find("vehicle 127.0.0.1:"), std::string::npos) << out;
   EXPECT_NE(out.find("RX f/s"), std::string::npos) << out;
-  EXPECT_NE(out.find("   255       190  gcs 127.0.0.1:"), std::string::npos)
-      << "the ground station, heard on gcs: " << out;
+  EXPECT_NE(out.find("quadrotor        ArduPilot  base mode 0"), std::string::npos)
+      << "the vehicle's HEARTBEAT: " << out;
+  EXPECT_NE(out.find("gcs 127.0.0.1:"), std::string::npos) << "the ground station, heard on gcs: " << out;
   ASSERT_EQ(run_command(tool + "status --json" + url + " 2>&1", &out), 0) << out;
   EXPECT_NE(out.find("\"system\": 1"), std::string::npos) << out;
 

@@ -57,6 +57,8 @@ let gcsSeq = 0
 const heartbeat = new minimal.Heartbeat()
 heartbeat.type = minimal.MavType.QUADROTOR
 heartbeat.autopilot = minimal.MavAutopilot.ARDUPILOTMEGA
+heartbeat.baseMode = 1 | 128 // custom mode, armed
+heartbeat.customMode = 4 // ArduCopter GUIDED
 const stream = setInterval(() => {
   const attitude = new common.Attitude()
   attitude.timeBootMs = Date.now() % 1e9
@@ -91,8 +93,10 @@ try {
   const rx = await until(async () => { const v = await vehicleRx(); return v >= 30 ? v : 0 })
   check(rx >= 30 && rx <= 80, `the vehicle's link shows ~50 frames/s in (${rx})`)
   check(await page.$eval('#state', (s) => s.textContent) === 'live', 'the page says it is live')
-  const systems = await until(() => page.$$eval('#systems tbody tr', (rows) => rows.map((r) => r.cells[0].textContent + '/' + r.cells[1].textContent).join(' ')).then((s) => s.includes('1/1') && s.includes('255/190') ? s : ''))
+  const systems = await until(() => page.$$eval('#systems tbody tr', (rows) => rows.map((r) => r.dataset.system).join(' ')).then((s) => s.includes('1/1') && s.includes('255/190') ? s : ''))
   check(systems, `the systems heard: the vehicle and the ground station (${systems})`)
+  const vehicleRow = await page.$eval('#systems tbody tr[data-system="1/1"]', (r) => [...r.cells].map((c) => c.textContent).join('|'))
+  check(/quadrotor\|ArduPilot\|GUIDED\|ARMED\|\d+\.\d s/.test(vehicleRow), `the vehicle's type, autopilot, mode, armed, last heard (${vehicleRow})`)
   // Its plot has been drawn: some pixels are set after a few seconds of history.
   await sleep(3000)
   const drawn = () => page.evaluate(() => {

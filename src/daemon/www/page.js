@@ -87,9 +87,15 @@ function show (state, at) {
   systems.replaceChildren()
   for (const s of state.systems) {
     const row = systems.insertRow()
+    row.dataset.system = s.system + '/' + s.component
     cell(row, String(s.system), 'num')
     cell(row, String(s.component), 'num')
-    cell(row, s.links.join(', '))
+    cell(row, s.type || '', 'type')
+    cell(row, s.autopilot || '', 'wide')
+    cell(row, s.mode || '', 'mode')
+    cell(row, s.armed === undefined ? '' : s.armed ? 'ARMED' : 'disarmed', s.armed ? 'armed' : '')
+    cell(row, s.heard_ms_ago === undefined ? '' : (s.heard_ms_ago / 1000).toFixed(1) + ' s', 'num')
+    cell(row, s.links.join(', '), 'wide')
   }
   $('no-systems').hidden = state.systems.length > 0
   $('routed').textContent = number(state.routed) + ' frames routed'
