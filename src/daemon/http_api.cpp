@@ -119,7 +119,9 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (!reads) return change(request);
   const std::string& path = request.path;
   if (path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_text(snapshot(), options_.metrics_per_link)};
+    return {
+        200, "text/plain; version=0.0.4; charset=utf-8",
+        metrics_text(snapshot(), options_.metrics_per_link) + (options_.more_metrics ? options_.more_metrics() : "")};
   }
   if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};

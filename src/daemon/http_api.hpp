@@ -26,6 +26,7 @@ class HttpApi {
     bool metrics_per_link = false;
     std::string page_dir;  // the status page's files; empty: none installed
     bool loopback_listener = true;
+    std::function<std::string()> more_metrics;                                    // appended to /metrics
     const std::vector<std::unique_ptr<WebSocketEndpoint>>* websockets = nullptr;  // their links are reported
   };
   HttpApi(Router& router, EndpointControl& control, Options options)

@@ -1,8 +1,10 @@
 #include "daemon/http_server.hpp"
 
 #include <civetweb.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -53,8 +55,22 @@ HttpResponse answer(const HttpServer::Handler& handler, const HttpRequest& reque
 
 }  // namespace
 
+std::string HttpServer::tls_unavailable() {
+  void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);  // the name civetweb loads
+  if (ssl == nullptr) return "civetweb finds no libssl.so (Debian's libssl-dev provides it)";
+  const bool old_api = dlsym(ssl, "SSL_get_peer_certificate") != nullptr;
+  dlclose(ssl);
+  return old_api ? ""
+                 : "this civetweb calls SSL_get_peer_certificate, which this OpenSSL (3) no longer has: "
+                   "an HTTPS request would crash the router. Put a TLS proxy in front instead";
+}
+
 HttpServer::HttpServer(const HttpConfig& config, Handler handler)
     : handler_(std::move(handler)), tls_(!config.certificate.empty()), address_(config.address) {
+  if (tls_) {
+    if (const std::string why = tls_unavailable(); !why.empty())
+      throw std::runtime_error("Certificate: TLS unavailable: " + why);
+  }
   init_library_once();
   const bool v6 = config.address.find(':') != std::string::npos;
   const std::string where =
@@ -147,15 +163,20 @@ int HttpServer::on_request(mg_connection* conn, void* self) {
   const mg_request_info* info = mg_get_request_info(conn);
   HttpRequest request = request_of(conn);
   HttpResponse response;
+  const bool chunked = mg_get_header(conn, "Transfer-Encoding") != nullptr;
   if (info->content_length > static_cast<long long>(kMaxBody)) {
     response = {413, "text/plain", "a request body is at most 64 KiB\n"};
+  } else if (chunked) {
+    response = {411, "text/plain", "a request body needs a Content-Length\n"};
   } else {
     char buf[8192];
-    for (;;) {  // bounded: at most kMaxBody bytes are kept, the rest read and refused
-      const int n = mg_read(conn, buf, sizeof buf);
+    // Only the body announced: a request without Content-Length has none (reading on would
+    // wait for the client to close).
+    for (long long left = std::max(0LL, info->content_length); left > 0;) {
+      const int n = mg_read(conn, buf, static_cast<size_t>(std::min<long long>(left, sizeof buf)));
       if (n <= 0) break;
       request.body.append(buf, static_cast<size_t>(n));
-      if (request.body.size() > kMaxBody) break;
+      left -= n;
     }
     if (request.body.size() > kMaxBody)
       response = {413, "text/plain", "a request body is at most 64 KiB\n"};

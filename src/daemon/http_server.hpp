@@ -50,7 +50,13 @@ class HttpServer {
   // Event streams hold a thread each: at most this many at once, so requests still get one.
   static constexpr int kMaxStreams = 4;
 
-  // Listens at once; throws std::runtime_error saying why it cannot (a port in use).
+  // Whether civetweb can serve TLS here. Debian's civetweb 1.15 loads OpenSSL at run time and
+  // calls SSL_get_peer_certificate on every HTTPS request; OpenSSL 3 no longer has it (it is
+  // SSL_get1_peer_certificate), so the first request would crash the process. Empty: usable;
+  // otherwise why not.
+  static std::string tls_unavailable();
+  // Listens at once; throws std::runtime_error saying why it cannot (a port in use, TLS that
+  // cannot work).
   HttpServer(const HttpConfig& config, Handler handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

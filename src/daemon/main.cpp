@@ -71,6 +71,19 @@ void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon:
   std::fflush(stdout);
 }
 
+// The log writers for /metrics: bytes written and what could not be.
+std::string log_metrics(const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
+  if (tlog == nullptr && flight_log == nullptr) return "";
+  std::string text =
+      "# HELP mavswitch_log_written_bytes_total Bytes the log writers wrote.\n"
+      "# TYPE mavswitch_log_written_bytes_total counter\n";
+  if (flight_log != nullptr)
+    text += fmt::format("mavswitch_log_written_bytes_total{{log=\"flight\"}} {}\n", flight_log->stats().bytes_written);
+  if (tlog != nullptr)
+    text += fmt::format("mavswitch_log_written_bytes_total{{log=\"telemetry\"}} {}\n", tlog->stats().bytes_written);
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +226,11 @@ int main(int argc, char** argv) {
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
   window.add_websockets(config.websockets);
+  window.add_metrics([&] {  // the log writers live on the router's thread
+    std::string text;
+    router.run_on_loop([&] { text = log_metrics(tlog.get(), flight_log.get()); });
+    return text;
+  });
   window.start();
   router.run();
   if (tlog) tlog->close();

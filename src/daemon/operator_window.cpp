@@ -87,6 +87,7 @@ void OperatorWindow::start() {
         http_.address);
   }
   options.websockets = &websockets_;
+  options.more_metrics = more_metrics_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   try {
     server_ = std::make_unique<HttpServer>(http_, [this](const HttpRequest& r) { return api_->handle(r); });

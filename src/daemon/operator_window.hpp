@@ -27,12 +27,15 @@ class OperatorWindow {
   // the reload thread.
   void start();
   void request_reload();  // any thread; the signal handler's
+  // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
+  void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
 
  private:
   void reload_loop();
   Router& router_;
   HttpConfig http_;
   EndpointControl control_;
+  std::function<std::string()> more_metrics_;
   std::unique_ptr<HttpApi> api_;
   std::vector<std::unique_ptr<WebSocketEndpoint>> websockets_;  // outlive the server
   std::unique_ptr<HttpServer> server_;

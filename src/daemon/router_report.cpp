@@ -134,6 +134,7 @@ RouterSnapshot take_snapshot(Router& router) {
     for (unsigned comp = 0; comp < 256; ++comp) s.routes += routes.knows(uint8_t(sys), uint8_t(comp)) ? 1u : 0u;
   }
   s.workers = router.worker_count();
+  s.worker_busy_us = router.worker_busy_us();
   s.cross_worker_drops = router.cross_worker_drops();
   return s;
 }
@@ -304,6 +305,10 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
   x.sample("mavswitch_routes", s.routes);
   x.family("mavswitch_workers", "gauge", "I/O worker threads.");
   x.sample("mavswitch_workers", s.workers);
+  x.family("mavswitch_worker_busy_seconds_total", "counter",
+           "Time each I/O worker spent awake (not waiting for events): its rate is the worker's busy share.");
+  for (size_t w = 0; w < s.worker_busy_us.size(); ++w)
+    x.sample("mavswitch_worker_busy_seconds_total", fmt::format("worker=\"{}\"", w), double(s.worker_busy_us[w]) / 1e6);
   x.family("mavswitch_worker_handover_dropped_frames_total", "counter",
            "Frames one worker could not hand to another (its queue was full).");
   x.sample("mavswitch_worker_handover_dropped_frames_total", s.cross_worker_drops);

@@ -33,6 +33,7 @@ struct RouterSnapshot {
   std::vector<EndpointSnapshot> endpoints;  // the open ones
   size_t routes = 0;                        // (system, component) pairs known
   size_t workers = 0;
+  std::vector<uint64_t> worker_busy_us;  // by worker
   uint64_t cross_worker_drops = 0;
 };
 

@@ -375,6 +375,12 @@ uint64_t Router::sum_over_workers(uint64_t (Worker::*count)() const noexcept) co
   return sum;
 }
 
+std::vector<uint64_t> Router::worker_busy_us() const {
+  std::vector<uint64_t> busy;
+  for (const auto& w : workers_) busy.push_back(w->loop().busy_us());
+  return busy;
+}
+
 uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::ring_drops); }
 uint64_t Router::cross_worker_direct() const { return sum_over_workers(&Worker::direct_frames); }
 uint64_t Router::input_pauses() const { return sum_over_workers(&Worker::input_pauses); }

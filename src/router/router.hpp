@@ -150,6 +150,8 @@ class Router final {
   transport::Endpoint::Totals endpoint_totals(size_t endpoint_index);
   // How many of the endpoint's links each worker holds (index: worker).
   std::vector<size_t> links_by_worker(size_t endpoint_index);
+  // Each worker's busy time so far, in microseconds (by worker). Any thread.
+  std::vector<uint64_t> worker_busy_us() const;
   // Frames one worker could not hand to another because that one's queue was full.
   uint64_t cross_worker_drops() const;
   // Frames a worker wrote itself to datagram links another worker owns.

@@ -1,6 +1,7 @@
 #include "tools/api_client.hpp"
 
 #include <civetweb.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -56,7 +57,23 @@ ApiReply api_call(const ApiTarget& target, const std::string& method, const std:
   Where w;
   if (!parse_url(target.url, &w, &reply.error)) return reply;
   char error[256] = "";
-  mg_connection* conn = mg_connect_client(w.host.c_str(), w.port, w.tls ? 1 : 0, error, sizeof error);
+  mg_connection* conn = nullptr;
+  if (w.tls) {  // always verified: a token must not go to whoever answers
+    // civetweb 1.15 with OpenSSL 3 calls a function OpenSSL no longer has (see the daemon's
+    // HttpServer::tls_unavailable): refuse rather than crash.
+    void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);
+    const bool usable = ssl != nullptr && dlsym(ssl, "SSL_get_peer_certificate") != nullptr;
+    if (ssl != nullptr) dlclose(ssl);
+    if (!usable) {
+      reply.error = "https is not available with this civetweb and OpenSSL; use http through a TLS proxy";
+      return reply;
+    }
+    const std::string ca = !target.ca_file.empty() ? target.ca_file : "/etc/ssl/certs/ca-certificates.crt";
+    const mg_client_options options{w.host.c_str(), w.port, nullptr, ca.c_str(), w.host.c_str()};
+    conn = mg_connect_client_secure(&options, error, sizeof error);
+  } else {
+    conn = mg_connect_client(w.host.c_str(), w.port, 0, error, sizeof error);
+  }
   if (conn == nullptr) {
     reply.error = "cannot reach the router at " + target.url + ": " + error;
     return reply;

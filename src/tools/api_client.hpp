@@ -9,6 +9,9 @@ namespace mavswitch::tools {
 struct ApiTarget {
   std::string url = "http://127.0.0.1:8080";  // http:// or https://, host, port
   std::string token;                          // empty: none sent
+  // https: the certificate authorities the router's certificate is checked against (a
+  // self-signed router: its own certificate); empty: the system's bundle.
+  std::string ca_file;
 };
 
 struct ApiReply {

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       ->expected(0, 1)
       ->default_str("2");
   status->add_option("--token-file", token_file, "Bearer token (or MAVSWITCH_TOKEN_FILE)");
+  status->add_option("--ca-file", status_options.target.ca_file,
+                     "https: check the router's certificate against this file (default: the system's)");
 
   mavswitch::tools::EndpointsOptions endpoints_options;
   auto* endpoints = app.add_subcommand("endpoints", "List, add or remove a running router's endpoints");
@@ -51,6 +53,8 @@ int main(int argc, char** argv) {
                         "The router's HTTP server (default http://127.0.0.1:8080)");
   endpoints->add_flag("--json", endpoints_options.json, "list: as JSON");
   endpoints->add_option("--token-file", token_file, "Bearer token, needed to add or remove (or MAVSWITCH_TOKEN_FILE)");
+  endpoints->add_option("--ca-file", endpoints_options.target.ca_file,
+                        "https: check the router's certificate against this file (default: the system's)");
 
   CLI11_PARSE(app, argc, argv);
   if (status->parsed() || endpoints->parsed()) {

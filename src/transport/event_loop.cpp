@@ -204,13 +204,18 @@ void EventLoop::run() {
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
+  int64_t woke_us = now_us();
   while (!stop_requested_) {
     arm_timer();
     if (before_sleep_) before_sleep_();
+    // Busy: from a wake-up to the next sleep (one clock read a batch, for the statistics).
+    busy_us_.store(busy_us_.load(std::memory_order_relaxed) + static_cast<uint64_t>(now_us() - woke_us),
+                   std::memory_order_relaxed);
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, -1);
     if (after_wake_) after_wake_();
     if (n < 0 && errno != EINTR) fail("epoll_wait");
-    now_ = now_ms();
+    woke_us = now_us();
+    now_ = woke_us / 1000;
     for (int i = 0; i < n; ++i) {
       const uint64_t reg = events[i].data.u64;
       if (reg == kWakeRegistration) {

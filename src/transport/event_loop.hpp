@@ -67,6 +67,9 @@ class EventLoop {
 
   // The time this wake-up began: one clock read per batch of events, not one per frame.
   Millis now() const noexcept { return now_; }
+  // Time spent between wake-ups and sleeps so far: the thread's busy share over a period is
+  // its difference over that period. Any thread.
+  uint64_t busy_us() const noexcept { return busy_us_.load(std::memory_order_relaxed); }
 
   void run();   // until stop()
   void stop();  // thread-safe
@@ -116,6 +119,7 @@ class EventLoop {
   std::vector<std::function<void()>> posted_;
   bool stop_requested_ = false;
   Millis now_ = now_ms();
+  std::atomic<uint64_t> busy_us_{0};  // written by the owner only
 };
 
 }  // namespace mavswitch::transport

@@ -6,31 +6,27 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace mavswitch::test {
 
-HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body,
-                       const std::string& token) {
-  HttpReply reply;
+std::string raw_exchange(uint16_t port, const std::string& request, int seconds) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string raw;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
-    return reply;
+    return raw;
   }
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
-  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
-  request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
-  std::string raw;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   char buf[16384];
   while (std::chrono::steady_clock::now() < deadline) {
     pollfd p{fd, POLLIN, 0};
@@ -40,6 +36,16 @@ HttpReply http_request(uint16_t port, const std::string& method, const std::stri
     raw.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
+  return raw;
+}
+
+HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body,
+                       const std::string& token) {
+  std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
+  request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string raw = raw_exchange(port, request);
+  HttpReply reply;
   const auto space = raw.find(' ');
   const auto end = raw.find("\r\n\r\n");
   if (space == std::string::npos || end == std::string::npos) return reply;

@@ -14,5 +14,8 @@ struct HttpReply {
 
 HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "",
                        const std::string& token = "");
+// Sends `request` as it is (a malformed one, say) and returns everything that came back.
+// Waits up to `seconds` for the server to close.
+std::string raw_exchange(uint16_t port, const std::string& request, int seconds = 10);
 
 }  // namespace mavswitch::test

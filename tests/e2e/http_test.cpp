@@ -85,7 +85,7 @@ class Http : public ::testing::Test {
 }  // namespace
 
 TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
-  auto d = start(token_keys());
+  auto d = start(token_keys(), "[General]\nLog = " + (scratch_ / "logs").string() + "\nLogTelemetry = true\n");
   connect_peers();
   const std::string series = R"(mavswitch_link_received_frames_total{endpoint="vehicle",kind="udp-server"})";
   const double before = sample(http_request(http_port_, "GET", "/metrics").body, series);
@@ -99,7 +99,12 @@ TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
   }));
   EXPECT_GE(sample(metrics.body, R"(mavswitch_link_sent_frames_total{endpoint="gcs",kind="udp-server"})"), 50);
   EXPECT_GE(sample(metrics.body, "process_resident_memory_bytes"), 1e5);
-  EXPECT_EQ(sample(metrics.body, "mavswitch_routes"), 2) << "the vehicle and the ground station";
+  EXPECT_EQ(sample(metrics.body, "mavswitch_routes"), 3) << "the vehicle, the ground station, the flight log writer";
+  EXPECT_GT(sample(metrics.body, R"(mavswitch_worker_busy_seconds_total{worker="0"})"), 0);
+  EXPECT_TRUE(wait_until([&] {  // the telemetry log is written once a second
+    metrics = http_request(http_port_, "GET", "/metrics");
+    return sample(metrics.body, R"(mavswitch_log_written_bytes_total{log="telemetry"})") > 1000;
+  })) << metrics.body;
 
   const std::string promtool = found_program("promtool");
   if (promtool.empty()) GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
@@ -326,4 +331,77 @@ TEST_F(Http, TheToolShowsLinksAndSystemsAndChangesEndpoints) {
   EXPECT_NE(out.find("no open endpoint named 'extra'"), std::string::npos) << out;
   EXPECT_NE(run_command(tool + "status --url http://127.0.0.1:1 2>&1", &out), 0);
   EXPECT_NE(out.find("cannot reach the router"), std::string::npos) << out;
+}
+
+// Malformed HTTP and huge headers: a 4xx (or the connection closed), never a crash, and the
+// router and its HTTP server go on.
+TEST_F(Http, MalformedRequestsAndHugeHeadersChangeNothing) {
+  auto d = start(token_keys());
+  connect_peers();
+  const std::string before = http_request(http_port_, "GET", "/api/v1/endpoints").body;
+  auto status_of = [](const std::string& reply) { return reply.size() > 12 ? std::atoi(reply.c_str() + 9) : 0; };
+  const std::string garbage = raw_exchange(http_port_, "\x16\x03\x01 this is not HTTP\r\n\r\n", 2);
+  EXPECT_TRUE(garbage.empty() || (status_of(garbage) >= 400 && status_of(garbage) < 500)) << garbage;
+  const std::string no_version = raw_exchange(http_port_, "GET /metrics\r\n\r\n", 2);
+  EXPECT_TRUE(no_version.empty() || status_of(no_version) >= 400) << no_version;
+  const std::string huge = raw_exchange(
+      http_port_, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200 * 1024, 'a') + "\r\n\r\n", 2);
+  EXPECT_TRUE(huge.empty() || (status_of(huge) >= 400 && status_of(huge) < 500)) << huge.substr(0, 200);
+  const std::string many = [] {
+    std::string r = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < 500; ++i) r += "X-H" + std::to_string(i) + ": v\r\n";
+    return r + "\r\n";
+  }();
+  const std::string many_reply = raw_exchange(http_port_, many, 2);
+  EXPECT_TRUE(many_reply.empty() || status_of(many_reply) >= 400 || status_of(many_reply) == 200);
+  const std::string lying_length =
+      raw_exchange(http_port_,
+                   "POST /api/v1/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + std::string(kToken) +
+                       "\r\nContent-Length: 999999999\r\n\r\n[UdpEndpoint z]\n",
+                   2);
+  EXPECT_EQ(status_of(lying_length), 413) << lying_length.substr(0, 200);
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, before) << "nothing changed";
+  EXPECT_EQ(http_request(http_port_, "GET", "/metrics").status, 200) << "the server goes on";
+  gcs_.clear();
+  vehicle_.send_to(vehicle_port_, attitude(1, 1, 3));
+  EXPECT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::Attitude::kId) == 1; })) << "and the router";
+  EXPECT_TRUE(d->running());
+}
+
+// A Certificate: HTTPS only. Where civetweb cannot serve TLS safely (Debian bookworm's 1.15
+// with OpenSSL 3 crashes on the first HTTPS request), the daemon says why in one error line and
+// keeps the HTTP server off rather than crash or fall back to plain HTTP; where it can, openssl's
+// client checks the certificate and reads /metrics, and plain HTTP gets nothing.
+TEST_F(Http, ACertificateMeansHttpsOnlyOrNoServer) {
+  const std::string openssl = found_program("openssl");
+  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const std::string pem = (scratch_ / "server.pem").string(), cert = (scratch_ / "cert.pem").string();
+  std::string out;
+  ASSERT_EQ(run_command(openssl +
+                            " req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
+                            "subjectAltName=IP:127.0.0.1 -keyout " +
+                            (scratch_ / "key.pem").string() + " -out " + cert + " 2>&1 && cat " + cert + " " +
+                            (scratch_ / "key.pem").string() + " > " + pem,
+                        &out),
+            0)
+      << out;
+  const std::string conf = config(token_keys() + "Certificate = " + pem + "\n");
+  DaemonProcess d({"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
+  connect_peers();
+  ASSERT_TRUE(wait_until([&] {
+    return d.err().find("https://127.0.0.1:") != std::string::npos ||
+           d.err().find("TLS unavailable") != std::string::npos;
+  })) << d.err();
+  EXPECT_EQ(http_request(http_port_, "GET", "/metrics").status, 0) << "never plain HTTP";
+  if (d.err().find("TLS unavailable") != std::string::npos) {
+    EXPECT_NE(d.err().find("routing on without it"), std::string::npos) << d.err();
+    EXPECT_TRUE(d.running());
+    GTEST_SKIP() << "civetweb cannot serve TLS with this OpenSSL; the daemon said so and routes on";
+  }
+  const std::string get = "printf 'GET /metrics HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' | " +
+                          openssl + " s_client -quiet -verify_return_error -CAfile " + cert +
+                          " -connect 127.0.0.1:" + std::to_string(http_port_) + " 2>&1";
+  ASSERT_EQ(run_command(get, &out), 0) << out;
+  EXPECT_NE(out.find("mavswitch_link_received_frames_total"), std::string::npos) << out;
+  EXPECT_TRUE(d.running());
 }

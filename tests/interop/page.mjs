@@ -12,7 +12,8 @@ import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
 import puppeteer from 'puppeteer-core'
 import { freePort, tally } from './support.mjs'
 
-const [daemon, shots] = process.argv.slice(2)
+const [daemon, shots] = process.argv.slice(2)  // the screenshots are kept in `shots` (a test artifact)
+if (shots) fs.mkdirSync(shots, { recursive: true })
 const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p))
 if (!chromium) {
   console.log('SKIP: chromium is not installed (Debian package chromium; scripts/setup.sh --tests)')
@@ -93,6 +94,10 @@ try {
   const rx = await until(async () => { const v = await vehicleRx(); return v >= 30 ? v : 0 })
   check(rx >= 30 && rx <= 80, `the vehicle's link shows ~50 frames/s in (${rx})`)
   check(await page.$eval('#state', (s) => s.textContent) === 'live', 'the page says it is live')
+  const routed = () => page.$eval('#routed', (s) => Number(s.textContent.split(' ')[0].replace('k', 'e3').replace('M', 'e6')))
+  const firstCount = await routed()
+  const later = await until(async () => { const n = await routed(); return n > firstCount ? n : 0 })
+  check(later > firstCount, `its numbers change as traffic flows (${firstCount} then ${later} frames routed)`)
   const systems = await until(() => page.$$eval('#systems tbody tr', (rows) => rows.map((r) => r.dataset.system).join(' ')).then((s) => s.includes('1/1') && s.includes('255/190') ? s : ''))
   check(systems, `the systems heard: the vehicle and the ground station (${systems})`)
   const vehicleRow = await page.$eval('#systems tbody tr[data-system="1/1"]', (r) => [...r.cells].map((c) => c.textContent).join('|'))

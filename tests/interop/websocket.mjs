@@ -76,7 +76,17 @@ vehicle.on('message', parser((p) => {
 const heartbeat = new minimal.Heartbeat()
 heartbeat.type = 2
 heartbeat.autopilot = 3
-const vehicleTimer = setInterval(() => { vsend(heartbeat); vsend(new common.Attitude()) }, 50)
+// A second vehicle (2/1) on its own UDP socket: commands for vehicle 1 must never reach it.
+const other = dgram.createSocket('udp4')
+await new Promise((resolve) => other.bind(0, '127.0.0.1', resolve))
+const fromOther = new MavLinkProtocolV2(2, 1)
+const otherCommands = []
+other.on('message', parser((p) => { if (p.header.msgid === common.CommandLong.MSG_ID) otherCommands.push(decode(p).command) }))
+const vehicleTimer = setInterval(() => {
+  vsend(heartbeat)
+  vsend(new common.Attitude())
+  other.send(fromOther.serialize(heartbeat, vseq & 255), vehiclePort, '127.0.0.1')
+}, 50)
 
 // A WebSocket ground station (255/190): what it hears, by message id.
 function groundStation (url, options = {}) {
@@ -108,6 +118,16 @@ try {
     'its COMMAND_LONG reaches the vehicle and the COMMAND_ACK comes back')
   await sleep(300)
   check(!gcs.heard.some((h) => h.id === common.Attitude.MSG_ID), 'AllowMsgIdOut = 0,77: no ATTITUDE on this link')
+  check(gcs.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 2), 'it hears the second vehicle too')
+  check(!otherCommands.includes(400), 'targeted: the command for vehicle 1 never reached vehicle 2')
+
+  // Garbage from a client: counted and skipped; the link and everything else go on.
+  gcs.send(Buffer.from('this is no MAVLink at all, \xfd\xfd\xfe garbage'.repeat(20)))
+  gcs.send(fromGcs.serialize(commandLong(404), gseq++ & 255))
+  check(await until(() => gcs.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 404)),
+    'after garbage, the next command still goes through')
+  const afterGarbage = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()).links.find((l) => l.endpoint === 'gcs')
+  check(afterGarbage && afterGarbage.skipped_bytes > 500, `the garbage is counted (${afterGarbage && afterGarbage.skipped_bytes} bytes skipped)`)
 
   // The signing endpoint: an unsigned command goes nowhere, a signed one reaches the vehicle.
   const signedGcs = groundStation(`${base}/signed`)
@@ -168,6 +188,7 @@ try {
 } finally {
   clearInterval(vehicleTimer)
   vehicle.close()
+  other.close()
   router.kill('SIGTERM')
   fs.rmSync(scratch, { recursive: true, force: true })
 }
