@@ -233,6 +233,7 @@ int main(int argc, char** argv) {
   });
   window.start();
   router.run();
+  window.stop();
   if (tlog) tlog->close();
   if (any_signing) save_state();
   return 0;

@@ -32,7 +32,9 @@ bool loopback(const std::string& address) {
 OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config)
     : router_(router), http_(std::move(http)), control_(router, std::move(read_config)) {}
 
-OperatorWindow::~OperatorWindow() {
+OperatorWindow::~OperatorWindow() { stop(); }
+
+void OperatorWindow::stop() {
   server_.reset();  // no request in flight from here on
   {
     std::lock_guard lock(mutex_);

@@ -27,6 +27,9 @@ class OperatorWindow {
   // the reload thread.
   void start();
   void request_reload();  // any thread; the signal handler's
+  // Closes the HTTP server and ends the reload thread: called as soon as the router stops,
+  // before what its requests read (the log writers) goes away.
+  void stop();
   // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
 

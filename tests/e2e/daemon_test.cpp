@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -217,7 +218,10 @@ TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
   ASSERT_TRUE(wait_until([&] { return d.out().find("out of file descriptors") != std::string::npos; })) << d.out();
   size_t lines = 0;
   for (size_t at = 0; (at = d.err().find("refusing new clients", at)) != std::string::npos; ++at) ++lines;
-  EXPECT_LE(lines, 2u) << "said once per interval, not per try";
+  // Each worker's socket of the port says it once per interval (the TSan pass runs three).
+  const char* workers = std::getenv("MAVSWITCH_TEST_WORKERS");
+  const size_t sayers = std::max<size_t>(2, workers != nullptr ? std::strtoul(workers, nullptr, 10) : 1);
+  EXPECT_LE(lines, sayers) << "said once per interval and worker, not per try";
   EXPECT_TRUE(d.running());
   d.signal(SIGTERM);
   EXPECT_EQ(d.wait_exit(), 0) << d.err();
