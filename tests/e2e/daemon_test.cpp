@@ -194,6 +194,14 @@ TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
       return false;
     }
   })) << d.err();
+  // Both held before the crowd comes: with several workers, the crowd could otherwise take the
+  // descriptors before the worker that has first in its backlog accepts it.
+  auto witness = std::make_unique<TcpPeer>(tcp);
+  uint8_t seq = 0;
+  ASSERT_TRUE(wait_until([&] {
+    first->send(heartbeat(2, 1, seq++));
+    return witness->wait_frames(1, 50ms);
+  })) << d.err();
   std::vector<std::unique_ptr<TcpPeer>> crowd;
   for (int k = 0; k < 100; ++k) crowd.push_back(std::make_unique<TcpPeer>(tcp));  // the kernel's backlog takes them
   // Some were refused: closed by the router, not left hanging in its backlog.
@@ -205,7 +213,7 @@ TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
   // Served on: a client that holds a descriptor still gets what another sends. Which of the
   // crowd hold one is the kernel's and the workers' business (with several workers each has its
   // own backlog): every one still open says something.
-  uint8_t seq = 0;
+  first->clear();
   ASSERT_TRUE(wait_until(
       [&] {
         for (auto& c : crowd) {
