@@ -1,7 +1,6 @@
 #include "daemon/http_server.hpp"
 
 #include <civetweb.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/tls_front.hpp"
 #include "daemon/websocket_link.hpp"
 
 namespace mavswitch::daemon {
@@ -18,12 +18,7 @@ namespace {
 // civetweb's library state: set up once per process, before the first server.
 void init_library_once() {
   static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_TLS); });
-}
-
-bool is_loopback(const char* address) {
-  return std::strncmp(address, "127.", 4) == 0 || std::strcmp(address, "::1") == 0 ||
-         std::strncmp(address, "::ffff:127.", 11) == 0;
+  std::call_once(once, [] { mg_init_library(MG_FEATURES_WEBSOCKET); });
 }
 
 HttpRequest request_of(const mg_connection* conn) {
@@ -35,7 +30,6 @@ HttpRequest request_of(const mg_connection* conn) {
   if (const char* v = mg_get_header(conn, "Authorization")) request.authorization = v;
   if (const char* v = mg_get_header(conn, "Origin")) request.origin = v;
   if (const char* v = mg_get_header(conn, "Host")) request.host = v;
-  request.loopback = is_loopback(info->remote_addr);
   return request;
 }
 
@@ -55,26 +49,13 @@ HttpResponse answer(const HttpServer::Handler& handler, const HttpRequest& reque
 
 }  // namespace
 
-std::string HttpServer::tls_unavailable() {
-  void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);  // the name civetweb loads
-  if (ssl == nullptr) return "civetweb finds no libssl.so (Debian's libssl-dev provides it)";
-  const bool old_api = dlsym(ssl, "SSL_get_peer_certificate") != nullptr;
-  dlclose(ssl);
-  return old_api ? ""
-                 : "this civetweb calls SSL_get_peer_certificate, which this OpenSSL (3) no longer has: "
-                   "an HTTPS request would crash the router. Put a TLS proxy in front instead";
-}
-
 HttpServer::HttpServer(const HttpConfig& config, Handler handler)
     : handler_(std::move(handler)), tls_(!config.certificate.empty()), address_(config.address) {
-  if (tls_) {
-    if (const std::string why = tls_unavailable(); !why.empty())
-      throw std::runtime_error("Certificate: TLS unavailable: " + why);
-  }
   init_library_once();
   const bool v6 = config.address.find(':') != std::string::npos;
+  // With a certificate, civetweb serves a private loopback port and the TLS front the real one.
   const std::string where =
-      (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port) + (tls_ ? "s" : "");
+      tls_ ? "127.0.0.1:0" : (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port);
   // Threads: four for requests, the event streams' (kMaxStreams), and one per WebSocket client
   // (civetweb reads each on a thread of its own).
   const std::string threads = std::to_string(4 + kMaxStreams + config.websocket_clients);
@@ -86,13 +67,10 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler)
                                       "10000",
                                       "enable_websocket_ping_pong",
                                       "yes"};
-  if (tls_) {
-    options.push_back("ssl_certificate");
-    options.push_back(config.certificate.c_str());
-    options.push_back("ssl_protocol_version");
-    options.push_back("4");  // TLS 1.2 and newer
-  }
   options.push_back(nullptr);
+  // The front before civetweb's threads: they read front_ (never null when tls_), so a request
+  // can never find it unset.
+  if (tls_) front_ = std::make_unique<TlsFront>(config.address, config.port, config.certificate, std::stoi(threads));
   mg_callbacks callbacks{};
   callbacks.log_message = [](const mg_connection*, const char*) { return 1; };  // said once, by the error below
   mg_init_data init{&callbacks, this, options.data()};
@@ -104,10 +82,15 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler)
   mg_set_request_handler(context_, "/", &HttpServer::on_request, this);
   mg_server_port ports[2]{};
   if (mg_get_server_ports(context_, 2, ports) > 0) port_ = static_cast<uint16_t>(ports[0].port);
+  if (front_) {
+    front_->start(port_);
+    port_ = front_->port();
+  }
 }
 
 HttpServer::~HttpServer() {
-  stopping_ = true;  // event streams end within one period
+  stopping_ = true;            // event streams end within one period
+  if (front_) front_->stop();  // its relays end first: civetweb's threads see their clients go
   if (context_ != nullptr) mg_stop(context_);
 }
 
@@ -132,17 +115,24 @@ void HttpServer::stream(mg_connection* conn, const HttpResponse& response) {
   streams_.fetch_sub(1);
 }
 
+bool HttpServer::came_through_front(const mg_connection* conn) const {
+  if (!tls_) return true;
+  const mg_request_info* info = mg_get_request_info(conn);
+  return front_->admits(info->remote_addr, info->remote_port);
+}
+
 std::string HttpServer::url() const {
   const bool v6 = address_.find(':') != std::string::npos;
   return fmt::format("{}://{}:{}", tls_ ? "https" : "http", v6 ? "[" + address_ + "]" : address_, port_);
 }
 
 void HttpServer::add_websocket(WebSocketEndpoint& endpoint, Admit admit) {
-  websockets_.push_back(std::make_unique<WebSocketRoute>(WebSocketRoute{endpoint, std::move(admit)}));
+  websockets_.push_back(std::make_unique<WebSocketRoute>(WebSocketRoute{*this, endpoint, std::move(admit)}));
   mg_set_websocket_handler(
       context_, endpoint.path().c_str(),
       [](const mg_connection* conn, void* route) {  // the upgrade request: 0 lets it in
-        return static_cast<WebSocketRoute*>(route)->admit(request_of(conn)) ? 0 : 1;
+        const auto& r = *static_cast<WebSocketRoute*>(route);
+        return r.server.came_through_front(conn) && r.admit(request_of(conn)) ? 0 : 1;
       },
       [](mg_connection* conn, void* route) {
         if (!static_cast<WebSocketRoute*>(route)->endpoint.opened(conn, peer_of(conn)))
@@ -164,7 +154,9 @@ int HttpServer::on_request(mg_connection* conn, void* self) {
   HttpRequest request = request_of(conn);
   HttpResponse response;
   const bool chunked = mg_get_header(conn, "Transfer-Encoding") != nullptr;
-  if (info->content_length > static_cast<long long>(kMaxBody)) {
+  if (!static_cast<HttpServer*>(self)->came_through_front(conn)) {
+    response = {403, "text/plain", "this port serves the TLS front only\n"};
+  } else if (info->content_length > static_cast<long long>(kMaxBody)) {
     response = {413, "text/plain", "a request body is at most 64 KiB\n"};
   } else if (chunked) {
     response = {411, "text/plain", "a request body needs a Content-Length\n"};

@@ -18,6 +18,7 @@ struct mg_connection;
 
 namespace mavswitch::daemon {
 
+class TlsFront;
 class WebSocketEndpoint;
 
 struct HttpRequest {
@@ -28,7 +29,6 @@ struct HttpRequest {
   std::string origin;  // the Origin header a browser sends
   std::string host;    // the Host header
   std::string body;
-  bool loopback = false;  // the client's address is a loopback one
 };
 
 struct HttpResponse {
@@ -50,13 +50,8 @@ class HttpServer {
   // Event streams hold a thread each: at most this many at once, so requests still get one.
   static constexpr int kMaxStreams = 4;
 
-  // Whether civetweb can serve TLS here. Debian's civetweb 1.15 loads OpenSSL at run time and
-  // calls SSL_get_peer_certificate on every HTTPS request; OpenSSL 3 no longer has it (it is
-  // SSL_get1_peer_certificate), so the first request would crash the process. Empty: usable;
-  // otherwise why not.
-  static std::string tls_unavailable();
-  // Listens at once; throws std::runtime_error saying why it cannot (a port in use, TLS that
-  // cannot work).
+  // Listens at once; throws std::runtime_error saying why it cannot (a port in use, a
+  // certificate that does not load). With a certificate: HTTPS only, through a TlsFront.
   HttpServer(const HttpConfig& config, Handler handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -72,7 +67,10 @@ class HttpServer {
  private:
   static int on_request(mg_connection* conn, void* self);
   void stream(mg_connection* conn, const HttpResponse& response);
+  // With a TLS front, civetweb's port is private: only the front's relays are served.
+  bool came_through_front(const mg_connection* conn) const;
   struct WebSocketRoute {
+    const HttpServer& server;
     WebSocketEndpoint& endpoint;
     Admit admit;
   };
@@ -81,6 +79,7 @@ class HttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<int> streams_{0};
   mg_context* context_ = nullptr;
+  std::unique_ptr<TlsFront> front_;
   uint16_t port_ = 0;
   bool tls_ = false;
   std::string address_;

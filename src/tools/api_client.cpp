@@ -1,12 +1,14 @@
 #include "tools/api_client.hpp"
 
 #include <civetweb.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
+
+#include "tools/tls_tunnel.hpp"
 
 namespace mavswitch::tools {
 namespace {
@@ -52,25 +54,21 @@ bool parse_url(const std::string& url, Where* w, std::string* error) {
 ApiReply api_call(const ApiTarget& target, const std::string& method, const std::string& path,
                   const std::string& body) {
   static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_TLS); });
+  std::call_once(once, [] { mg_init_library(MG_FEATURES_DEFAULT); });
   ApiReply reply;
   Where w;
   if (!parse_url(target.url, &w, &reply.error)) return reply;
   char error[256] = "";
   mg_connection* conn = nullptr;
+  std::unique_ptr<TlsTunnel> tunnel;
   if (w.tls) {  // always verified: a token must not go to whoever answers
-    // civetweb 1.15 with OpenSSL 3 calls a function OpenSSL no longer has (see the daemon's
-    // HttpServer::tls_unavailable): refuse rather than crash.
-    void* ssl = dlopen("libssl.so", RTLD_NOW | RTLD_LOCAL);
-    const bool usable = ssl != nullptr && dlsym(ssl, "SSL_get_peer_certificate") != nullptr;
-    if (ssl != nullptr) dlclose(ssl);
-    if (!usable) {
-      reply.error = "https is not available with this civetweb and OpenSSL; use http through a TLS proxy";
+    try {
+      tunnel = std::make_unique<TlsTunnel>(w.host, w.port, target.ca_file);
+    } catch (const std::runtime_error& e) {
+      reply.error = "cannot reach the router at " + target.url + ": " + e.what();
       return reply;
     }
-    const std::string ca = !target.ca_file.empty() ? target.ca_file : "/etc/ssl/certs/ca-certificates.crt";
-    const mg_client_options options{w.host.c_str(), w.port, nullptr, ca.c_str(), w.host.c_str()};
-    conn = mg_connect_client_secure(&options, error, sizeof error);
+    conn = mg_connect_client("127.0.0.1", tunnel->port(), 0, error, sizeof error);
   } else {
     conn = mg_connect_client(w.host.c_str(), w.port, 0, error, sizeof error);
   }

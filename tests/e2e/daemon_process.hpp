@@ -23,6 +23,7 @@ class DaemonProcess {
   ~DaemonProcess();
 
   bool running();
+  pid_t pid() const { return pid_; }
   void signal(int sig);
   // Waits for the exit; returns the exit status, or -1 if it did not exit in time (then killed).
   int wait_exit(std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));

@@ -4,7 +4,7 @@
 // another site's page is refused; with a TokenFile only the token opens it; and the link shows
 // in the router's statistics.
 // Usage: node websocket.mjs MAVSWITCHD
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -185,6 +185,32 @@ try {
   check(await until(() => withToken.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 403)),
     'and it commands the vehicle')
   withToken.close()
+
+  // With a Certificate: wss:// only, through the daemon's TLS front, the certificate checked.
+  const pem = path.join(scratch, 'server.pem'), cert = path.join(scratch, 'cert.pem')
+  const openssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', pem, '-out', cert])
+  if (openssl.status !== 0) {
+    console.log('SKIP wss: no openssl (Debian\'s openssl package) to make a certificate')
+  } else {
+    fs.appendFileSync(pem, fs.readFileSync(cert))
+    router.kill('SIGTERM')
+    await new Promise((resolve) => router.on('exit', resolve))
+    router = startDaemon({ http: `TokenFile = ${tokenFile}\nCertificate = ${pem}\n` })
+    const ca = fs.readFileSync(cert)
+    const wss = `wss://127.0.0.1:${httpPort}/mavlink/gcs?token=${token}`
+    let secure
+    for (let i = 0; i < 50; i++) { secure = groundStation(wss, { ca }); if (await secure.opened) break; await sleep(100) }
+    check(secure.readyState === WebSocket.OPEN, 'with a Certificate: wss:// opens, the certificate checked')
+    secure.send(fromGcs.serialize(commandLong(405), gseq++ & 255))
+    check(await until(() => secure.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 405)),
+      'and it commands the vehicle over TLS')
+    secure.close()
+    const unchecked = groundStation(wss)
+    check(!(await unchecked.opened), 'a client that cannot check the certificate does not connect')
+    const plain = groundStation(`${base}/gcs?token=${token}`)
+    check(!(await plain.opened), 'plain ws:// gets nothing')
+  }
 } finally {
   clearInterval(vehicleTimer)
   vehicle.close()
