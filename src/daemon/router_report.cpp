@@ -120,8 +120,8 @@ RouterSnapshot take_snapshot(Router& router) {
       e.description = router.endpoint_description(i);
       e.totals = router.endpoint_totals(i);
       router.for_each_link(i, [&](const Router::LinkReport& r) {
-        LinkSnapshot l{router.link_name(r.link.id), r.link.peer(),        r.worker,       r.counters,
-                       r.link.parser_stats(),       lost_of(r.sequences), r.queue_storage};
+        LinkSnapshot l{router.link_name(r.link.id), r.link.peer(),        r.worker,        r.counters,
+                       r.link.parser_stats(),       lost_of(r.sequences), r.queue_storage, r.queued};
         e.sequence_lost += l.sequence_lost;
         e.links.push_back(std::move(l));
       });
@@ -143,8 +143,13 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
   Json links = Json::array();
   for (const auto& e : s.endpoints) {
     for (const auto& l : e.links) {
-      Json j = {{"name", l.name}, {"endpoint", e.name}, {"kind", e.kind},
-                {"peer", l.peer}, {"worker", l.worker}, {"queue_bytes", l.queue_bytes}};
+      Json j = {{"name", l.name},
+                {"endpoint", e.name},
+                {"kind", e.kind},
+                {"peer", l.peer},
+                {"worker", l.worker},
+                {"queued_bytes", l.queued},
+                {"queue_storage_bytes", l.queue_storage}};
       j.update(counters_json(l.counters, l.parser, l.sequence_lost));
       links.push_back(std::move(j));
     }
@@ -243,14 +248,18 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
     const transport::LinkCounters* counters;
     const protocol::ParserStats* parser;
     uint64_t sequence_lost;
+    size_t queued;
   };
   std::vector<Series> series;
   for (const auto& e : s.endpoints) {
     const std::string base = fmt::format("endpoint=\"{}\",kind=\"{}\"", label(e.name), e.kind);
-    series.push_back({base, &e.totals.counters, &e.totals.parser, e.sequence_lost});
+    size_t queued = 0;
+    for (const auto& l : e.links) queued += l.queued;
+    series.push_back({base, &e.totals.counters, &e.totals.parser, e.sequence_lost, queued});
     if (!per_link) continue;
     for (const auto& l : e.links) {
-      series.push_back({base + fmt::format(",link=\"{}\"", label(l.peer)), &l.counters, &l.parser, l.sequence_lost});
+      series.push_back(
+          {base + fmt::format(",link=\"{}\"", label(l.peer)), &l.counters, &l.parser, l.sequence_lost, l.queued});
     }
   }
   auto each = [&](const char* name, const char* help, auto value) {
@@ -276,6 +285,8 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
       x.sample("mavswitch_link_dropped_frames_total", se.labels + fmt::format(",cause=\"{}\"", cause), n);
     }
   }
+  x.family("mavswitch_link_queued_bytes", "gauge", "Bytes waiting in the links' output queues.");
+  for (const auto& se : series) x.sample("mavswitch_link_queued_bytes", se.labels, se.queued);
   x.family("mavswitch_endpoint_links", "gauge", "Links an endpoint has up (peers, clients, a port).");
   for (const auto& e : s.endpoints)
     x.sample("mavswitch_endpoint_links", fmt::format("endpoint=\"{}\",kind=\"{}\"", label(e.name), e.kind),

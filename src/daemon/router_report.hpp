@@ -17,7 +17,8 @@ struct LinkSnapshot {
   transport::LinkCounters counters;
   protocol::ParserStats parser;
   uint64_t sequence_lost = 0;  // frames missing from its sources' sequence numbers
-  size_t queue_bytes = 0;      // output storage it holds
+  size_t queue_storage = 0;    // bytes its output queue holds allocated
+  size_t queued = 0;           // bytes waiting in it: the queue's fill
 };
 
 struct EndpointSnapshot {

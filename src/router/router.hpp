@@ -135,6 +135,7 @@ class Router final {
     transport::LinkCounters counters;
     const routing::SequenceTracker* sequences;  // what arrived on it, by source
     size_t queue_storage;                       // bytes its output queue holds allocated (given back when quiet)
+    size_t queued;                              // bytes waiting in it and in its pacer
     size_t worker;                              // the worker that owns it
   };
   // Calls f for each link of endpoint i, on the thread that owns the link, and waits. From the

@@ -52,7 +52,7 @@ void print_links(const Json& now, const Json* before, double seconds) {
   const bool rates = before != nullptr && seconds > 0;
   fmt::print("{:<36} {:>9} {:>9} {:>10} {:>10} {:>8} {:>6} {:>8} {:>8}\n", "LINK", rates ? "RX f/s" : "RX f",
              rates ? "TX f/s" : "TX f", rates ? "RX B/s" : "RX B", rates ? "TX B/s" : "TX B", "DROPPED", "CRC",
-             "SEQ LOST", "QUEUE");
+             "SEQ LOST", "QUEUED");
   for (const auto& l : now["links"]) {
     const std::string name = l["name"].get<std::string>();
     auto rate = [&](const char* key) {
@@ -64,7 +64,7 @@ void print_links(const Json& now, const Json* before, double seconds) {
     fmt::print("{:<36} {:>9} {:>9} {:>10} {:>10} {:>8} {:>6} {:>8} {:>8}\n", name.substr(0, 36),
                human(rate("rx_frames")), human(rate("tx_frames")), human(rate("rx_bytes")), human(rate("tx_bytes")),
                dropped(l), l["crc_errors"].get<uint64_t>(), l["sequence_lost"].get<uint64_t>(),
-               human(l["queue_bytes"].get<double>()));
+               human(l["queued_bytes"].get<double>()));
   }
 }
 

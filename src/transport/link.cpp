@@ -39,6 +39,8 @@ Link::~Link() {
   if (shaping_ && shaping_->release_timer != 0) host_.loop().cancel(shaping_->release_timer);
 }
 
+size_t Link::paced_bytes() const noexcept { return shaping_ && shaping_->pacer ? shaping_->pacer->held_bytes() : 0; }
+
 void Link::pace(uint64_t bytes_per_second) {
   if (bytes_per_second == 0) {
     if (shaping_) shaping_->pacer.reset();

@@ -108,6 +108,7 @@ class Link {
   // Rate limits or a budget: frames to it must come through send(frame, bytes) on its own
   // thread, never written by another (DirectWrite).
   bool shaped() const noexcept { return shaping_ != nullptr; }
+  size_t paced_bytes() const noexcept;  // waiting in its pacer (MaxRate) for the budget
   // Sets the budget (bytes a second; 0: none) where the endpoint leaves it to the link kind.
   void pace(uint64_t bytes_per_second);
   // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
@@ -117,6 +118,7 @@ class Link {
   // QuietShrink); called by the host about once a second. Returns the bytes given back.
   virtual size_t trim_queues() { return 0; }
   virtual size_t queue_storage() const noexcept { return 0; }  // bytes its output queue holds allocated
+  virtual size_t queued_bytes() const noexcept { return 0; }   // bytes waiting in it to be sent
   // A datagram link may be written by other threads directly (see DirectWrite): then frames
   // from several threads need no hand-over, and ordering between them is not owed (UDP). A
   // byte stream has none: its bytes have one writer.

@@ -49,6 +49,7 @@ class StreamQueue {
   WriteResult write_to(int fd);  // writes until drained or the fd would block
   bool empty() const noexcept { return size_ == 0; }
   size_t size() const noexcept { return size_; }
+  size_t queued_bytes() const noexcept { return size_; }
   size_t allocated_bytes() const noexcept { return allocated_; }
   void clear() noexcept { head_ = size_ = frames_ = 0; }
   size_t trim() noexcept;  // see QuietShrink; returns the bytes given back
@@ -112,6 +113,7 @@ class DatagramQueue {
   static WriteResult send_all(int fd, std::span<PeerSend> sends);
   bool empty() const noexcept { return count_ == 0; }
   size_t size() const noexcept { return count_; }
+  size_t queued_bytes() const noexcept { return end_ - begin_; }
   size_t allocated_bytes() const noexcept { return bytes_allocated_ + lens_allocated_ * sizeof(uint16_t); }
   void clear() noexcept { drop(count_, end_ - begin_); }
   size_t trim() noexcept;  // see QuietShrink; returns the bytes given back

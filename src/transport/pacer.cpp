@@ -41,6 +41,7 @@ bool Pacer::push(protocol::MessageClass c, uint64_t stream, std::span<const uint
     Slot& s = slots_[i];
     s.at = now;
     s.len = static_cast<uint16_t>(frame.size());
+    held_ += s.len;
     std::memcpy(s.bytes, frame.data(), frame.size());
   };
   const auto cls = static_cast<size_t>(c);
@@ -62,6 +63,7 @@ bool Pacer::push(protocol::MessageClass c, uint64_t stream, std::span<const uint
       auto it = std::find_if(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w.first == stream; });
       if (it != waiting_.end()) {  // the newer value takes the older one's place in line
         ++counts_.superseded;
+        held_ -= slots_[it->second].len;
         store(it->second);
         return true;
       }
@@ -115,6 +117,8 @@ const Pacer::Slot* Pacer::next(Millis now) {
 }
 
 void Pacer::pop() {
+  const Ring* ring = from_ == From::kControl ? &control_ : from_ == From::kStatus ? &status_ : &telemetry_order_;
+  if (from_ != From::kNone) held_ -= slots_[ring->front()].len;
   switch (from_) {
     case From::kControl:
       free_control_.push_back(control_.front());

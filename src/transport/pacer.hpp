@@ -47,6 +47,7 @@ class Pacer {
     return empty() ? 0 : wait_ms();
   }
   bool empty() const noexcept { return control_.size() + status_.size() + telemetry_order_.size() == 0; }
+  size_t held_bytes() const noexcept { return held_; }  // of the frames waiting
 
   struct Counts {
     std::array<uint64_t, protocol::kMessageClasses> dropped{};  // full, or too late (by class)
@@ -96,6 +97,7 @@ class Pacer {
   double tokens_ = 0;
   Millis refilled_at_ = -1;
   Counts counts_;
+  size_t held_ = 0;
   std::unique_ptr<Slot[]> slots_;  // control, then status, then telemetry slots (~240 KiB once used)
   std::vector<uint16_t> free_control_, free_status_, free_telemetry_;
   Ring control_{kControlFrames}, status_{kStatusFrames}, telemetry_order_{kTelemetryStreams};

@@ -22,6 +22,7 @@ class StreamLink final : public Link, private EventLoop::Handler {
   void flush() override;
   size_t trim_queues() override { return queue_.trim(); }
   size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
+  size_t queued_bytes() const noexcept override { return queue_.queued_bytes(); }
   // Stops I/O at once (fd closed, loop deregistered); the object may be destroyed later.
   void close(const std::string& why);
   bool closed() const noexcept { return fd_ < 0; }

@@ -49,6 +49,7 @@ class UdpClientLink final : public Link, private EventLoop::Handler {
   }
   size_t trim_queues() override { return queue_.trim(); }
   size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
+  size_t queued_bytes() const noexcept override { return queue_.queued_bytes(); }
   uint64_t kernel_drops() const { return socket_drops(fd_); }
 
  private:

@@ -37,6 +37,7 @@ class UdpPeerLink final : public Link {
   void flush() override;
   size_t trim_queues() override { return queue_.trim(); }
   size_t queue_storage() const noexcept override { return queue_.allocated_bytes(); }
+  size_t queued_bytes() const noexcept override { return queue_.queued_bytes(); }
   std::optional<DirectWrite> direct_write() const override;
   void datagram(std::span<const uint8_t> d) { received_datagram(d); }
   const SocketAddress& address() const noexcept { return address_; }

@@ -117,6 +117,39 @@ TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
   EXPECT_EQ(out, "") << "no lint findings";
 }
 
+// Queue fill: a TCP client that stops reading holds the vehicle's frames in its link's queue,
+// and /metrics and /api/v1/links say how many bytes wait there.
+TEST_F(Http, AStalledClientsBacklogShowsAsQueueFill) {
+  const uint16_t tcp = free_tcp_port();
+  auto d = start("", "[TcpServerEndpoint stalled]\nAddress = 127.0.0.1\nPort = " + std::to_string(tcp) + "\n");
+  connect_peers();
+  const int stalled = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;
+  ::setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in a = loopback(tcp);
+  ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const std::string series = R"(mavswitch_link_queued_bytes{endpoint="stalled",kind="tcp-server"})";
+  const std::regex in_json(R"("endpoint": "stalled",\s*"kind": "tcp-server",[^}]*"queued_bytes": [1-9])");
+  double queued = 0;
+  std::string links;
+  // The kernel's socket buffers take megabytes first, and grow as they fill: the vehicle goes
+  // on until both views show a backlog (up to 400k frames, 15 MB, are offered).
+  for (int burst = 0; burst < 200; ++burst) {
+    for (uint32_t i = 0; i < 2000; ++i) vehicle_.send_to(vehicle_port_, attitude(1, 1, i, static_cast<uint8_t>(i)));
+    queued = sample(http_request(http_port_, "GET", "/metrics").body, series);
+    links = http_request(http_port_, "GET", "/api/v1/links").body;
+    if (queued > 0 && std::regex_search(links, in_json)) break;
+  }
+  EXPECT_GT(queued, 0) << "bytes wait for the client";
+  EXPECT_LE(queued, 256 * 1024) << "bounded by QueueSize";
+  EXPECT_TRUE(std::regex_search(links, in_json)) << links;
+  EXPECT_EQ(sample(http_request(http_port_, "GET", "/metrics").body,
+                   R"(mavswitch_link_queued_bytes{endpoint="gcs",kind="udp-server"})"),
+            0)
+      << "the ground station reads: nothing waits for it";
+  ::close(stalled);
+}
+
 TEST_F(Http, EndpointsAddedAndRemovedWhileFramesFlowElsewhere) {
   auto d = start(token_keys());
   connect_peers();

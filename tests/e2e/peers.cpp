@@ -16,7 +16,6 @@
 #include "dialect/builtin.hpp"
 
 namespace mavswitch::test {
-namespace {
 
 sockaddr_in loopback(uint16_t port) {
   sockaddr_in a{};
@@ -25,6 +24,8 @@ sockaddr_in loopback(uint16_t port) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   return a;
 }
+
+namespace {
 
 uint16_t bound_port(int fd) {
   sockaddr_in a{};

@@ -2,6 +2,8 @@
 // frames and collects the frames it receives. Every wait is bounded in time.
 #pragma once
 
+#include <netinet/in.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -102,6 +104,8 @@ class PtyPeer final : public Peer {
   std::string slave_;
 };
 
+// 127.0.0.1:port.
+sockaddr_in loopback(uint16_t port);
 // A port free on 127.0.0.1 for UDP (or TCP) right now.
 uint16_t free_udp_port();
 // Whether a socket of `type` (SOCK_STREAM, SOCK_DGRAM) can bind 127.0.0.1:port: nothing else

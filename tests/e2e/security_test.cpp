@@ -187,10 +187,7 @@ TEST(Admission, NoOtherSocketCanShareAUdpServersPort) {
     const int intruder = ::socket(AF_INET, SOCK_DGRAM, 0);
     const int one = 1;
     ::setsockopt(intruder, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
+    sockaddr_in a = loopback(port);
     EXPECT_NE(::bind(intruder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << workers << " workers";
     ::close(intruder);
   }

@@ -75,7 +75,12 @@ const browser = await puppeteer.launch({
   headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 })
-let router = startDaemon('127.0.0.1')
+// A third link, limited to 5 ATTITUDE a second: its drops show by cause.
+const limited = dgram.createSocket('udp4')
+await new Promise((resolve) => limited.bind(0, '127.0.0.1', resolve))
+const limitedConf = path.join(scratch, 'limited.conf')
+fs.writeFileSync(limitedConf, `[UdpEndpoint limited]\nMode = Normal\nAddress = 127.0.0.1\nPort = ${limited.address().port}\nRateLimitOut = ATTITUDE:5\n`)
+let router = startDaemon('127.0.0.1', ['-c', limitedConf])
 try {
   const page = await browser.newPage()
   const errors = []
@@ -102,6 +107,12 @@ try {
   check(systems, `the systems heard: the vehicle and the ground station (${systems})`)
   const vehicleRow = await page.$eval('#systems tbody tr[data-system="1/1"]', (r) => [...r.cells].map((c) => c.textContent).join('|'))
   check(/quadrotor\|ArduPilot\|GUIDED\|ARMED\|\d+\.\d s/.test(vehicleRow), `the vehicle's type, autopilot, mode, armed, last heard (${vehicleRow})`)
+  const why = await until(() => page.evaluate(() => {
+    const row = document.querySelector('#links tbody tr[data-link^="limited"]')
+    const c = row && row.querySelector('.dropped .causes')
+    return c ? c.textContent : ''
+  }).then((t) => /rate limited out \d+/.test(t) ? t : ''))
+  check(why, `drops are shown by cause (${why})`)
   // Its plot has been drawn: some pixels are set after a few seconds of history.
   await sleep(3000)
   const drawn = () => page.evaluate(() => {
@@ -153,6 +164,7 @@ try {
   router.kill('SIGTERM')
   await browser.close()
   vehicle.close()
+  limited.close()
   gcs.close()
   fs.rmSync(scratch, { recursive: true, force: true })
 }

@@ -92,6 +92,8 @@ TEST(Pacer, ControlGoesFirstAndNothingStaleGoesOut) {
   transport::Pacer pacer(5760, 250);
   Sent sent;
   for (uint8_t s = 1; s <= 100; ++s) push(pacer, test::attitude(s, 1, 0), 0);  // a backlog of telemetry
+  push(pacer, test::attitude(100, 1, 7), 0);  // a newer value of a waiting stream: in its place
+  EXPECT_EQ(pacer.held_bytes(), 100 * test::attitude(1, 1, 0).size()) << "what waits: the queue's fill";
   pacer.release(0, sent);
   const size_t before = sent.frames.size();
   push(pacer, test::command_long(255, 190, 1, 1), 1);
@@ -105,6 +107,7 @@ TEST(Pacer, ControlGoesFirstAndNothingStaleGoesOut) {
   pacer.release(1000, later);  // the rest of the backlog is now 1 s old: dropped, not sent
   EXPECT_TRUE(later.frames.empty());
   EXPECT_TRUE(pacer.empty());
+  EXPECT_EQ(pacer.held_bytes(), 0u);
   EXPECT_GT(pacer.counts().dropped[size_t(MessageClass::kTelemetry)], 50u);
 }
 

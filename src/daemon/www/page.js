@@ -10,6 +10,9 @@ let previous = null // the last state, and when it came
 const $ = (id) => document.getElementById(id)
 const number = (v) => (v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? (v / 1e3).toFixed(1) + 'k' : String(Math.round(v)))
 const dropped = (link) => Object.values(link.dropped).reduce((a, b) => a + b, 0)
+// The causes with a count, as 'queue full 3, paced telemetry 120'.
+const causes = (link) => Object.entries(link.dropped).filter(([, n]) => n > 0)
+  .map(([cause, n]) => cause.replace(/_/g, ' ') + ' ' + number(n)).join(', ')
 
 // A cell, labelled with its column's heading (a phone shows each link as a card of labels).
 function cell (row, text, cls) {
@@ -70,10 +73,16 @@ function show (state, at) {
     cell(row, number(tx), 'num tx')
     cell(row, number(rate(link, 'rx_bytes')), 'num wide')
     cell(row, number(rate(link, 'tx_bytes')), 'num wide')
-    cell(row, number(dropped(link)), 'num dropped')
+    const drops = cell(row, number(dropped(link)), 'num dropped')
+    if (causes(link)) {
+      const why = document.createElement('small')
+      why.className = 'causes'
+      why.textContent = causes(link)
+      drops.append(why)
+    }
     cell(row, number(link.crc_errors), 'num wide')
     cell(row, number(link.sequence_lost), 'num lost')
-    cell(row, number(link.queue_bytes), 'num wide')
+    cell(row, number(link.queued_bytes), 'num wide')
     const canvas = document.createElement('canvas')
     cell(row, '', 'plot').append(canvas)
     plot(canvas, samples)
