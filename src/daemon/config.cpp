@@ -33,18 +33,20 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
   return c.endpoints.back();
 }
 
-EndpointConfig& websocket_for(Config& c, const std::string& name, const Where& w) {
-  for (auto& e : c.websockets) {
+// A section of a link the router does not read itself: [WebSocketEndpoint], [NatsEndpoint].
+EndpointConfig& foreign_for(std::vector<EndpointConfig>& list, const std::string& type, const std::string& name,
+                            const Where& w) {
+  for (auto& e : list) {
     if (lower(e.spec.name) == lower(name)) return e;
   }
   EndpointConfig e;
   e.spec.name = name;
   e.spec.max_peers = 8;
   e.websocket_path = "/mavlink/" + name;
-  e.section_type = "websocketendpoint";
+  e.section_type = type;
   e.source = w.text();
-  c.websockets.push_back(std::move(e));
-  return c.websockets.back();
+  list.push_back(std::move(e));
+  return list.back();
 }
 
 // What every endpoint must hold once all files are read; `e` names where it was defined.
@@ -164,8 +166,14 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
             std::string::npos)
           w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
         section = Section::kEndpoint;
-        endpoint = &websocket_for(config, name, here);
+        endpoint = &foreign_for(config.websockets, type, name, here);
         kind_keys = &websocket_keys();
+        continue;
+      }
+      if (type == "natsendpoint") {  // a connection to a NATS cluster, on libnats' threads
+        section = Section::kEndpoint;
+        endpoint = &foreign_for(config.fabrics, type, name, here);
+        kind_keys = &nats_keys();
         continue;
       }
       // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
@@ -183,7 +191,7 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       if (t == std::end(kTypes))
         w.fail(
             "unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint, "
-            "WebSocketEndpoint)");
+            "WebSocketEndpoint, NatsEndpoint)");
       section = Section::kEndpoint;
       endpoint = &endpoint_for(config, t->kind, type, name, here);
       kind_keys = &t->keys();
@@ -206,7 +214,8 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
       case Section::kHttp: set_http(w, key, value, config.http); break;
       default: {
         auto it = kind_keys->find(key);
-        if (it == kind_keys->end() && kind_keys == &websocket_keys()) w.fail("unknown key in this section");
+        if (it == kind_keys->end() && (kind_keys == &websocket_keys() || kind_keys == &nats_keys()))
+          w.fail("unknown key in this section");
         if (it == kind_keys->end()) {
           it = common_endpoint_keys().find(key);
           if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
@@ -233,6 +242,9 @@ void finish_config(Config& config) {
   uint16_t next_udp_port = 14550;
   if (config.general.tcp_server.spec.port != 0) check_endpoint(config.general.tcp_server, next_udp_port);
   for (auto& e : config.endpoints) check_endpoint(e, next_udp_port);
+  for (const auto& e : config.fabrics) {
+    if (e.nats.urls.empty()) throw ConfigError(e.spec.name + " (" + e.source + "): Url is required");
+  }
   const GeneralConfig& g = config.general;
   config.http.websocket_clients = 0;
   for (const auto& w : config.websockets) config.http.websocket_clients += w.spec.max_peers;

@@ -24,6 +24,22 @@ class ConfigError : public std::runtime_error {
 enum class LogMode { kAlways, kWhileArmed };
 enum class FlightLogFormat { kAuto, kUlog, kDataflash };  // MavlinkDialect: auto, common, ardupilotmega
 
+// [NatsEndpoint NAME]: the fleet fabric's connection (daemon/nats_endpoint).
+struct NatsSettings {
+  std::vector<std::string> urls;     // Url: the cluster's servers; any of them will do
+  std::string user, password;        // User, Password
+  std::string token;                 // Token
+  std::string credentials_file;      // CredentialsFile: a .creds file (user JWT and NKey seed)
+  std::string nkey, nkey_seed_file;  // NKey (the public key) and NKeySeedFile (its seed)
+  std::string ca_file;               // CaFile: TLS, the servers' certificates checked against it
+  std::string certificate_file;      // CertificateFile, KeyFile: TLS client certificate
+  std::string key_file;
+  std::string prefix = "mavlink";                // Prefix: of every subject
+  std::vector<std::string> subscribe{"from.>"};  // Subscribe: beyond what targets this router's systems
+  size_t queue_frames = 4096;                    // QueueSize (frames): waiting for the writer
+  size_t reconnect_buffer = 1 << 20;             // ReconnectBuffer (bytes): kept while no server is
+};
+
 struct EndpointConfig {
   transport::EndpointSpec spec;
   routing::LinkPolicy policy;
@@ -38,6 +54,7 @@ struct EndpointConfig {
   std::string port_at;         // "file:line" of its Port key
   std::string keys;            // every "key=value" it was given, in order: a reload compares them
   std::string websocket_path;  // [WebSocketEndpoint]: the HTTP path its clients connect to
+  NatsSettings nats;           // [NatsEndpoint]
 };
 
 // [Http]: the operator's window (daemon/http/): status page, /metrics, the JSON API.
@@ -87,6 +104,8 @@ struct Config {
   std::vector<EndpointConfig> endpoints;
   // [WebSocketEndpoint NAME]: paths on the HTTP server (spec.max_peers: MaxClients).
   std::vector<EndpointConfig> websockets;
+  // [NatsEndpoint NAME]: connections to a NATS cluster.
+  std::vector<EndpointConfig> fabrics;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
 };
 

@@ -193,6 +193,14 @@ const std::map<std::string, Setter>& udp_keys() {
   return keys;
 }
 
+void with_policy_keys(std::map<std::string, Setter>& keys) {
+  for (const char* name :
+       {"allowmsgidout", "blockmsgidout", "allowsrccompout", "blocksrccompout", "allowsrcsysout", "blocksrcsysout",
+        "allowmsgidin", "blockmsgidin", "allowsrccompin", "blocksrccompin", "allowsrcsysin", "blocksrcsysin", "filter",
+        "signingkeyfile", "signing", "signinglinkid", "allowunsignedmsgids", "unknownmessages"})
+    keys.emplace(name, common_endpoint_keys().at(name));
+}
+
 const std::map<std::string, Setter>& websocket_keys() {
   static const std::map<std::string, Setter> keys = [] {
     std::map<std::string, Setter> k = {
@@ -204,11 +212,7 @@ const std::map<std::string, Setter>& websocket_keys() {
          }},
         {"maxclients", set_max_peers},
     };
-    for (const char* name :
-         {"allowmsgidout", "blockmsgidout", "allowsrccompout", "blocksrccompout", "allowsrcsysout", "blocksrcsysout",
-          "allowmsgidin", "blockmsgidin", "allowsrccompin", "blocksrccompin", "allowsrcsysin", "blocksrcsysin",
-          "filter", "signingkeyfile", "signing", "signinglinkid", "allowunsignedmsgids", "unknownmessages"})
-      k.emplace(name, common_endpoint_keys().at(name));
+    with_policy_keys(k);
     return k;
   }();
   return keys;

@@ -42,8 +42,13 @@ const std::map<std::string, Setter>& uart_keys();
 const std::map<std::string, Setter>& udp_keys();
 const std::map<std::string, Setter>& tcp_server_keys();
 const std::map<std::string, Setter>& tcp_keys();
-// [WebSocketEndpoint]: Path, MaxClients, and of the common keys the filters and signing only.
+// Of the common keys, the filters and signing: what a link the router does not read itself
+// (a WebSocket client, the NATS fabric) takes.
+void with_policy_keys(std::map<std::string, Setter>& keys);
+// [WebSocketEndpoint]: Path, MaxClients, and the policy keys.
 const std::map<std::string, Setter>& websocket_keys();
+// [NatsEndpoint] (nats_keys.cpp): the cluster, credentials, TLS, subjects, and the policy keys.
+const std::map<std::string, Setter>& nats_keys();
 // [General]: `key` lower-cased.
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c);
 bool get_bool(const Where& w, std::string_view v);

@@ -74,17 +74,30 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
 // The router's links, and the WebSocket clients as the links of their endpoints.
 RouterSnapshot HttpApi::snapshot() {
   RouterSnapshot s = take_snapshot(router_);
+  if (options_.fabrics != nullptr) {
+    for (const auto& f : *options_.fabrics) {
+      EndpointSnapshot e;
+      e.name = f->name();
+      e.kind = "nats";
+      e.description = f->description();
+      const ForeignLinkReport r = f->report();
+      e.totals.counters = r.counters;
+      e.totals.parser = r.parser;
+      e.links.push_back({r.name, f->server(), 0, r.counters, r.parser, 0, 0, r.queued_bytes});
+      s.endpoints.push_back(std::move(e));
+    }
+  }
   if (options_.websockets == nullptr) return s;
   for (const auto& w : *options_.websockets) {
     EndpointSnapshot e;
     e.name = w->name();
     e.kind = "websocket";
     e.description = "websocket " + w->name() + " " + w->path();
-    const WebSocketClientReport total = w->totals();
+    const ForeignLinkReport total = w->totals();
     e.totals.counters = total.counters;
     e.totals.parser = total.parser;
     for (const auto& c : w->clients())
-      e.links.push_back({c.name, c.name.substr(c.name.find(' ') + 1), 0, c.counters, c.parser, 0, c.queued_bytes});
+      e.links.push_back({c.name, c.name.substr(c.name.find(' ') + 1), 0, c.counters, c.parser, 0, 0, c.queued_bytes});
     s.endpoints.push_back(std::move(e));
   }
   return s;

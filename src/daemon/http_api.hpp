@@ -12,6 +12,7 @@
 
 #include "daemon/endpoint_control.hpp"
 #include "daemon/http_server.hpp"
+#include "daemon/nats_endpoint.hpp"
 #include "daemon/router_report.hpp"
 #include "daemon/websocket_link.hpp"
 #include "router/router.hpp"
@@ -28,6 +29,7 @@ class HttpApi {
     bool loopback_listener = true;
     std::function<std::string()> more_metrics;                                    // appended to /metrics
     const std::vector<std::unique_ptr<WebSocketEndpoint>>* websockets = nullptr;  // their links are reported
+    const std::vector<std::unique_ptr<NatsEndpoint>>* fabrics = nullptr;          // and these
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}

@@ -13,6 +13,7 @@
 #include "daemon/cli.hpp"
 #include "daemon/config.hpp"
 #include "daemon/flight_log.hpp"
+#include "daemon/nats_endpoint.hpp"
 #include "daemon/operator_window.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
@@ -226,6 +227,8 @@ int main(int argc, char** argv) {
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
   window.add_websockets(config.websockets);
+  const auto fabrics = daemon::open_fabrics(router, config.fabrics);
+  window.add_fabrics(&fabrics);
   window.add_metrics([&] {  // the log writers live on the router's thread
     std::string text;
     router.run_on_loop([&] { text = log_metrics(tlog.get(), flight_log.get()); });

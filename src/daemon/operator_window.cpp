@@ -89,6 +89,7 @@ void OperatorWindow::start() {
         http_.address);
   }
   options.websockets = &websockets_;
+  options.fabrics = fabrics_;
   options.more_metrics = more_metrics_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   try {

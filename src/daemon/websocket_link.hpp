@@ -3,44 +3,28 @@
 // signed by the endpoint's keys like every other link. Raw MAVLink frames travel in binary
 // messages (several frames may share one message either way).
 //
-// Threads: civetweb reads each client on a thread of its own and hands the bytes over (bounded,
-// 64 KiB waiting at most; the rest is dropped and counted); the router's thread parses and routes
-// them (a LocalLink, posted once per batch). What the router sends the client waits in its own
-// bounded queue (512 frames) for the client's writer thread: a slow browser fills only its own
-// queue, and the router never waits for a socket.
+// Threads: each client is a ForeignLink: civetweb reads it on a thread of its own, the router's
+// thread routes it, and a writer thread of its own drains its bounded queue (512 frames).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "protocol/parser.hpp"
-#include "router/local_link.hpp"
+#include "daemon/foreign_link.hpp"
 #include "router/router.hpp"
 
 struct mg_connection;
 
 namespace mavswitch::daemon {
 
-// One client's counters, as the statistics show a link's.
-struct WebSocketClientReport {
-  std::string name;  // "ws-gcs 127.0.0.1:50412"
-  transport::LinkCounters counters;
-  protocol::ParserStats parser;
-  size_t queued_bytes = 0;
-};
-
 class WebSocketClient;
 
 class WebSocketEndpoint {
  public:
   static constexpr size_t kMaxQueuedFrames = 512;
-  static constexpr size_t kMaxPendingInput = 64 * 1024;
 
   WebSocketEndpoint(Router& router, std::string name, std::string path,
                     std::shared_ptr<const routing::LinkPolicy> policy, size_t max_clients);
@@ -53,9 +37,9 @@ class WebSocketEndpoint {
   bool opened(mg_connection* conn, const std::string& peer);
   void received(mg_connection* conn, std::span<const uint8_t> message);
   void closed(const mg_connection* conn);
-  std::vector<WebSocketClientReport> clients() const;
+  std::vector<ForeignLinkReport> clients() const;
   // Every client's counts, those gone included.
-  WebSocketClientReport totals() const;
+  ForeignLinkReport totals() const;
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
 
  private:
@@ -66,7 +50,7 @@ class WebSocketEndpoint {
   const size_t max_clients_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<WebSocketClient>> clients_;  // under mutex_
-  WebSocketClientReport gone_;                             // under mutex_
+  ForeignLinkReport gone_;                                 // under mutex_
   std::atomic<uint64_t> refused_{0};
 };
 

@@ -185,7 +185,7 @@ TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error_of("[SerialThing x]\n"),
             file +
                 ":1: [SerialThing x]: unknown section type (General, Http, UartEndpoint, "
-                "UdpEndpoint, TcpEndpoint, TcpServerEndpoint, WebSocketEndpoint)");
+                "UdpEndpoint, TcpEndpoint, TcpServerEndpoint, WebSocketEndpoint, NatsEndpoint)");
   EXPECT_EQ(error_of("Port=1\n"), file + ":1: Port: key outside of any section");
   EXPECT_EQ(error_of("[UdpEndpoint]\n"),
             file + ":1: [UdpEndpoint]: this section needs a name, as [UdpEndpoint my-name]");
@@ -434,4 +434,32 @@ TEST_F(ConfigTest, ShapingKeysSayWhatIsWrong) {
             file + ":4: MaxRate: '57600' needs a unit: baud, bps, kbps, Mbps, B/s, kB/s or MB/s (or off)");
   EXPECT_EQ(error_of("[General]\nFailoverTimeout = soon\n"),
             file + ":2: FailoverTimeout: 'soon' is not a whole number from 10 to 3600000");
+}
+
+TEST_F(ConfigTest, NatsEndpointKeys) {
+  Config c;
+  load_config_file(write("fabric.conf",
+                         "[NatsEndpoint fleet]\nUrl = nats://a:4222, tls://b:4222\nUser = mav\nPassword = pw\n"
+                         "Prefix = fleet.mav\nSubscribe = from.255.>, from.*.*.HEARTBEAT\nQueueSize = 100\n"
+                         "AllowMsgIdOut = 0,76\n"),
+                   c);
+  finish_config(c);
+  ASSERT_EQ(c.fabrics.size(), 1u);
+  const NatsSettings& n = c.fabrics[0].nats;
+  EXPECT_EQ(n.urls, (std::vector<std::string>{"nats://a:4222", "tls://b:4222"}));
+  EXPECT_EQ(n.user, "mav");
+  EXPECT_EQ(n.prefix, "fleet.mav");
+  EXPECT_EQ(n.subscribe, (std::vector<std::string>{"from.255.>", "from.*.*.HEARTBEAT"}));
+  EXPECT_EQ(n.queue_frames, 100u);
+  EXPECT_TRUE(c.endpoints.empty()) << "not a socket of the router's own";
+  const std::string file = (dir_ / "bad.conf").string();
+  EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = http://x:1\n"),
+            file + ":2: Url: 'http://x:1' is not a NATS server URL (nats://HOST:PORT or tls://HOST:PORT)");
+  EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = nats://x:1\nPrefix = a..b\n"),
+            file + ":3: Prefix: 'a..b' is not a subject prefix (as fleet.mavlink)");
+  EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = nats://x:1\nSubscribe = from.>.x\n"),
+            file + ":3: Subscribe: 'from.>.x' is not a subject after the prefix (as from.> or from.255.>)");
+  EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = nats://x:1\nMode = Server\n"),
+            file + ":3: Mode: unknown key in this section");
+  EXPECT_NE(error_of("[NatsEndpoint f]\nUser = x\n").find("Url is required"), std::string::npos);
 }

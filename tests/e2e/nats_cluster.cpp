@@ -1,0 +1,66 @@
+#include "e2e/nats_cluster.hpp"
+
+#include <csignal>
+
+#include "e2e/http_client.hpp"
+#include "e2e/peers.hpp"
+#include "support/test_support.hpp"
+
+namespace mavswitch::test {
+
+std::string NatsCluster::server_program() {
+  std::string out;
+  return run_command("command -v nats-server", &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
+}
+
+NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra) {
+  const std::string program = server_program();
+  if (program.empty()) return;
+  for (size_t i = 0; i < nodes; ++i) nodes_.push_back({free_tcp_port(), free_tcp_port(), free_tcp_port(), nullptr});
+  for (size_t i = 0; i < nodes; ++i) {
+    std::string routes;
+    for (size_t j = 0; j < nodes; ++j) {
+      if (j != i)
+        routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(nodes_[j].cluster);
+    }
+    std::vector<std::string> args = {"-a",
+                                     "127.0.0.1",
+                                     "-p",
+                                     std::to_string(nodes_[i].client),
+                                     "--cluster",
+                                     "nats://127.0.0.1:" + std::to_string(nodes_[i].cluster),
+                                     "--cluster_name",
+                                     "mavswitch-test",
+                                     "-n",
+                                     "node" + std::to_string(i + 1),
+                                     "-m",
+                                     std::to_string(nodes_[i].monitor)};
+    if (nodes > 1) {
+      args.push_back("--routes");
+      args.push_back(routes);
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    nodes_[i].process = std::make_unique<DaemonProcess>(DaemonProcess::Program{program}, args);
+  }
+  // Ready when each node routes to every other one.
+  const std::string want = "\"num_routes\": " + std::to_string(nodes - 1);
+  ready_ = wait_until(
+      [&] {
+        for (const Node& n : nodes_) {
+          if (http_request(n.monitor, "GET", "/routez").body.find(want) == std::string::npos) return false;
+        }
+        return true;
+      },
+      10000ms);
+}
+
+std::string NatsCluster::url(size_t node) const { return "nats://127.0.0.1:" + std::to_string(nodes_.at(node).client); }
+
+void NatsCluster::kill(size_t node) {
+  nodes_.at(node).process->signal(SIGKILL);
+  nodes_.at(node).process->wait_exit();
+}
+
+const std::string& NatsCluster::log(size_t node) { return nodes_.at(node).process->err(); }
+
+}  // namespace mavswitch::test

@@ -1,0 +1,202 @@
+// The fleet fabric end to end: mavswitchd routers joined through a real three-node nats-server
+// cluster on loopback (Debian's nats-server). Telemetry, commands and acknowledgements cross
+// it; targeted traffic stays where its target lives; nothing arrives twice; a node that dies
+// moves its routers to another; bad credentials are one error line and retried; a vehicle's
+// router that asks only for the ground stations' broadcasts gets nothing else.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <regex>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/http_client.hpp"
+#include "e2e/nats_cluster.hpp"
+#include "e2e/peers.hpp"
+#include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/command_ack.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+#include "support/test_support.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+namespace {
+
+// One machine: a router with a UDP server for its local peer and a [NatsEndpoint fabric].
+struct Site {
+  Site(ScratchDir& dir, const std::string& name, const std::string& nats_keys, const std::string& http = "0")
+      : port(free_udp_port()) {
+    const std::string conf = dir.write(name + ".conf",
+                                       "[General]\nTcpServerPort = 0\n[UdpEndpoint local]\nMode = Server\n"
+                                       "Address = 127.0.0.1\nPort = " +
+                                           std::to_string(port) + "\n[NatsEndpoint fabric]\n" + nats_keys)
+                                 .string();
+    router = std::make_unique<DaemonProcess>(std::vector<std::string>{"-c", conf, "--http=" + http});
+  }
+  void send(const Bytes& f) { peer.send_to(port, f); }
+  // Frames the local peer got from `sys` with message `msgid`.
+  size_t heard(uint8_t sys, uint32_t msgid) {
+    size_t n = 0;
+    for (const auto& f : peer.received().frames) n += view_of(f).sysid() == sys && view_of(f).msgid() == msgid;
+    return n;
+  }
+  uint16_t port;
+  UdpPeer peer;
+  std::unique_ptr<DaemonProcess> router;
+};
+
+msg::CommandAck ack_of(uint8_t target_sys, uint8_t target_comp, uint16_t command) {
+  msg::CommandAck a;
+  a.command = command;
+  a.target_system = target_sys;
+  a.target_component = target_comp;
+  return a;
+}
+
+class Fabric : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (NatsCluster::server_program().empty())
+      GTEST_SKIP() << "nats-server (Debian's nats-server package) not installed";
+  }
+  // Until each site's peer has heard each of `sources` (their HEARTBEATs sent meanwhile).
+  bool all_heard(std::vector<std::pair<Site*, uint8_t>> senders, std::vector<std::pair<Site*, uint8_t>> hearers) {
+    return wait_until(
+        [&] {
+          for (auto& [site, sys] : senders) site->send(heartbeat(sys, sys == 255 ? 190 : 1));
+          for (auto& [site, sys] : hearers) {
+            if (site->heard(sys, msg::Heartbeat::kId) == 0) return false;
+          }
+          return true;
+        },
+        10000ms);
+  }
+  ScratchDir scratch_{"mavswitch-nats"};
+};
+
+}  // namespace
+
+TEST_F(Fabric, CommandsAndTelemetryCrossTheClusterAndStayWhereTheyBelong) {
+  NatsCluster cluster;
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\n");  // vehicle 1
+  Site b(scratch_, "b", "Url = " + cluster.url(1) + "\n");  // the ground station, 255/190
+  Site c(scratch_, "c", "Url = " + cluster.url(2) + "\n");  // vehicle 2
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}, {&c, 2}}, {{&b, 1}, {&b, 2}, {&a, 255}, {&c, 255}}))
+      << a.router->err() << b.router->err();
+  EXPECT_NE(a.router->err().find("nats fabric: connected to " + cluster.url(0)), std::string::npos) << a.router->err();
+
+  // A command for vehicle 1 reaches it; its acknowledgement reaches the ground station. Sent
+  // again until they do, as a ground station does: a router asks for what targets its systems
+  // when it first hears them, and the cluster takes a moment to pass that interest on.
+  uint8_t commands = 0, acks = 0;
+  ASSERT_TRUE(wait_until([&] {
+    b.send(command_long(255, 190, 1, 1, commands++));
+    return a.heard(255, msg::CommandLong::kId) > 0;
+  })) << a.router->err();
+  ASSERT_TRUE(wait_until([&] {
+    a.send(frame_of(ack_of(255, 190, 400), 1, 1, acks++));
+    return b.heard(1, msg::CommandAck::kId) > 0;
+  })) << b.router->err();
+
+  // Telemetry: 50 frames from vehicle 1, each heard once by the ground station and by C.
+  for (uint32_t i = 0; i < 50; ++i) a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+  ASSERT_TRUE(wait_until([&] { return b.heard(1, msg::Attitude::kId) >= 50 && c.heard(1, msg::Attitude::kId) >= 50; }));
+  // A marker after everything else: NATS keeps one publisher's order, so once each site has it,
+  // anything earlier that was going to reach it has.
+  a.send(system_time(1, 1, 99));
+  b.send(system_time(255, 190, 99));
+  ASSERT_TRUE(wait_until([&] { return b.heard(1, 2) == 1 && c.heard(1, 2) == 1 && c.heard(255, 2) == 1; }))
+      << b.heard(1, 2) << " " << c.heard(1, 2) << " " << c.heard(255, 2);
+  EXPECT_EQ(b.heard(1, msg::Attitude::kId), 50u) << "no frame twice";
+  EXPECT_EQ(c.heard(1, msg::Attitude::kId), 50u) << "no frame twice";
+  EXPECT_LE(a.heard(255, msg::CommandLong::kId), commands) << "none twice";
+  EXPECT_LE(b.heard(1, msg::CommandAck::kId), acks) << "none twice";
+  EXPECT_EQ(c.heard(255, msg::CommandLong::kId), 0u) << "the command for vehicle 1 never reached C";
+  EXPECT_EQ(c.heard(1, msg::CommandAck::kId), 0u) << "nor the acknowledgement for the ground station";
+  for (Site* s : {&a, &b, &c}) EXPECT_TRUE(s->router->running());
+}
+
+TEST_F(Fabric, ANodeThatDiesMovesItsRoutersToAnother) {
+  NatsCluster cluster;
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n");
+  Site b(scratch_, "b", "Url = " + cluster.url(2) + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
+  cluster.kill(0);
+  ASSERT_TRUE(wait_until([&] { return a.router->err().find("reconnected to " + cluster.url(1)) != std::string::npos; },
+                         10000ms))
+      << a.router->err();
+  EXPECT_NE(a.router->err().find("nats fabric: disconnected"), std::string::npos) << a.router->err();
+  // Traffic resumes both ways.
+  b.peer.clear();
+  a.peer.clear();
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
+  // A command too, once the cluster has passed on the vehicle's interest from its new node.
+  uint8_t sent = 0;
+  EXPECT_TRUE(wait_until([&] {
+    b.send(command_long(255, 190, 1, 1, sent++));
+    return a.heard(255, msg::CommandLong::kId) > 0;
+  }));
+  EXPECT_LE(a.heard(255, msg::CommandLong::kId), sent) << "none twice";
+  EXPECT_TRUE(a.router->running());
+}
+
+TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
+  NatsCluster cluster(1, {"--user", "mav", "--pass", "right-password"});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site wrong(scratch_, "wrong", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = wrong\n");
+  ASSERT_TRUE(wait_until([&] { return wrong.router->err().find("nats fabric:") != std::string::npos; }))
+      << wrong.router->err();
+  EXPECT_NE(wrong.router->err().find("Authorization"), std::string::npos) << wrong.router->err();
+  // Retried in the background without a line each time (the server saw three tries), and the
+  // rest of the router routes on: a second local peer hears the first one.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const std::string& log = cluster.log(0);
+        size_t tries = 0;
+        for (size_t at = 0; (at = log.find("authentication error", at)) != std::string::npos; ++at) ++tries;
+        return tries >= 3;
+      },
+      10000ms))
+      << cluster.log(0);
+  UdpPeer other;
+  ASSERT_TRUE(wait_until([&] {
+    other.send_to(wrong.port, heartbeat(7, 1));
+    wrong.send(heartbeat(8, 1));
+    return wrong.heard(7, msg::Heartbeat::kId) > 0;
+  })) << wrong.router->err();
+  const std::string& err = wrong.router->err();
+  size_t lines = 0;
+  for (size_t at = 0; (at = err.find("nats fabric:", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 1u) << "one line, not one per try: " << err;
+  EXPECT_TRUE(wrong.router->running());
+  Site right(scratch_, "right", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = right-password\n");
+  EXPECT_TRUE(wait_until([&] { return right.router->err().find("connected to") != std::string::npos; }))
+      << right.router->err();
+}
+
+TEST_F(Fabric, AVehicleAskingForTheGroundStationsOnlyGetsNoOtherVehicle) {
+  NatsCluster cluster;
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const uint16_t http = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nSubscribe = from.255.>\n", "127.0.0.1:" + std::to_string(http));
+  Site b(scratch_, "b", "Url = " + cluster.url(1) + "\n");
+  Site c(scratch_, "c", "Url = " + cluster.url(2) + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}, {&c, 2}}, {{&a, 255}, {&b, 1}, {&b, 2}})) << a.router->err();
+  for (uint32_t i = 0; i < 200; ++i) c.send(attitude(2, 1, i, static_cast<uint8_t>(i)));
+  ASSERT_TRUE(wait_until([&] { return b.heard(2, msg::Attitude::kId) >= 200; }));
+  b.send(system_time(255, 190, 1));
+  ASSERT_TRUE(wait_until([&] { return a.heard(255, 2) == 1; }));
+  EXPECT_EQ(a.heard(2, msg::Attitude::kId) + a.heard(2, msg::Heartbeat::kId), 0u) << "nothing of vehicle 2";
+  // What arrived on A's NATS connection: the ground station's frames only.
+  const std::string links = http_request(http, "GET", "/api/v1/links").body;
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(links, m, std::regex(R"("endpoint": "fabric",\s*"kind": "nats",[^}]*"rx_frames": (\d+))")))
+      << links;
+  const size_t rx = std::stoul(m[1]);
+  EXPECT_GE(rx, 2u);
+  EXPECT_LT(rx, 100u) << "vehicle 2's 200 frames never came: " << links;
+}

@@ -1,0 +1,42 @@
+// The fleet fabric's subjects: what a frame is published on decides who receives it.
+#include <gtest/gtest.h>
+
+#include "daemon/nats_endpoint.hpp"
+#include "dialect/builtin.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/param_request_read.hpp"
+#include "support/frames.hpp"
+
+using namespace mavswitch;
+using daemon::NatsEndpoint;
+
+namespace {
+
+std::string subject(const test::Bytes& frame) {
+  return NatsEndpoint::subject_of("mavlink", frame, dialect::builtin::message_table());
+}
+
+}  // namespace
+
+TEST(NatsSubjects, BroadcastsByTheirSourceAndMessage) {
+  EXPECT_EQ(subject(test::heartbeat(1, 1)), "mavlink.from.1.1.HEARTBEAT");
+  EXPECT_EQ(subject(test::attitude(42, 200, 0)), "mavlink.from.42.200.ATTITUDE");
+  EXPECT_EQ(subject(test::frame_of(msg::CommandLong{}, 255, 190, 0, true)), "mavlink.from.255.190.COMMAND_LONG")
+      << "a v1 frame, target 0: broadcast";
+}
+
+TEST(NatsSubjects, TargetedFramesByTheirTarget) {
+  EXPECT_EQ(subject(test::command_long(255, 190, 1, 1)), "mavlink.to.1.1.COMMAND_LONG");
+  msg::ParamRequestRead p;
+  p.target_system = 7;  // component 0: every component of system 7
+  EXPECT_EQ(subject(test::frame_of(p, 255, 190)), "mavlink.to.7.0.PARAM_REQUEST_READ");
+  EXPECT_EQ(NatsEndpoint::subject_of("fleet.a", test::command_long(255, 190, 3, 1), dialect::builtin::message_table()),
+            "fleet.a.to.3.1.COMMAND_LONG");
+}
+
+TEST(NatsSubjects, AnUnknownMessageByItsId) {
+  test::Bytes f = test::heartbeat(1, 1);
+  f[7] = 0x39;  // message id 0x30039: no dialect has it
+  f[9] = 0x03;
+  EXPECT_EQ(subject(f), "mavlink.from.1.1.196665");
+}
