@@ -147,9 +147,12 @@ bool NatsEndpoint::connect() {
   natsConnection* fresh = nullptr;
   const natsStatus s = natsConnection_Connect(&fresh, options_);
   if (s != NATS_OK) {
-    const char* why = nats_GetLastError(nullptr);  // this thread's: "Authorization Violation", ...
+    // This thread's last error ("Authorization Violation", ...), without the library's
+    // "(conn.c:2088): " in front.
+    std::string why = nats_GetLastError(nullptr) != nullptr ? nats_GetLastError(nullptr) : "";
+    if (why.starts_with('(') && why.find("): ") != std::string::npos) why.erase(0, why.find("): ") + 3);
     note(fmt::format("cannot connect to {} ({}); trying again every {} s", url_list(),
-                     why != nullptr && *why != '\0' ? why : natsStatus_GetText(s), kRetry.count()),
+                     why.empty() ? natsStatus_GetText(s) : why, kRetry.count()),
          true);
     return false;
   }
@@ -268,7 +271,9 @@ std::string NatsEndpoint::url_list() const {
 }
 
 std::string NatsEndpoint::description() const {
-  return fmt::format("nats {} {} prefix {}", name_, url_list(), settings_.prefix);
+  const std::string at = server();
+  return fmt::format("nats {} {} prefix {}: {}, {} reconnects", name_, url_list(), settings_.prefix,
+                     at.empty() ? "not connected" : "connected to " + at, reconnects());
 }
 
 std::vector<std::unique_ptr<NatsEndpoint>> open_fabrics(Router& router, std::vector<EndpointConfig>& sections) {

@@ -215,6 +215,7 @@ std::string stats_json(const RouterSnapshot& s) {
   for (const auto& e : s.endpoints) {
     Json j = {{"name", e.name},
               {"kind", e.kind},
+              {"description", e.description},
               {"links", e.links.size()},
               {"links_closed", e.totals.links_closed},
               {"kernel_drops", e.totals.kernel_drops}};

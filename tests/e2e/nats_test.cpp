@@ -121,7 +121,8 @@ TEST_F(Fabric, CommandsAndTelemetryCrossTheClusterAndStayWhereTheyBelong) {
 TEST_F(Fabric, ANodeThatDiesMovesItsRoutersToAnother) {
   NatsCluster cluster;
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);
-  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n");
+  const uint16_t http = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n", "127.0.0.1:" + std::to_string(http));
   Site b(scratch_, "b", "Url = " + cluster.url(2) + "\n");
   ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
   cluster.kill(0);
@@ -140,6 +141,8 @@ TEST_F(Fabric, ANodeThatDiesMovesItsRoutersToAnother) {
     return a.heard(255, msg::CommandLong::kId) > 0;
   }));
   EXPECT_LE(a.heard(255, msg::CommandLong::kId), sent) << "none twice";
+  const std::string stats = http_request(http, "GET", "/api/v1/stats").body;
+  EXPECT_NE(stats.find("connected to " + cluster.url(1) + ", 1 reconnects"), std::string::npos) << stats;
   EXPECT_TRUE(a.router->running());
 }
 
