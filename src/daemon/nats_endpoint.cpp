@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "base/fleet_state.hpp"
 #include "base/log.hpp"
 #include "daemon/endpoint_control.hpp"
 
@@ -173,16 +174,55 @@ bool NatsEndpoint::connect() {
   return true;
 }
 
+bool NatsEndpoint::keep_fleet_state() {
+  jsCtx* js = nullptr;
+  if (natsConnection_JetStream(&js, connection_, nullptr) != NATS_OK) return false;
+  const std::string name = base::fleet_stream_name(settings_.prefix);
+  std::vector<std::string> subjects;
+  for (const char* m : base::kFleetStateMessages) subjects.push_back(base::fleet_state_subject(settings_.prefix, m));
+  std::vector<const char*> subject_list;
+  for (const auto& s : subjects) subject_list.push_back(s.c_str());
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  config.Name = name.c_str();
+  config.Description = "mavswitch: the latest HEARTBEAT, position and status of every system";
+  config.Subjects = subject_list.data();
+  config.SubjectsLen = static_cast<int>(subject_list.size());
+  config.MaxMsgsPerSubject = 1;  // the latest value of each system's each message
+  config.Storage = js_FileStorage;
+  config.Replicas = settings_.fleet_replicas;
+  jsStreamInfo* info = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus s = js_AddStream(&info, js, &config, nullptr, &code);
+  if (s != NATS_OK && code == JSStreamNameExistErr) s = js_UpdateStream(&info, js, &config, nullptr, &code);
+  if (s == NATS_OK) {
+    note("fleet state kept in JetStream stream " + name, false);
+    jsStreamInfo_Destroy(info);
+  } else {  // no JetStream on the cluster, or it is still electing its leader: tried again
+    const char* why = nats_GetLastError(nullptr);
+    note(fmt::format("FleetState: cannot keep stream {} ({}); trying again every {} s", name,
+                     why != nullptr && *why != '\0' ? why : natsStatus_GetText(s), kRetry.count()),
+         true);
+  }
+  jsCtx_Destroy(js);
+  return s == NATS_OK;
+}
+
 void NatsEndpoint::keep_connected() {
   std::unique_lock lock(mutex_);
+  bool fleet_pending = false;  // FleetState: the stream not made yet on this connection
   for (bool first = true;; first = false) {
-    keeper_wake_.wait(lock, [&] { return stopping_ || closed_; });
+    keeper_wake_.wait(lock, [&] { return stopping_ || closed_ || fleet_pending; });
     if (!first && keeper_wake_.wait_for(lock, kRetry, [&] { return stopping_; })) return;
     if (stopping_) return;
+    const bool reconnect = closed_;
     lock.unlock();
-    const bool connected = connect();
+    const bool connected = !reconnect || connect();
+    const bool fleet_kept =
+        !connected || !settings_.fleet_state || (!reconnect && !fleet_pending) || keep_fleet_state();
     lock.lock();
     closed_ = !connected;
+    fleet_pending = !fleet_kept;
   }
 }
 

@@ -64,6 +64,10 @@ class NatsEndpoint {
   // a connection up; while connected, libnats itself moves to another server of the list.
   void keep_connected();
   std::string url_list() const;
+  // FleetState: makes (or updates) the JetStream stream of the latest state on the current
+  // connection; false (said once) when the cluster has no JetStream, or is not ready yet. The
+  // keeper thread's.
+  bool keep_fleet_state();
   void subscribe(const std::string& subject);  // on the current connection, any thread
   std::vector<std::string> subjects() const;   // what it subscribes to: Subscribe and interest
   void on_message(const void* data, int size);

@@ -66,6 +66,12 @@ const std::map<std::string, Setter>& nats_keys() {
          }},
         {"queuesize", [](const Where& w, std::string_view v,
                          EndpointConfig& e) { e.nats.queue_frames = get_uint(w, v, 1 << 20, 1); }},
+        {"fleetstate",
+         [](const Where& w, std::string_view v, EndpointConfig& e) { e.nats.fleet_state = get_bool(w, v); }},
+        {"fleetstatereplicas",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           e.nats.fleet_replicas = static_cast<int>(get_uint(w, v, 5, 1));
+         }},
         {"reconnectbuffer", [](const Where& w, std::string_view v,
                                EndpointConfig& e) { e.nats.reconnect_buffer = get_uint(w, v, 1u << 30, 1024); }},
     };

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sstream>
-#include "daemon/vehicle_names.hpp"
+#include "dialect/vehicle_names.hpp"
 #include "transport/clock.hpp"
 
 namespace mavswitch::daemon {
@@ -197,10 +197,10 @@ std::string systems_json(Router& router, bool pretty) {
       if (heard != 0) s["heard_ms_ago"] = std::max<routing::Millis>(0, now - heard);
       const auto hb = routes.heartbeat(uint8_t(sys), uint8_t(comp));
       if (hb.at != 0) {
-        s["type"] = vehicle_type_name(hb.type);
-        s["autopilot"] = autopilot_name(hb.autopilot);
-        s["mode"] = mode_name(hb.autopilot, hb.type, hb.base_mode, hb.custom_mode);
-        s["armed"] = armed(hb.base_mode);
+        s["type"] = dialect::vehicle_type_name(hb.type);
+        s["autopilot"] = dialect::autopilot_name(hb.autopilot);
+        s["mode"] = dialect::mode_name(hb.autopilot, hb.type, hb.base_mode, hb.custom_mode);
+        s["armed"] = dialect::armed(hb.base_mode);
         s["system_status"] = hb.system_status;
       }
       list.push_back(std::move(s));

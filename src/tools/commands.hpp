@@ -38,4 +38,14 @@ struct EndpointsOptions {
 };
 int run_endpoints(const EndpointsOptions& options);
 
+// The fleet state a NATS cluster keeps (routers with FleetState): each system's latest
+// HEARTBEAT, position and status.
+struct FleetOptions {
+  std::vector<std::string> urls{"nats://127.0.0.1:4222"};
+  std::string prefix = "mavlink";
+  std::string user, password, token, credentials_file, ca_file;
+  bool json = false;
+};
+int run_fleet(const FleetOptions& options);
+
 }  // namespace mavswitch::tools

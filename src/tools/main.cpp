@@ -56,7 +56,22 @@ int main(int argc, char** argv) {
   endpoints->add_option("--ca-file", endpoints_options.target.ca_file,
                         "https: check the router's certificate against this file (default: the system's)");
 
+  mavswitch::tools::FleetOptions fleet_options;
+  auto* fleet = app.add_subcommand("fleet",
+                                   "The fleet state a NATS cluster keeps: each system's latest HEARTBEAT, "
+                                   "position and status");
+  fleet->add_option("--nats", fleet_options.urls, "The cluster's servers (default nats://127.0.0.1:4222)")
+      ->delimiter(',');
+  fleet->add_option("--prefix", fleet_options.prefix, "The routers' subject Prefix (default mavlink)");
+  fleet->add_option("--user", fleet_options.user, "NATS user");
+  fleet->add_option("--password", fleet_options.password, "NATS password");
+  fleet->add_option("--token", fleet_options.token, "NATS token");
+  fleet->add_option("--creds", fleet_options.credentials_file, "NATS credentials file");
+  fleet->add_option("--ca-file", fleet_options.ca_file, "TLS: check the servers' certificates against this file");
+  fleet->add_flag("--json", fleet_options.json, "As one JSON document");
+
   CLI11_PARSE(app, argc, argv);
+  if (fleet->parsed()) return mavswitch::tools::run_fleet(fleet_options);
   if (status->parsed() || endpoints->parsed()) {
     std::string token, error;
     if (!mavswitch::tools::read_token(token_file, &token, &error)) {

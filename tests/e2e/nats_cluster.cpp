@@ -13,7 +13,7 @@ std::string NatsCluster::server_program() {
   return run_command("command -v nats-server", &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
 }
 
-NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra) {
+NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std::string& jetstream_dir) {
   const std::string program = server_program();
   if (program.empty()) return;
   for (size_t i = 0; i < nodes; ++i) nodes_.push_back({free_tcp_port(), free_tcp_port(), free_tcp_port(), nullptr});
@@ -40,6 +40,9 @@ NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra) {
       args.push_back(routes);
     }
     args.insert(args.end(), extra.begin(), extra.end());
+    if (!jetstream_dir.empty()) {
+      args.insert(args.end(), {"-js", "-sd", jetstream_dir + "/node" + std::to_string(i + 1)});
+    }
     nodes_[i].process = std::make_unique<DaemonProcess>(DaemonProcess::Program{program}, args);
   }
   // Ready when each node routes to every other one.

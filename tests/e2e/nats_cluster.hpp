@@ -15,8 +15,9 @@ class NatsCluster {
  public:
   // The program, or empty when it is not installed (the test skips, saying so).
   static std::string server_program();
-  // extra: arguments every node gets (e.g. --user, --pass).
-  explicit NatsCluster(size_t nodes = 3, std::vector<std::string> extra = {});
+  // extra: arguments every node gets (e.g. --user, --pass). jetstream_dir: JetStream on, each
+  // node storing under a directory of its own there.
+  explicit NatsCluster(size_t nodes = 3, std::vector<std::string> extra = {}, const std::string& jetstream_dir = "");
   bool ready() const noexcept { return ready_; }
   std::string url(size_t node) const;  // nats://127.0.0.1:PORT
   void kill(size_t node);              // a node that dies: SIGKILL, no goodbye

@@ -15,7 +15,9 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/global_position_int.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/sys_status.hpp"
 #include "support/test_support.hpp"
 
 using namespace mavswitch;
@@ -202,4 +204,48 @@ TEST_F(Fabric, AVehicleAskingForTheGroundStationsOnlyGetsNoOtherVehicle) {
   const size_t rx = std::stoul(m[1]);
   EXPECT_GE(rx, 2u);
   EXPECT_LT(rx, 100u) << "vehicle 2's 200 frames never came: " << links;
+}
+
+// FleetState: the cluster keeps each system's latest HEARTBEAT, position and status in
+// JetStream, so `mavswitch fleet`, run after the vehicles have fallen silent, sees them all at
+// once, with their newest values.
+TEST_F(Fabric, ALateConsumerSeesTheFleetAtOnce) {
+  NatsCluster cluster(3, {}, (scratch_.path() / "jetstream").string());
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nFleetState = true\n");
+  Site c(scratch_, "c", "Url = " + cluster.url(2) + "\nFleetState = true\n");
+  // The stream is made once the cluster has elected its JetStream leader (retried until then).
+  ASSERT_TRUE(wait_until([&] { return a.router->err().find("fleet state kept") != std::string::npos; }, 20000ms))
+      << a.router->err() << cluster.log(0);
+  msg::GlobalPositionInt position;
+  msg::SysStatus status;
+  status.battery_remaining = 77;
+  for (int i = 0; i < 3; ++i) {  // older values, then the newest: lat 47.2, 47.3, 47.4
+    position.lat = 471000000 + (i + 1) * 1000000;
+    a.send(frame_of(position, 1, 1, uint8_t(i)));
+    c.send(frame_of(position, 2, 1, uint8_t(i)));
+  }
+  a.send(heartbeat(1, 1));
+  c.send(heartbeat(2, 1));
+  a.send(frame_of(status, 1, 1));
+  // The vehicles are silent from here on; the fleet is read from what the cluster kept.
+  const std::string tool = tool_path() + " fleet --json --nats " + cluster.url(1);
+  std::string out;
+  const bool both = wait_until(
+      [&] {
+        return run_command(tool + " 2>&1", &out) == 0 && out.find("\"system\": 2") != std::string::npos &&
+               out.find("\"battery_percent\": 77") != std::string::npos && out.find("quadrotor") != std::string::npos;
+      },
+      10000ms);
+  ASSERT_TRUE(both) << out << a.router->err();
+  EXPECT_NE(out.find("\"system\": 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"lat\": 47.4"), std::string::npos) << "the newest position: " << out;
+  EXPECT_EQ(out.find("\"lat\": 47.3"), std::string::npos) << "not an older one: " << out;
+  ASSERT_EQ(run_command(tool_path() + " fleet --nats " + cluster.url(0) + " 2>&1", &out), 0) << out;
+  EXPECT_NE(out.find("ArduPilot"), std::string::npos) << "the table: " << out;
+  // Without JetStream on the cluster: one clear error from the tool.
+  NatsCluster plain(1);
+  ASSERT_TRUE(plain.ready());
+  EXPECT_NE(run_command(tool_path() + " fleet --nats " + plain.url(0) + " 2>&1", &out), 0);
+  EXPECT_NE(out.find("the fleet state"), std::string::npos) << out;
 }

@@ -1,6 +1,9 @@
-// What the node tests share: a tally of checks, and free ports on loopback.
+// What the node tests share: a tally of checks, free ports on loopback, bounded waits, and
+// node-mavlink's parser over bytes that arrive in pieces.
 import dgram from 'node:dgram'
 import net from 'node:net'
+import { Readable } from 'node:stream'
+import { MavLinkPacketParser, MavLinkPacketSplitter, common, minimal } from 'node-mavlink'
 
 // check(ok, what) counts, and says what failed; done(name) prints "N passed, N failed" and exits.
 export function tally () {
@@ -25,3 +28,23 @@ export const freePort = (kind) => new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
   }
 })
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// Until pred() (sync or async) holds, looked at every 20 ms, for at most `ms`.
+export const until = async (pred, ms = 5000) => {
+  const end = Date.now() + ms
+  while (Date.now() < end) { if (await pred()) return true; await sleep(20) }
+  return pred()
+}
+
+// Bytes pushed into the returned function come out as node-mavlink packets, one per onPacket.
+export const parser = (onPacket) => {
+  const input = new Readable({ read () {} })
+  input.pipe(new MavLinkPacketSplitter()).pipe(new MavLinkPacketParser()).on('data', onPacket)
+  return (bytes) => input.push(bytes)
+}
+
+const REGISTRY = { ...minimal.REGISTRY, ...common.REGISTRY }
+// A packet's fields (common dialect), or null for a message it does not know.
+export const decode = (p) => { const c = REGISTRY[p.header.msgid]; return c ? p.protocol.data(p.payload, c) : null }

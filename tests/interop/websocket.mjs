@@ -9,29 +9,15 @@ import dgram from 'node:dgram'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { Readable } from 'node:stream'
 import {
-  MavLinkPacketParser, MavLinkPacketSignature, MavLinkPacketSplitter, MavLinkProtocolV2, common, minimal,
+  MavLinkPacketSignature, MavLinkProtocolV2, common, minimal,
 } from 'node-mavlink'
 import WebSocket from 'ws'
-import { freePort, tally } from './support.mjs'
+import { decode, freePort, parser, sleep, tally, until } from './support.mjs'
 
 const [daemon] = process.argv.slice(2)
 const t = tally()
 const check = t.check
-const REGISTRY = { ...minimal.REGISTRY, ...common.REGISTRY }
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const until = async (pred, ms = 5000) => {
-  const end = Date.now() + ms
-  while (Date.now() < end) { if (pred()) return true; await sleep(20) }
-  return pred()
-}
-const parser = (onPacket) => {
-  const input = new Readable({ read () {} })
-  input.pipe(new MavLinkPacketSplitter()).pipe(new MavLinkPacketParser()).on('data', onPacket)
-  return (bytes) => input.push(bytes)
-}
-const decode = (p) => { const c = REGISTRY[p.header.msgid]; return c ? p.protocol.data(p.payload, c) : null }
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'mavswitch-ws-'))
 const keyPhrase = 'websocket signing'

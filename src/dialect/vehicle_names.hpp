@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <string>
 
-namespace mavswitch::daemon {
+namespace mavswitch::dialect {
 
 std::string vehicle_type_name(uint8_t mav_type);
 std::string autopilot_name(uint8_t mav_autopilot);
 std::string mode_name(uint8_t mav_autopilot, uint8_t mav_type, uint8_t base_mode, uint32_t custom_mode);
 inline bool armed(uint8_t base_mode) { return (base_mode & 0x80) != 0; }  // MAV_MODE_FLAG_SAFETY_ARMED
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::dialect

@@ -1,8 +1,8 @@
-#include "daemon/vehicle_names.hpp"
+#include "dialect/vehicle_names.hpp"
 
 #include <map>
 
-namespace mavswitch::daemon {
+namespace mavswitch::dialect {
 namespace {
 
 using Names = std::map<uint32_t, const char*>;
@@ -126,4 +126,4 @@ std::string mode_name(uint8_t mav_autopilot, uint8_t mav_type, uint8_t base_mode
   return "mode " + std::to_string(custom_mode);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::dialect
