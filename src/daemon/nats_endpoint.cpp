@@ -115,6 +115,9 @@ bool NatsEndpoint::publish(const std::string& subject, std::span<const uint8_t> 
 void NatsEndpoint::subscribe(const std::string& subject) {
   std::lock_guard lock(connection_mutex_);
   if (connection_ == nullptr) return;  // connect() subscribes to it
+  // Once per connection: the writer (a new system heard) and connect() (all of them) may both
+  // ask, and two subscriptions would deliver each message twice.
+  if (!subscribed_.insert(subject).second) return;
   natsSubscription* sub = nullptr;
   const natsStatus s = natsConnection_Subscribe(
       &sub, connection_, subject.c_str(),
@@ -125,7 +128,10 @@ void NatsEndpoint::subscribe(const std::string& subject) {
       this);
   if (s == NATS_OK) {
     subscriptions_.push_back(sub);
-  } else if (s != NATS_CONNECTION_CLOSED) {  // closed: the keeper subscribes again
+    return;
+  }
+  subscribed_.erase(subject);
+  if (s != NATS_CONNECTION_CLOSED) {  // closed: the keeper subscribes again
     log::error("nats {}: cannot subscribe to {}: {}", name_, subject, natsStatus_GetText(s));
   }
 }
@@ -166,6 +172,7 @@ bool NatsEndpoint::connect() {
     std::lock_guard lock(connection_mutex_);
     old = connection_;
     old_subscriptions.swap(subscriptions_);
+    subscribed_.clear();
     connection_ = fresh;
   }
   for (natsSubscription* sub : old_subscriptions) natsSubscription_Destroy(sub);

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +85,7 @@ class NatsEndpoint {
   mutable std::mutex connection_mutex_;
   __natsConnection* connection_ = nullptr;          // under connection_mutex_
   std::vector<__natsSubscription*> subscriptions_;  // under connection_mutex_
+  std::set<std::string> subscribed_;                // under connection_mutex_: their subjects
   mutable std::mutex mutex_;
   std::bitset<256> interest_;  // under mutex_: systems whose frames it published
   std::string said_;           // under mutex_: the last state said

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <stdexcept>
 
 #include "base/log.hpp"
@@ -16,30 +18,54 @@ namespace {
 // Runs f on the loop's thread and waits until it has run; what it throws is thrown here. A
 // loop that stops before it took f up never will: then f is withdrawn (it runs nowhere) and
 // Router::Stopped is thrown, so that a thread outside the router (an HTTP request, a reload)
-// is not left waiting at shutdown.
+// is not left waiting at shutdown. What f throws crosses as plain values and is thrown anew
+// here: an exception object shared by two threads is freed by whichever lets go last, through
+// reference counts the sanitizers cannot see.
 void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f, const std::function<bool()>& running) {
   enum : int { kWaiting, kTaken, kWithdrawn };
+  enum class Outcome { kPending, kDone, kStartError, kStopped, kFailed };
   struct Call {
     std::atomic<int> state{kWaiting};
-    std::promise<void> done;
+    std::mutex mutex;
+    std::condition_variable done;
+    Outcome outcome = Outcome::kPending;  // under mutex
+    std::string what;                     // under mutex
+    size_t endpoint = 0;                  // under mutex: of a StartError
   };
   const auto call = std::make_shared<Call>();
   loop.post([call, &f] {
     int waiting = kWaiting;
     if (!call->state.compare_exchange_strong(waiting, kTaken)) return;  // withdrawn: f's frame is gone
+    Outcome outcome = Outcome::kDone;
+    std::string what;
+    size_t endpoint = 0;
     try {
       f();
-      call->done.set_value();
-    } catch (...) {
-      call->done.set_exception(std::current_exception());
+    } catch (const Router::StartError& e) {
+      outcome = Outcome::kStartError, what = e.what(), endpoint = e.endpoint;
+    } catch (const Router::Stopped&) {
+      outcome = Outcome::kStopped;
+    } catch (const std::exception& e) {
+      outcome = Outcome::kFailed, what = e.what();
     }
+    {
+      std::lock_guard lock(call->mutex);
+      call->outcome = outcome, call->what = std::move(what), call->endpoint = endpoint;
+    }
+    call->done.notify_all();
   });
-  auto result = call->done.get_future();
-  while (result.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout) {
+  std::unique_lock lock(call->mutex);
+  while (
+      !call->done.wait_for(lock, std::chrono::milliseconds(50), [&] { return call->outcome != Outcome::kPending; })) {
     int waiting = kWaiting;
     if (!running() && call->state.compare_exchange_strong(waiting, kWithdrawn)) throw Router::Stopped();
   }
-  result.get();
+  switch (call->outcome) {
+    case Outcome::kStartError: throw Router::StartError(call->endpoint, call->what);
+    case Outcome::kStopped: throw Router::Stopped();
+    case Outcome::kFailed: throw std::runtime_error(call->what);
+    default: return;
+  }
 }
 
 unsigned workers_wanted(const RouterOptions& options) {

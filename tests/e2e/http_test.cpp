@@ -257,9 +257,9 @@ TEST_F(Http, BadRequestsGetA4xxAndChangeNothing) {
   EXPECT_EQ(http_request(http_port_, "DELETE", "/api/v1/endpoints/nobody", "", kToken).status, 404);
   EXPECT_EQ(http_request(http_port_, "PUT", "/api/v1/endpoints", "", kToken).status, 405);
   EXPECT_EQ(http_request(http_port_, "GET", "/nothing/here").status, 404);
-  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, before);
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, before) << d->err();
   connect_peers();  // and the router routes on
-  EXPECT_TRUE(d->running());
+  EXPECT_TRUE(d->running()) << d->err();
 }
 
 TEST_F(Http, AUsableTokenFileIsPrivateAndAPortTakenIsOneErrorLine) {
