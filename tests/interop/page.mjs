@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
 import puppeteer from 'puppeteer-core'
-import { freePort, tally } from './support.mjs'
+import { freePort, tally, until } from './support.mjs'
 
 const [daemon, shots] = process.argv.slice(2)  // the screenshots are kept in `shots` (a test artifact)
 if (shots) fs.mkdirSync(shots, { recursive: true })
@@ -21,16 +21,6 @@ if (!chromium) {
 }
 const t = tally()
 const check = t.check
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-// Polls until f() is truthy or the time is up; returns its last value.
-async function until (f, ms = 10000) {
-  const end = Date.now() + ms
-  for (;;) {
-    const v = await f()
-    if (v || Date.now() > end) return v
-    await sleep(100)
-  }
-}
 
 const vehiclePort = await freePort('udp')
 const gcsPort = await freePort('udp')
@@ -113,8 +103,7 @@ try {
     return c ? c.textContent : ''
   }).then((t) => /rate limited out \d+/.test(t) ? t : ''))
   check(why, `drops are shown by cause (${why})`)
-  // Its plot has been drawn: some pixels are set after a few seconds of history.
-  await sleep(3000)
+  // Its plot is drawn once a few seconds of history have come (one sample a second).
   const drawn = () => page.evaluate(() => {
     const c = document.querySelector('#links tbody tr canvas')
     if (!c || c.width === 0) return 0
@@ -123,7 +112,7 @@ try {
     for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
     return n
   })
-  const pixels = await drawn()
+  const pixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 }, 10000)
   check(pixels > 20, `the link's plot is drawn (${pixels} pixels)`)
   if (shots) await page.screenshot({ path: path.join(shots, 'status-desktop.png') })
 

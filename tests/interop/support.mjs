@@ -31,11 +31,14 @@ export const freePort = (kind) => new Promise((resolve) => {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Until pred() (sync or async) holds, looked at every 20 ms, for at most `ms`.
-export const until = async (pred, ms = 5000) => {
+// Until pred() (sync or async) is truthy, looked at every 20 ms, for at most `ms`; its last value.
+export const until = async (pred, ms = 10000) => {
   const end = Date.now() + ms
-  while (Date.now() < end) { if (await pred()) return true; await sleep(20) }
-  return pred()
+  for (;;) {
+    const v = await pred()
+    if (v || Date.now() > end) return v
+    await sleep(20)
+  }
 }
 
 // Bytes pushed into the returned function come out as node-mavlink packets, one per onPacket.

@@ -102,7 +102,11 @@ try {
   gcs.send(fromGcs.serialize(commandLong(400), gseq++ & 255))
   check(await until(() => gcs.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 400)),
     'its COMMAND_LONG reaches the vehicle and the COMMAND_ACK comes back')
-  await sleep(300)
+  // The vehicle sends an ATTITUDE after each HEARTBEAT on one socket, and the router keeps a link's
+  // order: once three more of its HEARTBEATs are here, the ATTITUDEs between them were not let through.
+  const beats = () => gcs.heard.filter((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1).length
+  const beatsNow = beats()
+  check(await until(() => beats() >= beatsNow + 3), 'the vehicle is still heard')
   check(!gcs.heard.some((h) => h.id === common.Attitude.MSG_ID), 'AllowMsgIdOut = 0,77: no ATTITUDE on this link')
   check(gcs.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 2), 'it hears the second vehicle too')
   check(!otherCommands.includes(400), 'targeted: the command for vehicle 1 never reached vehicle 2')
@@ -121,7 +125,7 @@ try {
   signedGcs.send(fromGcs.serialize(commandLong(401), gseq++ & 255))
   signedGcs.send(gcsSigned.sign(gcsSigned.serialize(commandLong(402), gseq++ & 255), 9, key))
   check(await until(() => commands.some((c) => c.command === 402 && c.signed)), 'a signed command passes the signing link')
-  await sleep(300)
+  // 401 went first on the same link: had it passed, it would have reached the vehicle before 402.
   check(!commands.some((c) => c.command === 401), 'an unsigned command from the signing link is dropped')
 
   // A client that stops reading fills only its own queue: the overflow is dropped and counted,
