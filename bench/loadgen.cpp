@@ -70,6 +70,13 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// One MAVLink network has 254 system ids: past kSystems vehicles, a vehicle is a (system,
+// component) pair of its own. Vehicle 1 is system 1 component 1, vehicle 251 system 1 component 2.
+constexpr int kSystems = 250;
+uint8_t sysid_of(int v) { return static_cast<uint8_t>(v % kSystems + 1); }
+uint8_t compid_of(int v) { return static_cast<uint8_t>(v / kSystems + 1); }
+int vehicle_of(uint8_t sysid, uint8_t compid) { return (compid - 1) * kSystems + sysid - 1; }
+
 struct Options {
   bool tcp = false;
   int vehicles = 1, gcs = 1;
@@ -181,7 +188,7 @@ size_t make_frame(int v, uint32_t index, uint8_t* out) {
   std::memset(payload, 0x5A, sizeof payload);
   std::memcpy(payload, &index, 4);
   return protocol::encode_v2(
-      {.seq = static_cast<uint8_t>(index), .sysid = static_cast<uint8_t>(v + 1), .compid = 1, .msgid = msgid},
+      {.seq = static_cast<uint8_t>(index), .sysid = sysid_of(v), .compid = compid_of(v), .msgid = msgid},
       {payload, info->max_len}, info->crc_extra, {out, protocol::kMaxFrameLen});
 }
 
@@ -394,7 +401,7 @@ int main(int argc, char** argv) {
   };
   for (int g = 0; o.tcp && g < o.gcs; ++g)
     introduce(gcs_fd[static_cast<size_t>(g)], static_cast<uint8_t>(200 + g), 190);
-  for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], static_cast<uint8_t>(v + 1), 1);
+  for (int v = 0; v < o.vehicles; ++v) introduce(vehicle_fd[static_cast<size_t>(v)], sysid_of(v), compid_of(v));
   std::this_thread::sleep_for(std::chrono::duration<double>(o.settle));
   const bool kernel_send_times = o.kernel_send_times && !o.tcp;
   if (kernel_send_times) {
@@ -589,7 +596,7 @@ int main(int argc, char** argv) {
         for (int k = 0; k < got; ++k) {
           const uint64_t now = arrival_ns(msgs[k].msg_hdr);
           auto sink = [&](const protocol::FrameView& f) {
-            const int v = f.sysid() - 1;
+            const int v = f.compid() == 0 ? -1 : vehicle_of(f.sysid(), f.compid());
             if (v < 0 || v >= o.vehicles || f.payload_len() < 4) return;
             if (r.gcs < 0 && -1 - r.gcs == v) return;  // its own frame back: would be a bug, not counted
             uint32_t index;

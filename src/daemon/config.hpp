@@ -36,7 +36,7 @@ struct NatsSettings {
   std::string key_file;
   std::string prefix = "mavlink";                // Prefix: of every subject
   std::vector<std::string> subscribe{"from.>"};  // Subscribe: beyond what targets this router's systems
-  size_t queue_frames = 4096;                    // QueueSize (frames): waiting for the writer
+  size_t queue_bytes = 256 * 1024;               // QueueSize (bytes): waiting to be written
   size_t reconnect_buffer = 1 << 20;             // ReconnectBuffer (bytes): kept while no server is
   bool fleet_state = false;                      // FleetState: keep the latest state in JetStream
   int fleet_replicas = 1;                        // FleetStateReplicas: copies the cluster keeps

@@ -1,5 +1,5 @@
 // A link whose peer is served by threads other than the router's: a WebSocket client (civetweb
-// reads it), the NATS fabric (libnats reads it). What arrives is handed to the router's thread
+// reads it). What arrives is handed to the router's thread
 // (bounded: kMaxPendingInput bytes wait at most, the rest is dropped and counted; one post per
 // batch) and parsed and routed there like a wire link's bytes. What the router sends waits in a
 // bounded queue (max_queued_frames) for the link's writer thread: a slow peer fills only its own

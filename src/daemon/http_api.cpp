@@ -80,10 +80,11 @@ RouterSnapshot HttpApi::snapshot() {
       e.name = f->name();
       e.kind = "nats";
       e.description = f->description();
-      const ForeignLinkReport r = f->report();
+      const FabricLink::Report r = f->report();
       e.totals.counters = r.counters;
       e.totals.parser = r.parser;
-      e.links.push_back({r.name, f->server(), 0, r.counters, r.parser, 0, 0, r.queued_bytes});
+      e.sequence_lost = r.sequence_lost;
+      e.links.push_back({f->name(), f->server(), 0, r.counters, r.parser, r.sequence_lost, 0, r.queued_bytes});
       s.endpoints.push_back(std::move(e));
     }
   }

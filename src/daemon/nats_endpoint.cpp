@@ -9,6 +9,7 @@
 #include "base/fleet_state.hpp"
 #include "base/log.hpp"
 #include "daemon/endpoint_control.hpp"
+#include "daemon/nats_poller.hpp"
 
 namespace mavswitch::daemon {
 namespace {
@@ -31,29 +32,6 @@ std::string last_error(natsConnection* nc, natsStatus fallback) {
 
 }  // namespace
 
-// The fabric as one link: frames the router sends it are published by its writer thread.
-class NatsEndpoint::FabricLink final : public ForeignLink {
- public:
-  FabricLink(NatsEndpoint& owner, Router& router, std::string name, size_t queue_frames)
-      : ForeignLink(router, std::move(name), queue_frames), owner_(owner) {}
-
- private:
-  Written write(std::span<const uint8_t> frame) override {
-    // A frame from a system behind this router: what targets that system is asked for now.
-    const uint8_t source = frame[0] == protocol::kMagicV2 ? frame[5] : frame[3];
-    bool known = false;
-    {
-      std::lock_guard lock(owner_.mutex_);
-      known = owner_.interest_.test(source);
-      owner_.interest_.set(source);
-    }
-    if (!known) owner_.subscribe(fmt::format("{}.to.{}.>", owner_.settings_.prefix, source));
-    const std::string subject = subject_of(owner_.settings_.prefix, frame, router_.routing_table());
-    return owner_.publish(subject, frame) ? Written::kSent : Written::kDropped;
-  }
-  NatsEndpoint& owner_;
-};
-
 NatsEndpoint::NatsEndpoint(Router& router, const EndpointConfig& config,
                            std::shared_ptr<const routing::LinkPolicy> policy)
     : router_(router), name_(config.spec.name), settings_(config.nats), policy_(std::move(policy)) {}
@@ -65,30 +43,36 @@ NatsEndpoint::~NatsEndpoint() {
   }
   keeper_wake_.notify_all();
   if (keeper_.joinable()) keeper_.join();
-  if (link_) link_->close();  // the writer stops publishing first
-  std::lock_guard lock(connection_mutex_);
-  if (connection_ != nullptr) natsConnection_Close(connection_);  // its callbacks see stopping_
-  for (natsSubscription* s : subscriptions_) natsSubscription_Destroy(s);
-  if (connection_ != nullptr) natsConnection_Destroy(connection_);
-  if (options_ != nullptr) natsOptions_Destroy(options_);
-}
-
-std::string NatsEndpoint::subject_of(const std::string& prefix, std::span<const uint8_t> frame,
-                                     const protocol::MessageTable& table) {
-  const bool v2 = frame[0] == protocol::kMagicV2;
-  const size_t header = v2 ? protocol::kHeaderLenV2 : protocol::kHeaderLenV1;
-  const uint8_t sys = frame[v2 ? 5 : 3], comp = frame[v2 ? 6 : 4], payload_len = frame[1];
-  const uint32_t msgid = v2 ? uint32_t(frame[7]) | uint32_t(frame[8]) << 8 | uint32_t(frame[9]) << 16 : frame[5];
-  const protocol::MessageInfo* info = table.find(msgid);
-  const std::string message = info != nullptr ? std::string(info->name) : std::to_string(msgid);
-  // A byte past a truncated v2 payload is zero, as the sender meant it.
-  auto payload = [&](int offset) -> uint8_t {
-    return offset >= 0 && offset < payload_len ? frame[header + static_cast<size_t>(offset)] : 0;
+  uint64_t closed_before = 0;
+  bool wait_closed = false;
+  auto teardown = [&] {
+    natsConnection* c = link_ ? link_->use(nullptr) : nullptr;
+    if (link_) link_->detach();
+    if (c == nullptr) c = connection_;
+    if (c != nullptr) {
+      {
+        std::lock_guard lock(mutex_);
+        closed_before = closed_calls_;
+      }
+      wait_closed = natsConnection_Status(c) != NATS_CONN_STATUS_CLOSED;
+      // What is buffered goes now: left there, closing would wait for the server's answer to a
+      // flush that only this thread could read.
+      natsConnection_ProcessWriteEvent(c);
+      drive_->forget(c);
+      natsConnection_Destroy(c);
+    }
+    if (drive_) drive_->forget_all();
   };
-  const uint8_t target = info != nullptr ? payload(info->target_system_offset) : 0;
-  if (target != 0)
-    return fmt::format("{}.to.{}.{}.{}", prefix, target, payload(info->target_component_offset), message);
-  return fmt::format("{}.from.{}.{}.{}", prefix, sys, comp, message);
+  try {
+    router_.run_on_loop(teardown);
+  } catch (const Router::Stopped&) {  // not running: this thread owns the loop now
+    teardown();
+  }
+  // libnats says "closed" on a thread of its own, later: this must outlive that call.
+  std::unique_lock lock(mutex_);
+  if (wait_closed) keeper_wake_.wait_for(lock, std::chrono::seconds(5), [&] { return closed_calls_ > closed_before; });
+  lock.unlock();
+  if (options_ != nullptr) natsOptions_Destroy(options_);
 }
 
 void NatsEndpoint::note(const std::string& what, bool trouble) {
@@ -104,50 +88,6 @@ void NatsEndpoint::note(const std::string& what, bool trouble) {
     log::error("nats {}: {}", name_, what);
   else
     log::info("nats {}: {}", name_, what);
-}
-
-bool NatsEndpoint::publish(const std::string& subject, std::span<const uint8_t> frame) {
-  std::lock_guard lock(connection_mutex_);
-  return connection_ != nullptr &&
-         natsConnection_Publish(connection_, subject.c_str(), frame.data(), static_cast<int>(frame.size())) == NATS_OK;
-}
-
-void NatsEndpoint::subscribe(const std::string& subject) {
-  std::lock_guard lock(connection_mutex_);
-  if (connection_ == nullptr) return;  // connect() subscribes to it
-  // Once per connection: the writer (a new system heard) and connect() (all of them) may both
-  // ask, and two subscriptions would deliver each message twice.
-  if (!subscribed_.insert(subject).second) return;
-  natsSubscription* sub = nullptr;
-  const natsStatus s = natsConnection_Subscribe(
-      &sub, connection_, subject.c_str(),
-      [](natsConnection*, natsSubscription*, natsMsg* msg, void* self) {
-        static_cast<NatsEndpoint*>(self)->on_message(natsMsg_GetData(msg), natsMsg_GetDataLength(msg));
-        natsMsg_Destroy(msg);
-      },
-      this);
-  if (s == NATS_OK) {
-    subscriptions_.push_back(sub);
-    return;
-  }
-  subscribed_.erase(subject);
-  if (s != NATS_CONNECTION_CLOSED) {  // closed: the keeper subscribes again
-    log::error("nats {}: cannot subscribe to {}: {}", name_, subject, natsStatus_GetText(s));
-  }
-}
-
-std::vector<std::string> NatsEndpoint::subjects() const {
-  std::vector<std::string> all;
-  for (const auto& s : settings_.subscribe) all.push_back(settings_.prefix + "." + s);
-  std::lock_guard lock(mutex_);
-  for (unsigned sys = 0; sys < 256; ++sys) {
-    if (interest_.test(sys)) all.push_back(fmt::format("{}.to.{}.>", settings_.prefix, sys));
-  }
-  return all;
-}
-
-void NatsEndpoint::on_message(const void* data, int size) {
-  if (size > 0) link_->received({static_cast<const uint8_t*>(data), static_cast<size_t>(size)});
 }
 
 bool NatsEndpoint::connect() {
@@ -166,18 +106,25 @@ bool NatsEndpoint::connect() {
   char url[256] = "";
   natsConnection_GetConnectedUrl(fresh, url, sizeof url);
   note(std::string("connected to ") + url, false);
-  natsConnection* old = nullptr;
-  std::vector<natsSubscription*> old_subscriptions;
   {
-    std::lock_guard lock(connection_mutex_);
-    old = connection_;
-    old_subscriptions.swap(subscriptions_);
-    subscribed_.clear();
-    connection_ = fresh;
+    std::lock_guard lock(mutex_);
+    server_ = url;
   }
-  for (natsSubscription* sub : old_subscriptions) natsSubscription_Destroy(sub);
-  if (old != nullptr) natsConnection_Destroy(old);
-  for (const auto& subject : subjects()) subscribe(subject);
+  // The old connection (libnats gave it up) goes on the router's thread, which may still be
+  // reading it; the new one is the link's from now on.
+  try {
+    router_.run_on_loop([&] {
+      natsConnection* old = link_->use(fresh);
+      if (old == nullptr) return;
+      drive_->forget(old);
+      natsConnection_Destroy(old);
+    });
+  } catch (const Router::Stopped&) {  // the router is going: so is this endpoint
+    drive_->forget(fresh);
+    natsConnection_Destroy(fresh);
+    return false;
+  }
+  connection_ = fresh;
   return true;
 }
 
@@ -233,7 +180,7 @@ void NatsEndpoint::keep_connected() {
   }
 }
 
-void NatsEndpoint::start() {
+void NatsEndpoint::set_options() {
   check(natsOptions_Create(&options_), "options");
   std::vector<const char*> urls;
   for (const auto& u : settings_.urls) urls.push_back(u.c_str());
@@ -262,12 +209,14 @@ void NatsEndpoint::start() {
   if (!settings_.certificate_file.empty())
     check(natsOptions_LoadCertificatesChain(options_, settings_.certificate_file.c_str(), settings_.key_file.c_str()),
           "CertificateFile " + settings_.certificate_file);
-  // libnats' threads call these: they only say what happened, or wake the keeper.
+  // libnats' callback thread calls these: they only say what happened, or wake the keeper.
   check(natsOptions_SetDisconnectedCB(
             options_,
             [](natsConnection* nc, void* closure) {
-              static_cast<NatsEndpoint*>(closure)->note(
-                  "disconnected (" + last_error(nc, NATS_CONNECTION_CLOSED) + "); reconnecting", true);
+              auto* e = static_cast<NatsEndpoint*>(closure);
+              e->note("disconnected (" + last_error(nc, NATS_CONNECTION_CLOSED) + "); reconnecting", true);
+              std::lock_guard lock(e->mutex_);
+              e->server_.clear();
             },
             this),
         "callbacks");
@@ -279,6 +228,8 @@ void NatsEndpoint::start() {
               char url[256] = "";
               natsConnection_GetConnectedUrl(nc, url, sizeof url);
               e->note(std::string("reconnected to ") + url, false);
+              std::lock_guard lock(e->mutex_);
+              e->server_ = url;
             },
             this),
         "callbacks");
@@ -292,23 +243,31 @@ void NatsEndpoint::start() {
               {
                 std::lock_guard lock(e->mutex_);
                 e->closed_ = true;
+                e->server_.clear();
+                ++e->closed_calls_;
               }
               e->keeper_wake_.notify_all();
             },
             this),
         "callbacks");
+  // Read and written by the router's loop, not by threads of libnats' own.
+  drive_ = std::make_shared<NatsDrive>(router_, [this] { link_->drain(); });
+  drive_->install(options_);
+}
+
+void NatsEndpoint::start() {
+  set_options();
   // The link first, so what the subscriptions bring has somewhere to go; the connection on the
   // keeper's thread (a server that does not answer must not hold the router's start).
-  link_ = std::make_shared<FabricLink>(*this, router_, name_, settings_.queue_frames);
-  link_->start(policy_);
+  link_ = std::make_unique<FabricLink>(router_, settings_);
+  router_.run_on_loop([&] { link_->attach(policy_); });
   closed_ = true;
   keeper_ = std::thread([this] { keep_connected(); });
 }
 
 std::string NatsEndpoint::server() const {
-  std::lock_guard lock(connection_mutex_);
-  char url[256] = "";
-  return connection_ != nullptr && natsConnection_GetConnectedUrl(connection_, url, sizeof url) == NATS_OK ? url : "";
+  std::lock_guard lock(mutex_);
+  return server_;
 }
 
 std::string NatsEndpoint::url_list() const {
@@ -321,6 +280,15 @@ std::string NatsEndpoint::description() const {
   const std::string at = server();
   return fmt::format("nats {} {} prefix {}: {}, {} reconnects", name_, url_list(), settings_.prefix,
                      at.empty() ? "not connected" : "connected to " + at, reconnects());
+}
+
+FabricLink::Report NatsEndpoint::report() const {
+  FabricLink::Report r;
+  try {
+    router_.run_on_loop([&] { r = link_->report(); });
+  } catch (const Router::Stopped&) {  // nothing moves any more: the counts stay as they were
+  }
+  return r;
 }
 
 std::vector<std::unique_ptr<NatsEndpoint>> open_fabrics(Router& router, std::vector<EndpointConfig>& sections) {
@@ -336,13 +304,6 @@ std::vector<std::unique_ptr<NatsEndpoint>> open_fabrics(Router& router, std::vec
     }
   }
   return fabrics;
-}
-
-ForeignLinkReport NatsEndpoint::report() const {
-  ForeignLinkReport r = link_ ? link_->report() : ForeignLinkReport{name_, {}, {}, 0};
-  std::lock_guard lock(connection_mutex_);
-  if (connection_ != nullptr) r.queued_bytes += static_cast<size_t>(std::max(0, natsConnection_Buffered(connection_)));
-  return r;
 }
 
 }  // namespace mavswitch::daemon

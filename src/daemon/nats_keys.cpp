@@ -65,7 +65,7 @@ const std::map<std::string, Setter>& nats_keys() {
            });
          }},
         {"queuesize", [](const Where& w, std::string_view v,
-                         EndpointConfig& e) { e.nats.queue_frames = get_uint(w, v, 1 << 20, 1); }},
+                         EndpointConfig& e) { e.nats.queue_bytes = get_uint(w, v, 1 << 30, 1024); }},
         {"fleetstate",
          [](const Where& w, std::string_view v, EndpointConfig& e) { e.nats.fleet_state = get_bool(w, v); }},
         {"fleetstatereplicas",

@@ -174,6 +174,8 @@ void Router::detach_local(routing::LinkId id) {
 
 void Router::route_local(routing::LinkId from, const protocol::FrameView& frame) { workers_[0]->route(from, frame); }
 
+void Router::at_iteration_end(std::function<void()> f) { workers_[0]->at_iteration_end(std::move(f)); }
+
 void Router::run_taps(const protocol::FrameView& frame) {
   for (auto& tap : taps_) tap(frame);
 }

@@ -105,6 +105,9 @@ class Router final {
 
   // The router thread's loop (worker 0): timers and posted work for the API and the daemon.
   transport::EventLoop& event_loop();
+  // Runs f once when the router thread's current loop iteration has ended, after the links'
+  // writes: a local link that gathers frames writes its batch there. Router thread.
+  void at_iteration_end(std::function<void()> f);
   size_t worker_count() const noexcept { return workers_.size(); }
 
   // The clock our signatures carry (10 µs units since 2015): never goes backwards, even across

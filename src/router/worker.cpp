@@ -264,11 +264,12 @@ void Worker::end_iteration() {
   flush_pending();                               // then one write per link that has output
   if (workers_.size() > 1) end_direct_writes();  // last: draining above may deliver to components, which may send
   if (loop_.holding_input()) pause_.resume_when_room(loop_);
-  if (!at_end_.empty()) [[unlikely]] {
-    std::vector<std::function<void()>> due;
-    due.swap(at_end_);
-    for (auto& f : due) f();
-  }
+  // What runs here may ask for more (a component sends, a link gathers a batch): it runs too.
+  while (!at_end_.empty()) [[unlikely]] {
+      std::vector<std::function<void()>> due;
+      due.swap(at_end_);
+      for (auto& f : due) f();
+    }
 }
 
 void Worker::at_iteration_end(std::function<void()> f) {

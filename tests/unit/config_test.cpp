@@ -440,7 +440,7 @@ TEST_F(ConfigTest, NatsEndpointKeys) {
   Config c;
   load_config_file(write("fabric.conf",
                          "[NatsEndpoint fleet]\nUrl = nats://a:4222, tls://b:4222\nUser = mav\nPassword = pw\n"
-                         "Prefix = fleet.mav\nSubscribe = from.255.>, from.*.*.HEARTBEAT\nQueueSize = 100\n"
+                         "Prefix = fleet.mav\nSubscribe = from.255.>, from.*.*.HEARTBEAT\nQueueSize = 100000\n"
                          "AllowMsgIdOut = 0,76\n"),
                    c);
   finish_config(c);
@@ -450,7 +450,7 @@ TEST_F(ConfigTest, NatsEndpointKeys) {
   EXPECT_EQ(n.user, "mav");
   EXPECT_EQ(n.prefix, "fleet.mav");
   EXPECT_EQ(n.subscribe, (std::vector<std::string>{"from.255.>", "from.*.*.HEARTBEAT"}));
-  EXPECT_EQ(n.queue_frames, 100u);
+  EXPECT_EQ(n.queue_bytes, 100000u);
   EXPECT_TRUE(c.endpoints.empty()) << "not a socket of the router's own";
   const std::string file = (dir_ / "bad.conf").string();
   EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = http://x:1\n"),

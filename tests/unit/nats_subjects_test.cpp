@@ -1,19 +1,20 @@
 // The fleet fabric's subjects: what a frame is published on decides who receives it.
 #include <gtest/gtest.h>
 
-#include "daemon/nats_endpoint.hpp"
+#include "daemon/fabric_subjects.hpp"
 #include "dialect/builtin.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/param_request_read.hpp"
 #include "support/frames.hpp"
 
 using namespace mavswitch;
-using daemon::NatsEndpoint;
 
 namespace {
 
-std::string subject(const test::Bytes& frame) {
-  return NatsEndpoint::subject_of("mavlink", frame, dialect::builtin::message_table());
+std::string subject(const test::Bytes& frame, std::string_view prefix = "mavlink") {
+  std::string out = "what an earlier frame left";  // the buffer is reused: nothing of it stays
+  daemon::fabric_subject(out, prefix, frame, dialect::builtin::message_table());
+  return out;
 }
 
 }  // namespace
@@ -30,8 +31,8 @@ TEST(NatsSubjects, TargetedFramesByTheirTarget) {
   msg::ParamRequestRead p;
   p.target_system = 7;  // component 0: every component of system 7
   EXPECT_EQ(subject(test::frame_of(p, 255, 190)), "mavlink.to.7.0.PARAM_REQUEST_READ");
-  EXPECT_EQ(NatsEndpoint::subject_of("fleet.a", test::command_long(255, 190, 3, 1), dialect::builtin::message_table()),
-            "fleet.a.to.3.1.COMMAND_LONG");
+  EXPECT_EQ(subject(test::command_long(255, 190, 3, 1), "fleet.a"), "fleet.a.to.3.1.COMMAND_LONG");
+  EXPECT_EQ(daemon::interest_subject("fleet.a", 3), "fleet.a.to.3.>");
 }
 
 TEST(NatsSubjects, AnUnknownMessageByItsId) {

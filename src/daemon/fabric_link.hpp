@@ -1,0 +1,76 @@
+// The fleet fabric as one link of the router, living on the router's thread (nats_poller.hpp
+// drives its connection there). A frame routed to it is published into the connection's buffer
+// at once, and goes out with the iteration's others in one write when the iteration ends. What a
+// read brings is parsed and routed at once. No thread of its own, no hand-over per frame.
+//
+// Interest: the first frame it publishes from a system subscribes it to PREFIX.to.SYS.> (see
+// fabric_subjects.hpp), so targeted frames reach the routers their targets live behind. Loss:
+// gaps in the sequence numbers of what arrives, per source, count the frames the fabric lost
+// (a node that died with them, say).
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "daemon/config.hpp"
+#include "protocol/parser.hpp"
+#include "router/local_link.hpp"
+#include "router/router.hpp"
+#include "routing/sequence_tracker.hpp"
+#include "transport/link.hpp"
+
+struct __natsConnection;
+struct __natsSubscription;
+
+namespace mavswitch::daemon {
+
+class FabricLink final : public LocalLink {
+ public:
+  // Everything below is the router's thread's (or any thread's while the router does not run).
+  FabricLink(Router& router, const NatsSettings& settings);
+  ~FabricLink();
+  FabricLink(const FabricLink&) = delete;
+  FabricLink& operator=(const FabricLink&) = delete;
+
+  void attach(std::shared_ptr<const routing::LinkPolicy> policy);
+  void detach();
+  // Publishes on and reads from `connection` from now on (null: none, and frames routed to it
+  // are dropped as link_down), subscribed to Subscribe and to every system's interest learned so
+  // far. Returns the connection it used before, its subscriptions gone, for the caller to close.
+  __natsConnection* use(__natsConnection* connection);
+  // Routes what the last read left in the subscriptions.
+  void drain();
+  void deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
+
+  struct Report {
+    transport::LinkCounters counters;
+    protocol::ParserStats parser;
+    uint64_t sequence_lost = 0;  // frames missing from what arrived, by its sources' sequences
+    size_t queued_bytes = 0;     // in the connection's buffer, not yet written (or kept while reconnecting)
+  };
+  Report report() const;
+
+ private:
+  void subscribe(const std::string& subject);
+  void received(std::span<const uint8_t> message);
+
+  Router& router_;
+  const NatsSettings& settings_;
+  routing::LinkId id_ = routing::kNoLink;
+  protocol::FrameParser parser_;
+  routing::SequenceTracker sequences_;
+  transport::LinkCounters counters_;
+  __natsConnection* connection_ = nullptr;
+  std::vector<__natsSubscription*> subscriptions_;
+  // Subscribed once each per connection: two subscriptions would deliver each message twice.
+  std::set<std::string> subscribed_;
+  std::bitset<256> interest_;  // systems whose frames it published
+  std::string subject_;        // the subject being published on; its storage reused
+};
+
+}  // namespace mavswitch::daemon

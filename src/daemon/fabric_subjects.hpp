@@ -1,0 +1,23 @@
+// The fleet fabric's subjects (PREFIX: the endpoint's Prefix, "mavlink" by default):
+//   PREFIX.from.SYS.COMP.MSG  a frame without a target, from source SYS/COMP (MSG: its name in
+//                             the dialect, or its id), e.g. mavlink.from.1.1.HEARTBEAT
+//   PREFIX.to.SYS.COMP.MSG    a frame for target system SYS (component COMP, 0: all)
+// A cloud consumer takes one vehicle (from.7.>), one message (from.*.*.ATTITUDE) or a mix.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "protocol/message_table.hpp"
+
+namespace mavswitch::daemon {
+
+// Writes the subject `frame` goes out on into `out` (its storage reused: no allocation per frame).
+void fabric_subject(std::string& out, std::string_view prefix, std::span<const uint8_t> frame,
+                    const protocol::MessageTable& table);
+// What a router subscribes to for a system behind it: PREFIX.to.SYS.>
+std::string interest_subject(std::string_view prefix, uint8_t system);
+
+}  // namespace mavswitch::daemon
