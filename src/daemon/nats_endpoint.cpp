@@ -43,18 +43,14 @@ NatsEndpoint::~NatsEndpoint() {
   }
   keeper_wake_.notify_all();
   if (keeper_.joinable()) keeper_.join();
-  uint64_t closed_before = 0;
-  bool wait_closed = false;
   auto teardown = [&] {
-    natsConnection* c = link_ ? link_->use(nullptr) : nullptr;
-    if (link_) link_->detach();
-    if (c == nullptr) c = connection_;
-    if (c != nullptr) {
-      {
-        std::lock_guard lock(mutex_);
-        closed_before = closed_calls_;
-      }
-      wait_closed = natsConnection_Status(c) != NATS_CONN_STATUS_CLOSED;
+    std::vector<natsConnection*> going;
+    if (link_) {
+      if (natsConnection* c = link_->use(nullptr)) going.push_back(c);
+      link_->detach();
+    }
+    if (abandoned_ != nullptr) going.push_back(abandoned_);
+    for (natsConnection* c : going) {
       // What is buffered goes now: left there, closing would wait for the server's answer to a
       // flush that only this thread could read.
       natsConnection_ProcessWriteEvent(c);
@@ -68,9 +64,10 @@ NatsEndpoint::~NatsEndpoint() {
   } catch (const Router::Stopped&) {  // not running: this thread owns the loop now
     teardown();
   }
-  // libnats says "closed" on a thread of its own, later: this must outlive that call.
+  // libnats says "closed" of each connection made, once, on a thread of its own and later: this
+  // must outlive the last of those calls.
   std::unique_lock lock(mutex_);
-  if (wait_closed) keeper_wake_.wait_for(lock, std::chrono::seconds(5), [&] { return closed_calls_ > closed_before; });
+  keeper_wake_.wait_for(lock, std::chrono::seconds(5), [&] { return closed_calls_ >= connections_made_; });
   lock.unlock();
   if (options_ != nullptr) natsOptions_Destroy(options_);
 }
@@ -109,20 +106,36 @@ bool NatsEndpoint::connect() {
   {
     std::lock_guard lock(mutex_);
     server_ = url;
+    ++connections_made_;
   }
-  // The old connection (libnats gave it up) goes on the router's thread, which may still be
-  // reading it; the new one is the link's from now on.
-  try {
-    router_.run_on_loop([&] {
-      natsConnection* old = link_->use(fresh);
-      if (old == nullptr) return;
+  // The link takes it on the router's thread, where the old one (libnats gave it up) goes: that
+  // thread may still be reading it. Posted, not run_on_loop: a router not running yet runs it
+  // when it starts, and one that stopped never does. The keeper waits for either.
+  struct Handover {
+    std::mutex mutex;
+    std::condition_variable done_or_not;
+    bool done = false, abandoned = false;
+  };
+  auto handover = std::make_shared<Handover>();
+  router_.event_loop().post([this, handover, fresh] {
+    std::lock_guard lock(handover->mutex);
+    if (handover->abandoned) return;
+    if (natsConnection* old = link_->use(fresh)) {
       drive_->forget(old);
       natsConnection_Destroy(old);
-    });
-  } catch (const Router::Stopped&) {  // the router is going: so is this endpoint
-    drive_->forget(fresh);
-    natsConnection_Destroy(fresh);
-    return false;
+    }
+    handover->done = true;
+    handover->done_or_not.notify_all();
+  });
+  std::unique_lock lock(handover->mutex);
+  while (!handover->done) {
+    handover->done_or_not.wait_for(lock, std::chrono::milliseconds(100));
+    std::lock_guard state(mutex_);
+    if (stopping_ && !handover->done) {
+      handover->abandoned = true;
+      abandoned_ = fresh;  // the destructor's to close, on the router's thread or after it
+      return false;
+    }
   }
   connection_ = fresh;
   return true;
@@ -240,12 +253,11 @@ void NatsEndpoint::set_options() {
               e->note("connection closed (" + last_error(nc, NATS_CONNECTION_CLOSED) + "); trying again every " +
                           std::to_string(kRetry.count()) + " s",
                       true);
-              {
-                std::lock_guard lock(e->mutex_);
-                e->closed_ = true;
-                e->server_.clear();
-                ++e->closed_calls_;
-              }
+              // The last touch of the endpoint, under its lock: its destructor waits for this.
+              std::lock_guard lock(e->mutex_);
+              e->closed_ = true;
+              e->server_.clear();
+              ++e->closed_calls_;
               e->keeper_wake_.notify_all();
             },
             this),

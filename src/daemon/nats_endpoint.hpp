@@ -73,13 +73,15 @@ class NatsEndpoint {
   std::unique_ptr<FabricLink> link_;  // the router's thread's
   __natsOptions* options_ = nullptr;
   __natsConnection* connection_ = nullptr;  // the keeper's: made by it, used by the link
+  __natsConnection* abandoned_ = nullptr;   // the keeper's: made as the router stopped, never used
   mutable std::mutex mutex_;
-  std::string server_;         // under mutex_: connected to, empty when not
-  std::string said_;           // under mutex_: the last state said
-  bool troubled_ = false;      // under mutex_: trouble said since the last success
-  bool closed_ = false;        // under mutex_: no connection (yet, or libnats gave it up)
-  uint64_t closed_calls_ = 0;  // under mutex_: libnats' closed callbacks run
-  bool stopping_ = false;      // under mutex_
+  std::string server_;             // under mutex_: connected to, empty when not
+  std::string said_;               // under mutex_: the last state said
+  bool troubled_ = false;          // under mutex_: trouble said since the last success
+  bool closed_ = false;            // under mutex_: no connection (yet, or libnats gave it up)
+  uint64_t connections_made_ = 0;  // under mutex_
+  uint64_t closed_calls_ = 0;      // under mutex_: libnats' closed callbacks run, one per connection made
+  bool stopping_ = false;          // under mutex_
   std::condition_variable keeper_wake_;
   std::thread keeper_;
   std::atomic<uint64_t> reconnects_{0};
