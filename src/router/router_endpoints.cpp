@@ -121,6 +121,10 @@ void Router::start_endpoint(size_t i) {
   if (spec.port == 0) spec.port = instances_[first].endpoint->local_port();  // any port: the same on every worker
   for (size_t w = 1; w < n; ++w) add(w);
   open_instances(first);
+  for (size_t k = first; k < instances_.size(); ++k) {
+    Instance& inst = instances_[k];
+    run_on_worker(inst.worker, [&] { inst.endpoint->group_complete(); });
+  }
   log::info("{}: listening (a socket on each of {} workers)", instances_[first].endpoint->describe(), n);
 }
 

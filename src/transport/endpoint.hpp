@@ -103,6 +103,8 @@ class Endpoint {
   // Listening endpoints served by several workers: the instances (one per worker) share a
   // ListenerGroup, where this one is member `slot` (its worker). Before start().
   void join_group(std::shared_ptr<ListenerGroup> group, size_t slot);
+  // Every member of the group is bound now. On this member's worker, once, after start().
+  virtual void group_complete() {}
 
  protected:
   // At the cap, an instance makes room by evicting its own longest-silent peer. One that has

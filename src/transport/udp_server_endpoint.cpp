@@ -29,6 +29,10 @@
 namespace mavswitch::transport {
 namespace {
 
+// What a member drops at most when its group becomes whole (a socket's buffer, 4 MB, of 64-byte
+// datagrams); past it, a flood that never stops is left to be read.
+constexpr size_t kMaxEarlyDatagrams = 65536;
+
 class UdpServerEndpoint;
 
 class UdpPeerLink final : public Link {
@@ -72,9 +76,22 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     enlarge_datagram_buffers(fd_);
     if (group_) group_->sockets[group_slot_].store(fd_, std::memory_order_release);
     bind_socket(fd_, *address, describe(), spec_.reuse_port);
-    host_.loop().add(fd_, EPOLLIN, this);
+    if (!group_) host_.loop().add(fd_, EPOLLIN, this);  // a group's member reads once it is whole
     // One of several workers' sockets on this port: the router says "listening" once for all.
     if (!spec_.reuse_port) log::info("{}: listening", describe());
+  }
+
+  // The kernel hands a datagram to a member by a hash over the members bound so far: what came
+  // while the workers were binding went by a smaller group, and taking it would give its peer a
+  // link here and, from now on, another on the member the whole group hashes it to. It is
+  // dropped (a peer that streams sends again); from here on a peer stays where it lands.
+  void group_complete() override {
+    uint8_t sink[1];
+    size_t dropped = 0;
+    while (dropped < kMaxEarlyDatagrams && ::recv(fd_, sink, sizeof sink, MSG_DONTWAIT | MSG_TRUNC) >= 0) ++dropped;
+    if (dropped > 0)
+      log::info("{}: {} datagrams that came while the workers bound the port dropped", describe(), dropped);
+    host_.loop().add(fd_, EPOLLIN, this);
   }
 
   void for_each_link(const std::function<void(const Link&)>& f) const override {

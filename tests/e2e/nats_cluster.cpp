@@ -16,7 +16,9 @@ std::string NatsCluster::server_program() {
 NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std::string& jetstream_dir) {
   const std::string program = server_program();
   if (program.empty()) return;
-  for (size_t i = 0; i < nodes; ++i) nodes_.push_back({free_tcp_port(), free_tcp_port(), free_tcp_port(), nullptr});
+  // Every node's three ports at once: ports found one at a time may come back twice.
+  const std::vector<uint16_t> ports = free_tcp_ports(3 * nodes);
+  for (size_t i = 0; i < nodes; ++i) nodes_.push_back({ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], nullptr});
   for (size_t i = 0; i < nodes; ++i) {
     std::string routes;
     for (size_t j = 0; j < nodes; ++j) {

@@ -211,6 +211,19 @@ uint16_t free_tcp_port() {
   return p;
 }
 
+std::vector<uint16_t> free_tcp_ports(size_t n) {
+  std::vector<int> fds;
+  std::vector<uint16_t> ports;
+  for (size_t i = 0; i < n; ++i) {
+    fds.push_back(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in a = loopback(0);
+    ::bind(fds.back(), reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ports.push_back(bound_port(fds.back()));
+  }
+  for (const int fd : fds) ::close(fd);
+  return ports;
+}
+
 bool port_free(int type, uint16_t port) {
   const int fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
   const int one = 1;

@@ -112,5 +112,7 @@ uint16_t free_udp_port();
 // listens there (a TCP one binds past closed connections' TIME_WAIT, as every server does).
 bool port_free(int type, uint16_t port);
 uint16_t free_tcp_port();
+// n ports free now and distinct from one another (each held until all are found).
+std::vector<uint16_t> free_tcp_ports(size_t n);
 
 }  // namespace mavswitch::test

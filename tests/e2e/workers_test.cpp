@@ -407,6 +407,38 @@ TEST(Workers, AUdpPeerLivesOnTheWorkerTheKernelChoseForGood) {
   }
 }
 
+// Peers already sending while the server's workers bind their sockets, one after another (a
+// flight controller streams whether or not the router is up). The kernel hands a datagram to a
+// member of the port's group by a hash over the members bound so far, so one that came early
+// would give its peer a link on a second worker once the group is whole, and every frame to
+// that peer would go out twice. Each peer gets one link.
+TEST(Workers, PeersSendingWhileTheServerStartsGetOneLinkEach) {
+  constexpr size_t kPeers = 24;
+  for (int start = 0; start < 10; ++start) {  // the window is short: open the server ten times
+    RouterThread rt(UdpServerRouter::with_workers(3));
+    const uint16_t port = free_udp_port();
+    std::vector<std::unique_ptr<UdpPeer>> peers;
+    for (size_t i = 0; i < kPeers; ++i) peers.push_back(std::make_unique<UdpPeer>());
+    std::atomic<bool> started{false};
+    std::atomic<size_t> rounds_after{0};
+    std::thread sender([&] {
+      // Until 200 rounds after the start, and 2 s at most.
+      const auto deadline = std::chrono::steady_clock::now() + 2s;
+      while (rounds_after < 200 && std::chrono::steady_clock::now() < deadline) {
+        for (size_t i = 0; i < kPeers; ++i) peers[i]->send_to(port, heartbeat(static_cast<uint8_t>(1 + i), 1));
+        if (started) ++rounds_after;
+      }
+    });
+    rt.router.add_endpoint(udp_server(port));
+    rt.start();
+    started = true;
+    sender.join();
+    ASSERT_TRUE(wait_until([&] { return rt.link_count(0) >= kPeers; })) << rt.link_count(0);
+    rt.router.settle();
+    EXPECT_EQ(rt.link_count(0), kPeers) << "start " << start << ": a peer with a link on two workers";
+  }
+}
+
 // Taps (the daemon's telemetry log) run on the router's thread only, fed by every worker on a
 // ring of their own: with links on two workers the tap sees every frame once, in each
 // source's order, and never runs on another thread.
