@@ -66,6 +66,8 @@ void NatsCluster::kill(size_t node) {
   nodes_.at(node).process->wait_exit();
 }
 
+void NatsCluster::signal(size_t node, int sig) { nodes_.at(node).process->signal(sig); }
+
 const std::string& NatsCluster::log(size_t node) { return nodes_.at(node).process->err(); }
 
 }  // namespace mavswitch::test

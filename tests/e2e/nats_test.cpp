@@ -1,7 +1,8 @@
 // The fleet fabric end to end: mavswitchd routers joined through a real three-node nats-server
 // cluster on loopback (Debian's nats-server). Telemetry, commands and acknowledgements cross
 // it; targeted traffic stays where its target lives; nothing arrives twice; a node that dies
-// moves its routers to another; bad credentials are one error line and retried; a vehicle's
+// moves its routers to another, and what it lost is counted; a hung or lost server fills only
+// the fabric's bounded buffers; bad credentials are one error line and retried; a vehicle's
 // router that asks only for the ground stations' broadcasts gets nothing else.
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/encapsulated_data.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/sys_status.hpp"
@@ -210,6 +212,62 @@ TEST_F(Fabric, FramesLostWhenANodeDiesAreCounted) {
   EXPECT_EQ(distinct.size() + lost, sent - got.front()) << lost << " counted lost, " << distinct.size() << " arrived";
   std::cout << "[ figures  ] " << sent << " frames sent, " << distinct.size() << " arrived, " << lost
             << " counted lost across the node change\n";
+}
+
+// A server that hangs fills only the fabric's own buffer: past QueueSize frames are dropped
+// and counted (queue_full) while the router's other links go on. A server that is gone: what
+// waits for it is held up to ReconnectBuffer, the rest dropped and counted (link_down).
+TEST_F(Fabric, AHungOrLostServerCostsOnlyTheFabricsOwnBuffer) {
+  NatsCluster cluster(1);
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const uint16_t http = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nQueueSize = 65536\nReconnectBuffer = 4096\n",
+         "127.0.0.1:" + std::to_string(http));
+  ASSERT_TRUE(wait_until([&] { return a.router->err().find("connected to") != std::string::npos; })) << a.router->err();
+  UdpPeer other;  // a second peer on the router's UDP server: it hears the first throughout
+  ASSERT_TRUE(wait_until([&] {
+    other.send_to(a.port, heartbeat(2, 1));
+    a.send(heartbeat(1, 1));
+    return a.heard(2, msg::Heartbeat::kId) > 0;
+  }));
+  auto fabric = [&](const std::string& field) -> uint64_t {
+    const std::string links = http_request(http, "GET", "/api/v1/links").body;
+    std::smatch m;
+    const std::regex in_dropped(R"("dropped": \{[^}]*")" + field + R"(": (\d+)[^}]*\},\s*"endpoint": "fabric")");
+    const std::regex plain(R"("endpoint": "fabric",[^}]*")" + field + R"(": (\d+))");
+    return std::regex_search(links, m, in_dropped) || std::regex_search(links, m, plain) ? std::stoull(m[1]) : 0;
+  };
+  msg::EncapsulatedData big;  // 265 bytes a frame: the kernel's buffers fill sooner
+  big.data.fill(0x5A);
+  // The server hangs. Frames are sent until the fabric has dropped some for want of room (the
+  // kernel's socket buffers fill first, then libnats' buffer up to QueueSize).
+  cluster.signal(0, SIGSTOP);
+  uint16_t n = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (int i = 0; i < 2000; ++i) other.send_to(a.port, frame_of(big, 2, 1, static_cast<uint8_t>(n++)));
+        return fabric("queue_full") > 0;
+      },
+      3000ms))
+      << "sent " << n;
+  EXPECT_LE(fabric("queued_bytes"), 65536u + 512u) << "QueueSize bounds the buffer";
+  other.clear();
+  a.send(system_time(1, 1, 7));
+  EXPECT_TRUE(wait_until([&] { return other.received().count_msgid(2) == 1; })) << "the other links go on";
+  cluster.signal(0, SIGCONT);
+  // The server is gone: frames wait in ReconnectBuffer, and the rest are dropped as link_down.
+  cluster.kill(0);
+  ASSERT_TRUE(wait_until([&] { return a.router->err().find("disconnected") != std::string::npos; })) << a.router->err();
+  const uint64_t down_before = fabric("link_down");
+  for (uint8_t i = 0; i < 200; ++i) a.send(attitude(1, 1, i, i));
+  EXPECT_TRUE(wait_until([&] { return fabric("link_down") >= down_before + 100; }))
+      << "4096 bytes hold a few dozen frames of 200: " << fabric("link_down");
+  other.clear();
+  a.send(system_time(1, 1, 8));
+  EXPECT_TRUE(wait_until([&] { return other.received().count_msgid(2) == 1; })) << "the other links go on";
+  EXPECT_TRUE(a.router->running());
+  std::cout << "[ figures  ] hung server: " << n << " frames sent, " << fabric("queue_full")
+            << " dropped for want of room; lost server: " << fabric("link_down") - down_before << " of 200 dropped\n";
 }
 
 TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
