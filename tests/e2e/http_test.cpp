@@ -36,11 +36,6 @@ double sample(const std::string& exposition, const std::string& series) {
   return at == std::string::npos ? -1 : std::stod(exposition.substr(at + series.size() + 2));
 }
 
-std::string found_program(const std::string& name) {
-  std::string out;
-  return run_command("command -v " + name, &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
-}
-
 // A daemon with a vehicle's and a ground station's UDP servers and the HTTP server on its own
 // port, the token in a file of mode 600.
 class Http : public ::testing::Test {

@@ -8,10 +8,7 @@
 
 namespace mavswitch::test {
 
-std::string NatsCluster::server_program() {
-  std::string out;
-  return run_command("command -v nats-server", &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
-}
+std::string NatsCluster::server_program() { return found_program("nats-server"); }
 
 NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std::string& jetstream_dir) {
   const std::string program = server_program();

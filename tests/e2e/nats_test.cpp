@@ -270,6 +270,37 @@ TEST_F(Fabric, AHungOrLostServerCostsOnlyTheFabricsOwnBuffer) {
             << " dropped for want of room; lost server: " << fabric("link_down") - down_before << " of 200 dropped\n";
 }
 
+// TLS: routers that check the server's certificate against CaFile read and write through it
+// (libnats' TLS, driven by the router's loop like a plain connection); a router that cannot
+// check it is refused, one error line, and retries.
+TEST_F(Fabric, OverTlsTheServersCertificateIsChecked) {
+  const std::string openssl = found_program("openssl");
+  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const std::string key = (scratch_.path() / "key.pem").string(), cert = (scratch_.path() / "cert.pem").string();
+  std::string out;
+  ASSERT_EQ(run_command(openssl +
+                            " req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
+                            "subjectAltName=IP:127.0.0.1 -keyout " +
+                            key + " -out " + cert + " 2>&1",
+                        &out),
+            0)
+      << out;
+  NatsCluster cluster(1, {"--tls", "--tlscert", cert, "--tlskey", key});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const std::string url = "tls://" + cluster.url(0).substr(std::string("nats://").size());
+  Site a(scratch_, "a", "Url = " + url + "\nCaFile = " + cert + "\n");
+  Site b(scratch_, "b", "Url = " + url + "\nCaFile = " + cert + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
+  for (uint32_t i = 0; i < 100; ++i) a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+  EXPECT_TRUE(wait_until([&] { return b.heard(1, msg::Attitude::kId) == 100; })) << b.heard(1, msg::Attitude::kId);
+  Site unchecked(scratch_, "unchecked", "Url = " + url + "\n");  // the system's CAs do not know it
+  ASSERT_TRUE(wait_until([&] { return unchecked.router->err().find("cannot connect") != std::string::npos; }))
+      << unchecked.router->err();
+  EXPECT_EQ(unchecked.router->err().find("connected to"), std::string::npos) << unchecked.router->err();
+  EXPECT_TRUE(unchecked.router->running());
+  EXPECT_NE(unchecked.router->err().find("certificate"), std::string::npos) << "says why" << unchecked.router->err();
+}
+
 TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
   NatsCluster cluster(1, {"--user", "mav", "--pass", "right-password"});
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);

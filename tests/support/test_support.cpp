@@ -89,6 +89,11 @@ std::filesystem::path ScratchDir::write(const std::string& name, const std::stri
   return p;
 }
 
+std::string found_program(const std::string& name) {
+  std::string out;
+  return run_command("command -v " + name, &out) == 0 && !out.empty() ? out.substr(0, out.find('\n')) : "";
+}
+
 int run_command(const std::string& command, std::string* out) {
   FILE* p = ::popen(command.c_str(), "r");
   if (p == nullptr) return -1;

@@ -61,5 +61,7 @@ class SmallDisk {
 
 // Runs a shell command; returns its exit status and captures stdout (and stderr if asked).
 int run_command(const std::string& command, std::string* out);
+// The path of a program on the PATH, or empty when it is not installed.
+std::string found_program(const std::string& name);
 
 }  // namespace mavswitch::test
