@@ -50,12 +50,9 @@ class ForeignLink : public LocalLink, public std::enable_shared_from_this<Foreig
   const std::string& name() const noexcept { return name_; }
 
  protected:
-  // The writer thread: writes one frame. kDropped: not now (counted as link_down); kGone: the
-  // peer is gone (the writer stops).
-  enum class Written { kSent, kDropped, kGone };
+  // The writer thread: writes one frame. kGone: the peer is gone (the writer stops).
+  enum class Written { kSent, kGone };
   virtual Written write(std::span<const uint8_t> frame) = 0;
-  // The writer thread, after each batch: a chance to flush what write() buffered.
-  virtual void written() {}
   Router& router_;
 
  private:

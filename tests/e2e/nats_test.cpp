@@ -333,6 +333,15 @@ TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
   Site right(scratch_, "right", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = right-password\n");
   EXPECT_TRUE(wait_until([&] { return right.router->err().find("connected to") != std::string::npos; }))
       << right.router->err();
+  // A token, right and wrong.
+  NatsCluster by_token(1, {"--auth", "s3cret-token"});
+  ASSERT_TRUE(by_token.ready()) << by_token.log(0);
+  Site token(scratch_, "token", "Url = " + by_token.url(0) + "\nToken = s3cret-token\n");
+  Site bad_token(scratch_, "bad-token", "Url = " + by_token.url(0) + "\nToken = guess\n");
+  EXPECT_TRUE(wait_until([&] { return token.router->err().find("connected to") != std::string::npos; }))
+      << token.router->err();
+  EXPECT_TRUE(wait_until([&] { return bad_token.router->err().find("Authorization") != std::string::npos; }))
+      << bad_token.router->err();
 }
 
 TEST_F(Fabric, AVehicleAskingForTheGroundStationsOnlyGetsNoOtherVehicle) {
