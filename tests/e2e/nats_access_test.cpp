@@ -1,0 +1,161 @@
+// Who may join the fleet fabric, against a real nats-server on loopback: TLS with the server's
+// certificate checked, an NKey user, a user and password, a token; whatever is refused is one
+// error line, retried, and the router routes on.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "e2e/nats_site.hpp"
+#include "mavswitch/msg/attitude.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+namespace {
+
+// An NKey (NATS' ed25519 identities) as nats-server and libnats read them: base32 of a prefix,
+// the key and a CRC-16/XMODEM. A user's public key reads "U...", its seed "SU...".
+std::string nkey_text(std::vector<uint8_t> raw) {
+  uint16_t crc = 0;
+  for (const uint8_t b : raw) {
+    crc ^= static_cast<uint16_t>(b << 8);
+    for (int i = 0; i < 8; ++i) crc = static_cast<uint16_t>(crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1);
+  }
+  raw.push_back(static_cast<uint8_t>(crc & 0xFF));
+  raw.push_back(static_cast<uint8_t>(crc >> 8));
+  std::string out;
+  uint32_t bits = 0;
+  int have = 0;
+  for (const uint8_t b : raw) {
+    bits = bits << 8 | b;
+    for (have += 8; have >= 5; have -= 5) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits >> (have - 5)) & 31];
+  }
+  if (have > 0) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits << (5 - have)) & 31];
+  return out;
+}
+
+// A user NKey made with openssl: {public key, seed}; empty when openssl cannot.
+std::pair<std::string, std::string> make_user_nkey(const std::string& openssl, const std::filesystem::path& dir) {
+  const std::string pem = (dir / "nkey.pem").string(), priv = (dir / "nkey.der").string(),
+                    pub = (dir / "nkey.pub.der").string();
+  std::string out;
+  if (run_command(openssl + " genpkey -algorithm ed25519 -out " + pem + " && " + openssl + " pkey -in " + pem +
+                      " -outform DER -out " + priv + " && " + openssl + " pkey -in " + pem +
+                      " -pubout -outform DER -out " + pub + " 2>&1",
+                  &out) != 0)
+    return {};
+  auto bytes = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::vector<uint8_t> der_priv = bytes(priv), der_pub = bytes(pub);
+  if (der_priv.size() != 48 || der_pub.size() != 44) return {};
+  constexpr uint8_t kSeed = 18 << 3, kUser = 20 << 3;  // nkeys' prefix bytes
+  std::vector<uint8_t> seed{static_cast<uint8_t>(kSeed | kUser >> 5), static_cast<uint8_t>((kUser & 31) << 3)};
+  seed.insert(seed.end(), der_priv.end() - 32, der_priv.end());
+  std::vector<uint8_t> key{kUser};
+  key.insert(key.end(), der_pub.end() - 32, der_pub.end());
+  return {nkey_text(key), nkey_text(seed)};
+}
+
+}  // namespace
+
+// TLS: routers that check the server's certificate against CaFile read and write through it
+// (libnats' TLS, driven by the router's loop like a plain connection); a router that cannot
+// check it is refused, one error line, and retries.
+TEST_F(Fabric, OverTlsTheServersCertificateIsChecked) {
+  const std::string openssl = found_program("openssl");
+  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const std::string key = (scratch_.path() / "key.pem").string(), cert = (scratch_.path() / "cert.pem").string();
+  std::string out;
+  ASSERT_EQ(run_command(openssl +
+                            " req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
+                            "subjectAltName=IP:127.0.0.1 -keyout " +
+                            key + " -out " + cert + " 2>&1",
+                        &out),
+            0)
+      << out;
+  NatsCluster cluster(1, {"--tls", "--tlscert", cert, "--tlskey", key});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const std::string url = "tls://" + cluster.url(0).substr(std::string("nats://").size());
+  Site a(scratch_, "a", "Url = " + url + "\nCaFile = " + cert + "\n");
+  Site b(scratch_, "b", "Url = " + url + "\nCaFile = " + cert + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
+  for (uint32_t i = 0; i < 100; ++i) a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+  EXPECT_TRUE(wait_until([&] { return b.heard(1, msg::Attitude::kId) == 100; })) << b.heard(1, msg::Attitude::kId);
+  Site unchecked(scratch_, "unchecked", "Url = " + url + "\n");  // the system's CAs do not know it
+  ASSERT_TRUE(wait_until([&] { return unchecked.router->err().find("cannot connect") != std::string::npos; }))
+      << unchecked.router->err();
+  EXPECT_EQ(unchecked.router->err().find("connected to"), std::string::npos) << unchecked.router->err();
+  EXPECT_TRUE(unchecked.router->running());
+  EXPECT_NE(unchecked.router->err().find("certificate"), std::string::npos) << "says why" << unchecked.router->err();
+}
+
+// NKey: the server knows the user by its public key; the router proves it holds the seed.
+TEST_F(Fabric, AnNKeyUserSignsIn) {
+  const std::string openssl = found_program("openssl");
+  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const auto [user, seed] = make_user_nkey(openssl, scratch_.path());
+  ASSERT_TRUE(user.starts_with("U") && seed.starts_with("SU")) << user << " " << seed;
+  const std::string conf =
+      scratch_.write("nkey-server.conf", "authorization { users = [ { nkey: \"" + user + "\" } ] }\n").string();
+  NatsCluster cluster(1, {"-c", conf});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const std::string seed_file = scratch_.write("user.nk", seed + "\n").string();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nNKey = " + user + "\nNKeySeedFile = " + seed_file + "\n");
+  Site b(scratch_, "b", "Url = " + cluster.url(0) + "\nNKey = " + user + "\nNKeySeedFile = " + seed_file + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
+  // Another key's seed for the same user: refused.
+  const std::string wrong_file =
+      scratch_.write("other.nk", make_user_nkey(openssl, scratch_.path()).second + "\n").string();
+  Site wrong(scratch_, "wrong",
+             "Url = " + cluster.url(0) + "\nNKey = " + user + "\nNKeySeedFile = " + wrong_file + "\n");
+  EXPECT_TRUE(wait_until([&] { return wrong.router->err().find("cannot connect") != std::string::npos; }))
+      << wrong.router->err();
+  EXPECT_NE(wrong.router->err().find("Authorization"), std::string::npos) << wrong.router->err();
+}
+
+TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
+  NatsCluster cluster(1, {"--user", "mav", "--pass", "right-password"});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site wrong(scratch_, "wrong", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = wrong\n");
+  ASSERT_TRUE(wait_until([&] { return wrong.router->err().find("nats fabric:") != std::string::npos; }))
+      << wrong.router->err();
+  EXPECT_NE(wrong.router->err().find("Authorization"), std::string::npos) << wrong.router->err();
+  // Retried in the background without a line each time (the server saw three tries), and the
+  // rest of the router routes on: a second local peer hears the first one.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const std::string& log = cluster.log(0);
+        size_t tries = 0;
+        for (size_t at = 0; (at = log.find("authentication error", at)) != std::string::npos; ++at) ++tries;
+        return tries >= 3;
+      },
+      10000ms))
+      << cluster.log(0);
+  UdpPeer other;
+  ASSERT_TRUE(wait_until([&] {
+    other.send_to(wrong.port, heartbeat(7, 1));
+    wrong.send(heartbeat(8, 1));
+    return wrong.heard(7, msg::Heartbeat::kId) > 0;
+  })) << wrong.router->err();
+  const std::string& err = wrong.router->err();
+  size_t lines = 0;
+  for (size_t at = 0; (at = err.find("nats fabric:", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 1u) << "one line, not one per try: " << err;
+  EXPECT_TRUE(wrong.router->running());
+  Site right(scratch_, "right", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = right-password\n");
+  EXPECT_TRUE(wait_until([&] { return right.router->err().find("connected to") != std::string::npos; }))
+      << right.router->err();
+  // A token, right and wrong.
+  NatsCluster by_token(1, {"--auth", "s3cret-token"});
+  ASSERT_TRUE(by_token.ready()) << by_token.log(0);
+  Site token(scratch_, "token", "Url = " + by_token.url(0) + "\nToken = s3cret-token\n");
+  Site bad_token(scratch_, "bad-token", "Url = " + by_token.url(0) + "\nToken = guess\n");
+  EXPECT_TRUE(wait_until([&] { return token.router->err().find("connected to") != std::string::npos; }))
+      << token.router->err();
+  EXPECT_TRUE(wait_until([&] { return bad_token.router->err().find("Authorization") != std::string::npos; }))
+      << bad_token.router->err();
+}
