@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "base/file_read.hpp"
 #include "base/fleet_state.hpp"
 #include "base/log.hpp"
 #include "daemon/endpoint_control.hpp"
@@ -19,6 +20,7 @@ constexpr int64_t kPingIntervalMs = 2000;  // a silent server is given up after 
 // A connection refused (no server up, credentials refused), or one libnats gave up on, is
 // tried again this long after.
 constexpr auto kRetry = std::chrono::seconds(2);
+constexpr size_t kMaxKeyFile = 64 * 1024;  // a .creds file or a seed is a few hundred bytes
 
 void check(natsStatus s, const std::string& what) {
   if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
@@ -209,12 +211,22 @@ void NatsEndpoint::set_options() {
   if (!settings_.user.empty())
     check(natsOptions_SetUserInfo(options_, settings_.user.c_str(), settings_.password.c_str()), "User");
   if (!settings_.token.empty()) check(natsOptions_SetToken(options_, settings_.token.c_str()), "Token");
-  if (!settings_.credentials_file.empty())
+  // libnats reads these files as it connects, and says so only once a server answers: a file
+  // that cannot be read is said now, as a setting that cannot work.
+  auto readable = [](const std::string& key, const std::string& path) {
+    std::string error;
+    if (!read_regular_file(path, kMaxKeyFile, &error)) throw std::runtime_error(key + ": " + error);
+  };
+  if (!settings_.credentials_file.empty()) {
+    readable("CredentialsFile", settings_.credentials_file);
     check(natsOptions_SetUserCredentialsFromFiles(options_, settings_.credentials_file.c_str(), nullptr),
           "CredentialsFile " + settings_.credentials_file);
-  if (!settings_.nkey_seed_file.empty())
+  }
+  if (!settings_.nkey_seed_file.empty()) {
+    readable("NKeySeedFile", settings_.nkey_seed_file);
     check(natsOptions_SetNKeyFromSeed(options_, settings_.nkey.c_str(), settings_.nkey_seed_file.c_str()),
           "NKeySeedFile " + settings_.nkey_seed_file);
+  }
   if (!settings_.ca_file.empty()) {
     check(natsOptions_SetSecure(options_, true), "TLS");
     check(natsOptions_LoadCATrustedCertificates(options_, settings_.ca_file.c_str()), "CaFile " + settings_.ca_file);

@@ -149,6 +149,14 @@ TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {
   Site right(scratch_, "right", "Url = " + cluster.url(0) + "\nUser = mav\nPassword = right-password\n");
   EXPECT_TRUE(wait_until([&] { return right.router->err().find("connected to") != std::string::npos; }))
       << right.router->err();
+  // A credentials file that cannot be read: said at once, naming the key and the file (libnats
+  // would say it only once a server answers), and the router routes without the fabric.
+  const std::string missing = (scratch_.path() / "missing.creds").string();
+  Site no_file(scratch_, "no-file", "Url = " + cluster.url(0) + "\nCredentialsFile = " + missing + "\n");
+  EXPECT_TRUE(wait_until([&] { return no_file.router->err().find("routing on without it") != std::string::npos; }))
+      << no_file.router->err();
+  EXPECT_NE(no_file.router->err().find("CredentialsFile: " + missing), std::string::npos) << no_file.router->err();
+  EXPECT_TRUE(no_file.router->running());
   // A token, right and wrong.
   NatsCluster by_token(1, {"--auth", "s3cret-token"});
   ASSERT_TRUE(by_token.ready()) << by_token.log(0);
