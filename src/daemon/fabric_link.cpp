@@ -102,7 +102,7 @@ void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8
     ++counters_.dropped_queue_full;
     return;
   }
-  fabric_subject(subject_, settings_.prefix, bytes, router_.routing_table());
+  fabric_subject(subject_, settings_.prefix, frame);
   if (natsConnection_Publish(connection_, subject_.c_str(), bytes.data(), static_cast<int>(bytes.size())) != NATS_OK) {
     ++counters_.dropped_down;
     return;
@@ -113,8 +113,7 @@ void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8
 
 FabricLink::Report FabricLink::report() const {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::report");
-  Report r{counters_, parser_.stats(), 0, 0};
-  for (const auto& [key, source] : sequences_.sources()) r.sequence_lost += source.lost;
+  Report r{counters_, parser_.stats(), sequences_.lost(), 0};
   if (connection_ != nullptr) r.queued_bytes = static_cast<size_t>(std::max(0, natsConnection_Buffered(connection_)));
   return r;
 }

@@ -6,17 +6,15 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
-#include "protocol/message_table.hpp"
+#include "protocol/frame.hpp"
 
 namespace mavswitch::daemon {
 
 // Writes the subject `frame` goes out on into `out` (its storage reused: no allocation per frame).
-void fabric_subject(std::string& out, std::string_view prefix, std::span<const uint8_t> frame,
-                    const protocol::MessageTable& table);
+void fabric_subject(std::string& out, std::string_view prefix, const protocol::FrameView& frame);
 // What a router subscribes to for a system behind it: PREFIX.to.SYS.>
 std::string interest_subject(std::string_view prefix, uint8_t system);
 

@@ -16,14 +16,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-uint64_t lost_of(const routing::SequenceTracker* t) {
-  uint64_t lost = 0;
-  if (t != nullptr) {
-    for (const auto& [key, source] : t->sources()) lost += source.lost;
-  }
-  return lost;
-}
-
 // Drops by cause, as /metrics labels them: the link's own, then what its parser threw away.
 std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCounters& c) {
   return {{"queue_full", c.dropped_queue_full},   {"link_down", c.dropped_down},
@@ -120,8 +112,14 @@ RouterSnapshot take_snapshot(Router& router) {
       e.description = router.endpoint_description(i);
       e.totals = router.endpoint_totals(i);
       router.for_each_link(i, [&](const Router::LinkReport& r) {
-        LinkSnapshot l{router.link_name(r.link.id), r.link.peer(),        r.worker,        r.counters,
-                       r.link.parser_stats(),       lost_of(r.sequences), r.queue_storage, r.queued};
+        LinkSnapshot l{router.link_name(r.link.id),
+                       r.link.peer(),
+                       r.worker,
+                       r.counters,
+                       r.link.parser_stats(),
+                       r.sequences != nullptr ? r.sequences->lost() : 0,
+                       r.queue_storage,
+                       r.queued};
         e.sequence_lost += l.sequence_lost;
         e.links.push_back(std::move(l));
       });

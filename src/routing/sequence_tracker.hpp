@@ -54,6 +54,12 @@ class SequenceTracker {
   }
   // Keyed by sysid << 8 | compid.
   const std::unordered_map<uint16_t, Source>& sources() const noexcept { return sources_; }
+  // Frames lost over every source tracked.
+  uint64_t lost() const noexcept {
+    uint64_t n = 0;
+    for (const auto& [key, source] : sources_) n += source.lost;
+    return n;
+  }
   // Frames from sources past the first kMaxSources (counted, their losses not).
   uint64_t untracked_frames() const noexcept { return untracked_frames_; }
 
