@@ -193,45 +193,4 @@ void PtyPeer::close_master() {
   fd_ = -1;
 }
 
-uint16_t free_udp_port() {
-  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a = loopback(0);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  const uint16_t p = bound_port(fd);
-  ::close(fd);
-  return p;
-}
-
-uint16_t free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a = loopback(0);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  const uint16_t p = bound_port(fd);
-  ::close(fd);
-  return p;
-}
-
-std::vector<uint16_t> free_tcp_ports(size_t n) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  for (size_t i = 0; i < n; ++i) {
-    fds.push_back(::socket(AF_INET, SOCK_STREAM, 0));
-    sockaddr_in a = loopback(0);
-    ::bind(fds.back(), reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ports.push_back(bound_port(fds.back()));
-  }
-  for (const int fd : fds) ::close(fd);
-  return ports;
-}
-
-bool port_free(int type, uint16_t port) {
-  const int fd = ::socket(AF_INET, type | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a = loopback(port);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace mavswitch::test

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/free_ports.hpp"
 #include "protocol/parser.hpp"
 #include "support/frames.hpp"
 
@@ -106,13 +107,5 @@ class PtyPeer final : public Peer {
 
 // 127.0.0.1:port.
 sockaddr_in loopback(uint16_t port);
-// A port free on 127.0.0.1 for UDP (or TCP) right now.
-uint16_t free_udp_port();
-// Whether a socket of `type` (SOCK_STREAM, SOCK_DGRAM) can bind 127.0.0.1:port: nothing else
-// listens there (a TCP one binds past closed connections' TIME_WAIT, as every server does).
-bool port_free(int type, uint16_t port);
-uint16_t free_tcp_port();
-// n ports free now and distinct from one another (each held until all are found).
-std::vector<uint16_t> free_tcp_ports(size_t n);
 
 }  // namespace mavswitch::test

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { MavLinkPacketParser, MavLinkPacketSignature, MavLinkPacketSplitter, MavLinkProtocolV2, minimal, common } from 'node-mavlink'
+import { freePort } from './support.mjs'
 
 const [daemon] = process.argv.slice(2)
 let passed = 0
@@ -30,9 +31,8 @@ writeFileSync(keyFile, createHash('sha256').update(passphrase).digest('hex') + '
 chmodSync(keyFile, 0o600)
 
 const socket = () => new Promise((resolve) => { const s = dgram.createSocket('udp4'); s.bind(0, '127.0.0.1', () => resolve(s)) })
-const freePort = async () => { const s = await socket(); const p = s.address().port; s.close(); return p }
-const securePort = await freePort()
-const plainPort = await freePort()
+const securePort = await freePort('udp')
+const plainPort = await freePort('udp')
 writeFileSync(join(work, 'main.conf'), `[General]
 TcpServerPort = 0
 SigningStateFile = ${join(work, 'signing.state')}

@@ -1,6 +1,7 @@
 // What the node tests share: a tally of checks, free ports on loopback, bounded waits, and
 // node-mavlink's parser over bytes that arrive in pieces.
 import dgram from 'node:dgram'
+import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import { Readable } from 'node:stream'
 import { MavLinkPacketParser, MavLinkPacketSplitter, common, minimal } from 'node-mavlink'
@@ -19,15 +20,34 @@ export function tally () {
   }
 }
 
-// A port nothing listens on now, of 'udp' or 'tcp'.
-export const freePort = (kind) => new Promise((resolve) => {
-  if (kind === 'udp') {
-    const s = dgram.createSocket('udp4')
-    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  } else {
-    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) })
-  }
+// Whether 127.0.0.1:port can be bound now for 'udp' or 'tcp'.
+const bindable = (kind, port) => new Promise((resolve) => {
+  const s = kind === 'udp' ? dgram.createSocket('udp4') : net.createServer()
+  s.once('error', () => resolve(false))
+  const close = () => s.close(() => resolve(true))
+  if (kind === 'udp') s.bind(port, '127.0.0.1', close)
+  else s.listen(port, '127.0.0.1', close)
 })
+
+// Ports are chosen below the kernel's ephemeral range, so a socket another peer binds to port 0
+// cannot take one before the router binds it; none is handed out twice.
+const given = new Set()
+const ephemeralStart = () => {
+  try { return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) } catch { return 32768 }
+}
+
+// A port free now for both UDP and TCP (the argument, 'udp' or 'tcp', says what it is for).
+export const freePort = async (kind) => {
+  const high = ephemeralStart() - 1
+  const low = Math.floor((high + 1) / 2)
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1))
+    if (given.has(port) || !(await bindable('udp', port)) || !(await bindable('tcp', port))) continue
+    given.add(port)
+    return port
+  }
+  throw new Error(`no free ${kind} port below the ephemeral range after 1000 tries`)
+}
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
