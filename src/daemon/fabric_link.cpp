@@ -29,9 +29,8 @@ void FabricLink::detach() {
 
 natsConnection* FabricLink::use(natsConnection* connection) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::use");
-  for (natsSubscription* s : subscriptions_) natsSubscription_Destroy(s);
+  for (const Subscription& s : subscriptions_) natsSubscription_Destroy(s.handle);
   subscriptions_.clear();
-  subscribed_.clear();
   natsConnection* old = connection_;
   connection_ = connection;
   if (connection_ != nullptr) {
@@ -44,30 +43,40 @@ natsConnection* FabricLink::use(natsConnection* connection) {
 }
 
 void FabricLink::subscribe(const std::string& subject) {
-  if (!subscribed_.insert(subject).second) return;
-  natsSubscription* sub = nullptr;
+  Subscription added{nullptr, subject, {}};
+  for (size_t i = 0; i < subscriptions_.size(); ++i) {
+    if (subscriptions_[i].pattern == subject) return;
+    if (subjects_intersect(subscriptions_[i].pattern, subject)) added.earlier_intersecting.push_back(i);
+  }
   // Synchronous subscriptions: libnats queues what a read brings, drain() takes it on this
   // thread. An asynchronous one would hand each message to a thread of libnats' own.
-  const natsStatus s = natsConnection_SubscribeSync(&sub, connection_, subject.c_str());
-  if (s == NATS_OK) {
-    subscriptions_.push_back(sub);
+  const natsStatus s = natsConnection_SubscribeSync(&added.handle, connection_, subject.c_str());
+  if (s != NATS_OK) {  // the next connection tries again
+    log::error("nats: cannot subscribe to {}: {}", subject, natsStatus_GetText(s));
     return;
   }
-  subscribed_.erase(subject);  // the next connection tries again
-  log::error("nats: cannot subscribe to {}: {}", subject, natsStatus_GetText(s));
+  subscriptions_.push_back(std::move(added));
+}
+
+bool FabricLink::delivered_earlier(const Subscription& sub, const char* subject) const {
+  for (const size_t i : sub.earlier_intersecting) {
+    if (subjects_intersect(subscriptions_[i].pattern, subject)) return true;
+  }
+  return false;
 }
 
 void FabricLink::drain() {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::drain");
-  for (natsSubscription* sub : subscriptions_) {
+  for (const Subscription& sub : subscriptions_) {
     // Only what is there: asking an empty subscription costs libnats an error string.
     int pending = 0;
-    if (natsSubscription_GetPending(sub, &pending, nullptr) != NATS_OK) continue;
+    if (natsSubscription_GetPending(sub.handle, &pending, nullptr) != NATS_OK) continue;
     for (; pending > 0; --pending) {
       natsMsg* msg = nullptr;
-      if (natsSubscription_NextMsg(&msg, sub, 0) != NATS_OK) break;
-      received(
-          {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))});
+      if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
+      if (sub.earlier_intersecting.empty() || !delivered_earlier(sub, natsMsg_GetSubject(msg)))
+        received(
+            {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))});
       natsMsg_Destroy(msg);
     }
   }

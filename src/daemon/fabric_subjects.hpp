@@ -17,5 +17,9 @@ namespace mavswitch::daemon {
 void fabric_subject(std::string& out, std::string_view prefix, const protocol::FrameView& frame);
 // What a router subscribes to for a system behind it: PREFIX.to.SYS.>
 std::string interest_subject(std::string_view prefix, uint8_t system);
+// Whether some subject matches both `a` and `b`, each a subject or a pattern with NATS'
+// wildcards ("*" one token, ">" one or more at the end). A subject matches a pattern when they
+// intersect.
+bool subjects_intersect(std::string_view a, std::string_view b);
 
 }  // namespace mavswitch::daemon

@@ -2,9 +2,8 @@
 // cluster on loopback (Debian's nats-server). Telemetry, commands and acknowledgements cross
 // it; targeted traffic stays where its target lives; nothing arrives twice; a node that dies
 // moves its routers to another, and what it lost is counted; a hung or lost server fills only
-// the fabric's bounded buffers; a vehicle's router that asks only for the ground stations'
-// broadcasts gets nothing else; JetStream keeps the fleet's state for late consumers. Who may
-// sign in is in nats_access_test.cpp.
+// the fabric's bounded buffers; JetStream keeps the fleet's state for late consumers. Who may
+// sign in is in nats_access_test.cpp, who receives what in nats_interest_test.cpp.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -218,30 +217,6 @@ TEST_F(Fabric, AHungOrLostServerCostsOnlyTheFabricsOwnBuffer) {
   EXPECT_TRUE(a.router->running());
   std::cout << "[ figures  ] hung server: " << n << " frames sent, " << fabric("queue_full")
             << " dropped for want of room; lost server: " << fabric("link_down") - down_before << " of 200 dropped\n";
-}
-
-TEST_F(Fabric, AVehicleAskingForTheGroundStationsOnlyGetsNoOtherVehicle) {
-  NatsCluster cluster;
-  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
-  const uint16_t http = free_tcp_port();
-  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nSubscribe = from.255.>\n", "127.0.0.1:" + std::to_string(http));
-  Site b(scratch_, "b", "Url = " + cluster.url(1) + "\n");
-  Site c(scratch_, "c", "Url = " + cluster.url(2) + "\n");
-  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}, {&c, 2}}, {{&a, 255}, {&b, 1}, {&b, 2}})) << a.router->err();
-  for (uint32_t i = 0; i < 200; ++i) c.send(attitude(2, 1, i, static_cast<uint8_t>(i)));
-  ASSERT_TRUE(wait_until([&] { return b.heard(2, msg::Attitude::kId) >= 200; }));
-  b.send(system_time(255, 190, 1));
-  ASSERT_TRUE(wait_until([&] { return a.heard(255, 2) == 1; })) << a.heard(255, 2) << " " << cluster.log(0);
-  EXPECT_EQ(a.heard(2, msg::Attitude::kId) + a.heard(2, msg::Heartbeat::kId), 0u) << "nothing of vehicle 2";
-  // What arrived on A's NATS connection: the ground station's frames only.
-  const std::string links = http_request(http, "GET", "/api/v1/links").body;
-  std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(links, m, std::regex(R"("endpoint": "fabric",\s*"kind": "nats",[^}]*"rx_frames": (\d+))")))
-      << links;
-  const size_t rx = std::stoul(m[1]);
-  EXPECT_GE(rx, 2u);
-  EXPECT_LT(rx, 100u) << "vehicle 2's 200 frames never came: " << links;
 }
 
 // FleetState: the cluster keeps each system's latest HEARTBEAT, position and status in

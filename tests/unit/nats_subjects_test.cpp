@@ -41,3 +41,18 @@ TEST(NatsSubjects, AnUnknownMessageByItsId) {
   f[9] = 0x03;
   EXPECT_EQ(subject(f), "mavlink.from.1.1.196665");
 }
+
+TEST(NatsSubjects, SubjectsAndPatternsIntersectByNatsWildcards) {
+  using daemon::subjects_intersect;
+  EXPECT_TRUE(subjects_intersect("m.from.1.1.HEARTBEAT", "m.from.1.1.HEARTBEAT"));
+  EXPECT_TRUE(subjects_intersect("m.from.>", "m.from.1.1.HEARTBEAT"));
+  EXPECT_TRUE(subjects_intersect("m.from.*.*.HEARTBEAT", "m.from.7.1.HEARTBEAT"));
+  EXPECT_TRUE(subjects_intersect("m.from.>", "m.from.*.*.HEARTBEAT")) << "two patterns";
+  EXPECT_TRUE(subjects_intersect("m.to.>", "m.to.3.>"));
+  EXPECT_TRUE(subjects_intersect("m.*.3.>", "m.to.*.1.COMMAND_LONG"));
+  EXPECT_FALSE(subjects_intersect("m.to.3.>", "m.to.4.>"));
+  EXPECT_FALSE(subjects_intersect("m.from.*.*.HEARTBEAT", "m.from.7.1.ATTITUDE"));
+  EXPECT_FALSE(subjects_intersect("m.from.>", "m.from")) << "\">\" takes one token or more";
+  EXPECT_FALSE(subjects_intersect("m.from.*", "m.from.1.1")) << "\"*\" takes exactly one";
+  EXPECT_FALSE(subjects_intersect("m.from.1", "m.from.1.1"));
+}
