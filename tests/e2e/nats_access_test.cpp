@@ -1,66 +1,14 @@
 // Who may join the fleet fabric, against a real nats-server on loopback: TLS with the server's
-// certificate checked, an NKey user, a user and password, a token; whatever is refused is one
-// error line, retried, and the router routes on.
+// certificate checked, an NKey user, a .creds file's user under an operator, a user and
+// password, a token; whatever is refused is one error line, retried, and the router routes on.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-
+#include "e2e/nats_identities.hpp"
 #include "e2e/nats_site.hpp"
 #include "mavswitch/msg/attitude.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
-
-namespace {
-
-// An NKey (NATS' ed25519 identities) as nats-server and libnats read them: base32 of a prefix,
-// the key and a CRC-16/XMODEM. A user's public key reads "U...", its seed "SU...".
-std::string nkey_text(std::vector<uint8_t> raw) {
-  uint16_t crc = 0;
-  for (const uint8_t b : raw) {
-    crc ^= static_cast<uint16_t>(b << 8);
-    for (int i = 0; i < 8; ++i) crc = static_cast<uint16_t>(crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1);
-  }
-  raw.push_back(static_cast<uint8_t>(crc & 0xFF));
-  raw.push_back(static_cast<uint8_t>(crc >> 8));
-  std::string out;
-  uint32_t bits = 0;
-  int have = 0;
-  for (const uint8_t b : raw) {
-    bits = bits << 8 | b;
-    for (have += 8; have >= 5; have -= 5) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits >> (have - 5)) & 31];
-  }
-  if (have > 0) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits << (5 - have)) & 31];
-  return out;
-}
-
-// A user NKey made with openssl: {public key, seed}; empty when openssl cannot.
-std::pair<std::string, std::string> make_user_nkey(const std::string& openssl, const std::filesystem::path& dir) {
-  const std::string pem = (dir / "nkey.pem").string(), priv = (dir / "nkey.der").string(),
-                    pub = (dir / "nkey.pub.der").string();
-  std::string out;
-  if (run_command(openssl + " genpkey -algorithm ed25519 -out " + pem + " && " + openssl + " pkey -in " + pem +
-                      " -outform DER -out " + priv + " && " + openssl + " pkey -in " + pem +
-                      " -pubout -outform DER -out " + pub + " 2>&1",
-                  &out) != 0)
-    return {};
-  auto bytes = [](const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
-  };
-  const std::vector<uint8_t> der_priv = bytes(priv), der_pub = bytes(pub);
-  if (der_priv.size() != 48 || der_pub.size() != 44) return {};
-  constexpr uint8_t kSeed = 18 << 3, kUser = 20 << 3;  // nkeys' prefix bytes
-  std::vector<uint8_t> seed{static_cast<uint8_t>(kSeed | kUser >> 5), static_cast<uint8_t>((kUser & 31) << 3)};
-  seed.insert(seed.end(), der_priv.end() - 32, der_priv.end());
-  std::vector<uint8_t> key{kUser};
-  key.insert(key.end(), der_pub.end() - 32, der_pub.end());
-  return {nkey_text(key), nkey_text(seed)};
-}
-
-}  // namespace
 
 // TLS: routers that check the server's certificate against CaFile read and write through it
 // (libnats' TLS, driven by the router's loop like a plain connection); a router that cannot
@@ -97,7 +45,10 @@ TEST_F(Fabric, OverTlsTheServersCertificateIsChecked) {
 TEST_F(Fabric, AnNKeyUserSignsIn) {
   const std::string openssl = found_program("openssl");
   if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
-  const auto [user, seed] = make_user_nkey(openssl, scratch_.path());
+  const auto key = make_nkey(scratch_.path(), "user", 'U');
+  ASSERT_TRUE(key.has_value());
+  const std::string& user = key->public_key;
+  const std::string& seed = key->seed;
   ASSERT_TRUE(user.starts_with("U") && seed.starts_with("SU")) << user << " " << seed;
   const std::string conf =
       scratch_.write("nkey-server.conf", "authorization { users = [ { nkey: \"" + user + "\" } ] }\n").string();
@@ -108,13 +59,34 @@ TEST_F(Fabric, AnNKeyUserSignsIn) {
   Site b(scratch_, "b", "Url = " + cluster.url(0) + "\nNKey = " + user + "\nNKeySeedFile = " + seed_file + "\n");
   ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
   // Another key's seed for the same user: refused.
-  const std::string wrong_file =
-      scratch_.write("other.nk", make_user_nkey(openssl, scratch_.path()).second + "\n").string();
+  const auto other = make_nkey(scratch_.path(), "other", 'U');
+  ASSERT_TRUE(other.has_value());
+  const std::string wrong_file = scratch_.write("other.nk", other->seed + "\n").string();
   Site wrong(scratch_, "wrong",
              "Url = " + cluster.url(0) + "\nNKey = " + user + "\nNKeySeedFile = " + wrong_file + "\n");
   EXPECT_TRUE(wait_until([&] { return wrong.router->err().find("cannot connect") != std::string::npos; }))
       << wrong.router->err();
   EXPECT_NE(wrong.router->err().find("Authorization"), std::string::npos) << wrong.router->err();
+}
+
+// Decentralised sign-in: the server trusts an operator; the .creds file holds a user's JWT,
+// signed by an account the operator signed, and the user's seed. A user of an account the
+// operator never signed is refused.
+TEST_F(Fabric, ACredentialsFileUserSignsIn) {
+  if (found_program("openssl").empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const auto ids = make_decentralised(scratch_.path());
+  ASSERT_TRUE(ids.has_value()) << "openssl could not make or sign the keys";
+  NatsCluster cluster(1, {"-c", ids->server_conf});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nCredentialsFile = " + ids->creds + "\n");
+  Site b(scratch_, "b", "Url = " + cluster.url(0) + "\nCredentialsFile = " + ids->creds + "\n");
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
+  Site stranger(scratch_, "stranger", "Url = " + cluster.url(0) + "\nCredentialsFile = " + ids->stranger_creds + "\n");
+  EXPECT_TRUE(wait_until([&] { return stranger.router->err().find("cannot connect") != std::string::npos; }))
+      << stranger.router->err();
+  EXPECT_NE(stranger.router->err().find("Authorization"), std::string::npos) << stranger.router->err();
+  EXPECT_EQ(stranger.router->err().find("connected to"), std::string::npos) << stranger.router->err();
+  EXPECT_TRUE(stranger.router->running());
 }
 
 TEST_F(Fabric, BadCredentialsAreOneErrorLineAndRetried) {

@@ -1,0 +1,31 @@
+#pragma once
+
+// NATS identities made in a test with openssl: NKeys (ed25519 keys as NATS writes them) and, for
+// decentralised sign-in, an operator, an account and a user with their JWTs, as NATS' nsc tool
+// would make them (Debian has no nsc).
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace mavswitch::test {
+
+struct NKeyPair {
+  std::string pem;         // the private key's file, for openssl to sign with
+  std::string public_key;  // "U...", "A...", "O..."
+  std::string seed;        // "SU...", "SA...", "SO..."
+};
+
+// kind: 'U' user, 'A' account, 'O' operator. Empty when openssl cannot make the key.
+std::optional<NKeyPair> make_nkey(const std::filesystem::path& dir, const std::string& name, char kind);
+
+struct Decentralised {
+  std::string server_conf;     // trusts the operator and preloads its one account
+  std::string creds;           // a user of that account: JWT and seed, a .creds file
+  std::string stranger_creds;  // a user of an account the operator never signed
+};
+
+// Made under `dir`; empty when openssl cannot.
+std::optional<Decentralised> make_decentralised(const std::filesystem::path& dir);
+
+}  // namespace mavswitch::test
