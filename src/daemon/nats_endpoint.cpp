@@ -97,6 +97,9 @@ bool NatsEndpoint::connect() {
     // "(conn.c:2088): " in front.
     std::string why = nats_GetLastError(nullptr) != nullptr ? nats_GetLastError(nullptr) : "";
     if (why.starts_with('(') && why.find("): ") != std::string::npos) why.erase(0, why.find("): ") + 3);
+    // libnats' words for a server that hung up mid sign-in; a server asking for a TLS client
+    // certificate the router did not show does that.
+    if (why.ends_with("got ''")) why = "the server hung up while the router signed in: " + why;
     note(fmt::format("cannot connect to {} ({}); trying again every {} s", url_list(),
                      why.empty() ? natsStatus_GetText(s) : why, kRetry.count()),
          true);

@@ -1,5 +1,5 @@
 // Who may join the fleet fabric, against a real nats-server on loopback: TLS with the server's
-// certificate checked, an NKey user, a .creds file's user under an operator, a user and
+// certificate checked, and the router's (mutual TLS), an NKey user, a .creds file's user under an operator, a user and
 // password, a token; whatever is refused is one error line, retried, and the router routes on.
 #include <gtest/gtest.h>
 
@@ -14,22 +14,14 @@ using namespace mavswitch::test;
 // (libnats' TLS, driven by the router's loop like a plain connection); a router that cannot
 // check it is refused, one error line, and retries.
 TEST_F(Fabric, OverTlsTheServersCertificateIsChecked) {
-  const std::string openssl = found_program("openssl");
-  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
-  const std::string key = (scratch_.path() / "key.pem").string(), cert = (scratch_.path() / "cert.pem").string();
-  std::string out;
-  ASSERT_EQ(run_command(openssl +
-                            " req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
-                            "subjectAltName=IP:127.0.0.1 -keyout " +
-                            key + " -out " + cert + " 2>&1",
-                        &out),
-            0)
-      << out;
-  NatsCluster cluster(1, {"--tls", "--tlscert", cert, "--tlskey", key});
+  if (found_program("openssl").empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const auto server = make_certificate(scratch_.path(), "server");
+  ASSERT_TRUE(server.has_value());
+  NatsCluster cluster(1, {"--tls", "--tlscert", server->cert, "--tlskey", server->key});
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);
   const std::string url = "tls://" + cluster.url(0).substr(std::string("nats://").size());
-  Site a(scratch_, "a", "Url = " + url + "\nCaFile = " + cert + "\n");
-  Site b(scratch_, "b", "Url = " + url + "\nCaFile = " + cert + "\n");
+  Site a(scratch_, "a", "Url = " + url + "\nCaFile = " + server->cert + "\n");
+  Site b(scratch_, "b", "Url = " + url + "\nCaFile = " + server->cert + "\n");
   ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
   for (uint32_t i = 0; i < 100; ++i) a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
   EXPECT_TRUE(wait_until([&] { return b.heard(1, msg::Attitude::kId) == 100; })) << b.heard(1, msg::Attitude::kId);
@@ -41,10 +33,33 @@ TEST_F(Fabric, OverTlsTheServersCertificateIsChecked) {
   EXPECT_NE(unchecked.router->err().find("certificate"), std::string::npos) << "says why" << unchecked.router->err();
 }
 
+// Mutual TLS: the server asks for a client certificate and checks it against its CA; a router
+// with CertificateFile and KeyFile gets in, one without is refused.
+TEST_F(Fabric, WithMutualTlsTheRouterShowsItsCertificate) {
+  if (found_program("openssl").empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  const auto server = make_certificate(scratch_.path(), "server"), client = make_certificate(scratch_.path(), "client");
+  ASSERT_TRUE(server.has_value() && client.has_value());
+  NatsCluster cluster(1,
+                      {"--tlsverify", "--tlscert", server->cert, "--tlskey", server->key, "--tlscacert", client->cert});
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const std::string url = "tls://" + cluster.url(0).substr(std::string("nats://").size());
+  const std::string keys = "Url = " + url + "\nCaFile = " + server->cert + "\nCertificateFile = " + client->cert +
+                           "\nKeyFile = " + client->key + "\n";
+  Site a(scratch_, "a", keys);
+  Site b(scratch_, "b", keys);
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err() << cluster.log(0);
+  Site anonymous(scratch_, "anonymous", "Url = " + url + "\nCaFile = " + server->cert + "\n");
+  ASSERT_TRUE(wait_until([&] { return anonymous.router->err().find("cannot connect") != std::string::npos; }))
+      << anonymous.router->err() << cluster.log(0);
+  EXPECT_EQ(anonymous.router->err().find("connected to"), std::string::npos) << anonymous.router->err();
+  EXPECT_NE(anonymous.router->err().find("the server hung up while the router signed in"), std::string::npos)
+      << anonymous.router->err();
+  EXPECT_TRUE(anonymous.router->running());
+}
+
 // NKey: the server knows the user by its public key; the router proves it holds the seed.
 TEST_F(Fabric, AnNKeyUserSignsIn) {
-  const std::string openssl = found_program("openssl");
-  if (openssl.empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
+  if (found_program("openssl").empty()) GTEST_SKIP() << "openssl (Debian's openssl package) not installed";
   const auto key = make_nkey(scratch_.path(), "user", 'U');
   ASSERT_TRUE(key.has_value());
   const std::string& user = key->public_key;

@@ -82,6 +82,17 @@ std::string creds_text(const std::string& user_jwt, const std::string& seed) {
 
 }  // namespace
 
+std::optional<Certificate> make_certificate(const std::filesystem::path& dir, const std::string& name) {
+  Certificate c{(dir / (name + ".key")).string(), (dir / (name + ".pem")).string()};
+  std::string out;
+  if (run_command("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext "
+                  "subjectAltName=IP:127.0.0.1 -keyout " +
+                      c.key + " -out " + c.cert + " 2>&1",
+                  &out) != 0)
+    return std::nullopt;
+  return c;
+}
+
 std::optional<NKeyPair> make_nkey(const std::filesystem::path& dir, const std::string& name, char kind) {
   const std::string pem = (dir / (name + ".pem")).string(), priv = (dir / (name + ".der")).string(),
                     pub = (dir / (name + ".pub.der")).string();

@@ -1,14 +1,21 @@
 #pragma once
 
-// NATS identities made in a test with openssl: NKeys (ed25519 keys as NATS writes them) and, for
-// decentralised sign-in, an operator, an account and a user with their JWTs, as NATS' nsc tool
-// would make them (Debian has no nsc).
+// Identities made in a test with openssl: self-signed TLS certificates, NKeys (ed25519 keys as
+// NATS writes them) and, for decentralised sign-in, an operator, an account and a user with
+// their JWTs, as NATS' nsc tool would make them (Debian has no nsc).
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
 namespace mavswitch::test {
+
+struct Certificate {
+  std::string key, cert;  // PEM files
+};
+
+// A self-signed certificate for 127.0.0.1 (its own CA). Empty when openssl cannot.
+std::optional<Certificate> make_certificate(const std::filesystem::path& dir, const std::string& name);
 
 struct NKeyPair {
   std::string pem;         // the private key's file, for openssl to sign with

@@ -1,11 +1,12 @@
 // The fleet fabric end to end: mavswitchd routers joined through a real three-node nats-server
 // cluster on loopback (Debian's nats-server). Telemetry, commands and acknowledgements cross
-// it; targeted traffic stays where its target lives; nothing arrives twice; a node that dies
-// moves its routers to another, and what it lost is counted; a hung or lost server fills only
-// the fabric's bounded buffers; JetStream keeps the fleet's state for late consumers. Who may
-// sign in is in nats_access_test.cpp, who receives what in nats_interest_test.cpp.
+// it, signed frames byte for byte; targeted traffic stays where its target lives; nothing arrives twice; a node that
+// dies moves its routers to another, and what it lost is counted; a hung or lost server fills only the fabric's bounded
+// buffers; JetStream keeps the fleet's state for late consumers. Who may sign in is in nats_access_test.cpp, who
+// receives what in nats_interest_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <regex>
@@ -19,6 +20,7 @@
 #include "mavswitch/msg/encapsulated_data.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
 #include "mavswitch/msg/sys_status.hpp"
+#include "protocol/signing.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
@@ -61,6 +63,12 @@ TEST_F(Fabric, CommandsAndTelemetryCrossTheClusterAndStayWhereTheyBelong) {
   // Telemetry: 50 frames from vehicle 1, each heard once by the ground station and by C.
   for (uint32_t i = 0; i < 50; ++i) a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
   ASSERT_TRUE(wait_until([&] { return b.heard(1, msg::Attitude::kId) >= 50 && c.heard(1, msg::Attitude::kId) >= 50; }));
+  // A signed frame crosses byte for byte: its signature still checks at the other end.
+  const protocol::SigningKey key = {0x5a, 0x17};
+  const Bytes plain = frame_of(msg::GlobalPositionInt{}, 1, 1, 7);
+  Bytes signed_frame(protocol::kMaxFrameLen);
+  signed_frame.resize(protocol::sign_frame(view_of(plain), key, 3, protocol::signing_timestamp_now(), signed_frame));
+  a.send(signed_frame);
   // A marker after everything else: NATS keeps one publisher's order, so once each site has it,
   // anything earlier that was going to reach it has.
   a.send(system_time(1, 1, 99));
@@ -71,6 +79,13 @@ TEST_F(Fabric, CommandsAndTelemetryCrossTheClusterAndStayWhereTheyBelong) {
       << b.router->err() << c.router->err();
   EXPECT_EQ(b.heard(1, msg::Attitude::kId), 50u) << "no frame twice: " << b.router->err();
   EXPECT_EQ(c.heard(1, msg::Attitude::kId), 50u) << "no frame twice: " << c.router->err();
+  const auto& got = b.peer.received().frames;
+  EXPECT_EQ(std::count(got.begin(), got.end(), signed_frame), 1) << "the signed frame, whole and once: " << b.trace();
+  for (const Bytes& f : got) {
+    if (view_of(f).msgid() == msg::GlobalPositionInt::kId) {
+      EXPECT_TRUE(protocol::signature_valid(key, view_of(f)));
+    }
+  }
   EXPECT_LE(a.heard(255, msg::CommandLong::kId), commands) << "none twice: " << a.router->err();
   EXPECT_LE(b.heard(1, msg::CommandAck::kId), acks) << "none twice";
   EXPECT_EQ(c.heard(255, msg::CommandLong::kId), 0u) << "the command for vehicle 1 never reached C";
