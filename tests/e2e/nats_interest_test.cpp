@@ -1,6 +1,6 @@
 // Who receives what over the fleet fabric (real three-node nats-server cluster on loopback): a
-// vehicle's router that asks only for the ground stations' broadcasts gets nothing else, and
-// subscriptions that overlap still route each frame once.
+// vehicle's router that asks only for the ground stations' broadcasts gets nothing else,
+// subscriptions that overlap still route each frame once, and the endpoint's filters act.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -72,4 +72,24 @@ TEST_F(Fabric, OverlappingSubscriptionsRouteEachFrameOnce) {
   EXPECT_EQ(b.heard(1, msg::Heartbeat::kId), kEach) << "matched from.> and from.*.*.HEARTBEAT: " << b.trace();
   EXPECT_EQ(b.heard(1, msg::Attitude::kId), kEach) << b.trace();
   EXPECT_EQ(b.heard(1, msg::CommandAck::kId), kEach) << "matched to.> and to.255.>: " << b.trace();
+}
+
+// The fabric link takes the filters of any endpoint: A publishes no ATTITUDE and takes nothing
+// from system 3, while everything else crosses.
+TEST_F(Fabric, FiltersActOnTheFabricLikeOnAnyLink) {
+  NatsCluster cluster;
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\nBlockMsgIdOut = 30\nBlockSrcSysIn = 3\n");
+  Site b(scratch_, "b", "Url = " + cluster.url(1) + "\n");  // the ground station, and vehicle 3
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
+  for (uint32_t i = 0; i < 20; ++i) {
+    a.send(attitude(1, 1, i, static_cast<uint8_t>(i)));
+    b.send(heartbeat(3, 1));
+  }
+  a.send(system_time(1, 1, 99));  // markers: NATS keeps one publisher's order
+  b.send(system_time(255, 190, 99));
+  ASSERT_TRUE(wait_until([&] { return b.heard(1, 2) == 1 && a.heard(255, 2) == 1; })) << b.trace() << a.trace();
+  EXPECT_EQ(b.heard(1, msg::Attitude::kId), 0u) << "ATTITUDE never left A: " << b.trace();
+  EXPECT_EQ(a.heard(3, msg::Heartbeat::kId), 0u) << "nothing of system 3 came in: " << a.trace();
+  EXPECT_GT(b.heard(1, msg::Heartbeat::kId), 0u);
 }
