@@ -74,7 +74,7 @@ void FabricLink::drain() {
     for (; pending > 0; --pending) {
       natsMsg* msg = nullptr;
       if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
-      if (sub.earlier_intersecting.empty() || !delivered_earlier(sub, natsMsg_GetSubject(msg)))
+      if (!delivered_earlier(sub, natsMsg_GetSubject(msg)))
         received(
             {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))});
       natsMsg_Destroy(msg);

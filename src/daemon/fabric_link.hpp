@@ -55,7 +55,17 @@ class FabricLink final : public LocalLink {
   Report report() const;
 
  private:
+  // NATS delivers a message once per subscription it matches, so each is routed only by the
+  // first subscription that matches it: a later one skips what an earlier one that intersects it
+  // also matches (Subscribe = from.> and from.*.*.HEARTBEAT, or to.> and a system's interest).
+  struct Subscription {
+    __natsSubscription* handle;
+    std::string pattern;
+    std::vector<size_t> earlier_intersecting;  // indices into subscriptions_
+  };
+
   void subscribe(const std::string& subject);
+  bool delivered_earlier(const Subscription& sub, const char* subject) const;
   void received(std::span<const uint8_t> message);
 
   Router& router_;
@@ -65,16 +75,7 @@ class FabricLink final : public LocalLink {
   routing::SequenceTracker sequences_;
   transport::LinkCounters counters_;
   __natsConnection* connection_ = nullptr;
-  // NATS delivers a message once per subscription it matches, so each is routed only by the
-  // first subscription that matches it: a later one skips what an earlier one that intersects it
-  // also matches (Subscribe = from.> and from.*.*.HEARTBEAT, or to.> and a system's interest).
-  struct Subscription {
-    __natsSubscription* handle;
-    std::string pattern;
-    std::vector<size_t> earlier_intersecting;  // indices into subscriptions_
-  };
   std::vector<Subscription> subscriptions_;
-  bool delivered_earlier(const Subscription& sub, const char* subject) const;
   std::bitset<256> interest_;  // systems whose frames it published
   std::string subject_;        // the subject being published on; its storage reused
 };
