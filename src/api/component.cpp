@@ -91,8 +91,9 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
       send_dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
-    router.route_local(link_, probe.frame);
+    // Counted before routing: whoever sees the frame arrive sees it counted.
     sent_.fetch_add(1, std::memory_order_relaxed);
+    router.route_local(link_, probe.frame);
     return true;
   }
   if (!send_queue_.push(frame)) {
