@@ -1,6 +1,7 @@
 // Who may join the fleet fabric, against a real nats-server on loopback: TLS with the server's
-// certificate checked, and the router's (mutual TLS), an NKey user, a .creds file's user under an operator, a user and
-// password, a token; whatever is refused is one error line, retried, and the router routes on.
+// certificate checked, and the router's (mutual TLS); an NKey user; a .creds file's user under an
+// operator; a user and password; a token. Whatever is refused is one error line, retried, and the
+// router routes on.
 #include <gtest/gtest.h>
 
 #include "e2e/nats_identities.hpp"

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <string_view>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -14,7 +15,25 @@ using Bytes = std::vector<uint8_t>;
 
 void write_text(const std::filesystem::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-// NKeys are base32 (no padding) of a prefix, the key and a CRC-16/XMODEM, little-endian.
+// Writes `bytes` as digits of `bits` bits each from `alphabet`, the last one padded with zero
+// bits, no '=' after: NKeys' base32 and JWTs' base64url both.
+std::string digits(const std::string_view bytes, int bits, const char* alphabet) {
+  std::string out;
+  uint32_t pending = 0;
+  int have = 0;
+  for (const char c : bytes) {
+    pending = pending << 8 | static_cast<uint8_t>(c);
+    for (have += 8; have >= bits; have -= bits) out += alphabet[(pending >> (have - bits)) & ((1u << bits) - 1)];
+  }
+  if (have > 0) out += alphabet[(pending << (bits - have)) & ((1u << bits) - 1)];
+  return out;
+}
+
+std::string base64url(std::string_view text) {
+  return digits(text, 6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
+}
+
+// NKeys are base32 of a prefix, the key and a CRC-16/XMODEM, little-endian.
 std::string nkey_text(Bytes raw) {
   uint16_t crc = 0;
   for (const uint8_t b : raw) {
@@ -23,29 +42,7 @@ std::string nkey_text(Bytes raw) {
   }
   raw.push_back(static_cast<uint8_t>(crc & 0xFF));
   raw.push_back(static_cast<uint8_t>(crc >> 8));
-  std::string out;
-  uint32_t bits = 0;
-  int have = 0;
-  for (const uint8_t b : raw) {
-    bits = bits << 8 | b;
-    for (have += 8; have >= 5; have -= 5) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits >> (have - 5)) & 31];
-  }
-  if (have > 0) out += "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"[(bits << (5 - have)) & 31];
-  return out;
-}
-
-// JWTs are base64url without padding.
-std::string base64url(const std::string& text) {
-  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  uint32_t bits = 0;
-  int have = 0;
-  for (const char c : text) {
-    bits = bits << 8 | static_cast<uint8_t>(c);
-    for (have += 8; have >= 6; have -= 6) out += kDigits[(bits >> (have - 6)) & 63];
-  }
-  if (have > 0) out += kDigits[(bits << (6 - have)) & 63];
-  return out;
+  return digits({reinterpret_cast<const char*>(raw.data()), raw.size()}, 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567");
 }
 
 // A JWT of `claims` (JSON) signed by `signer`, as NATS' servers check them ("ed25519-nkey").
