@@ -2,15 +2,28 @@
 
 #include <nats/nats.h>
 
+#include <fmt/format.h>
+
 #include <cassert>
+#include <random>
 
 #include "base/log.hpp"
 #include "daemon/fabric_subjects.hpp"
 
 namespace mavswitch::daemon {
+namespace {
+constexpr routing::Millis kNeverPublished = INT64_MIN;
+constexpr int kPendingMessages = 16384;
+constexpr int kPendingBytes = 4 * 1024 * 1024;
+}  // namespace
 
 FabricLink::FabricLink(Router& router, const NatsSettings& settings)
-    : router_(router), settings_(settings), parser_(router.routing_table()) {}
+    : router_(router), settings_(settings), parser_(router.routing_table()) {
+  published_at_.fill(kNeverPublished);
+  std::random_device random;
+  const uint64_t id = uint64_t{random()} << 32 | random();
+  origin_ = fmt::format("{}.origin.{:016x}", settings_.prefix, id);
+}
 
 FabricLink::~FabricLink() {
   assert(id_ == routing::kNoLink && connection_ == nullptr && "detach() and use(nullptr) first");
@@ -55,6 +68,9 @@ void FabricLink::subscribe(const std::string& subject) {
     log::error("nats: cannot subscribe to {}: {}", subject, natsStatus_GetText(s));
     return;
   }
+  // libnats' own bound on what waits in a subscription (drained after every read, so a few
+  // messages wait at most).
+  natsSubscription_SetPendingLimits(added.handle, kPendingMessages, kPendingBytes);
   subscriptions_.push_back(std::move(added));
 }
 
@@ -65,8 +81,9 @@ bool FabricLink::delivered_earlier(const Subscription& sub, const char* subject)
   return false;
 }
 
-void FabricLink::drain() {
+size_t FabricLink::drain() {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::drain");
+  size_t messages = 0;
   for (const Subscription& sub : subscriptions_) {
     // Only what is there: asking an empty subscription costs libnats an error string.
     int pending = 0;
@@ -74,18 +91,33 @@ void FabricLink::drain() {
     for (; pending > 0; --pending) {
       natsMsg* msg = nullptr;
       if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
+      ++messages;
       if (!delivered_earlier(sub, natsMsg_GetSubject(msg)))
         received(
-            {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))});
+            {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))},
+            natsMsg_GetReply(msg));
       natsMsg_Destroy(msg);
     }
   }
+  return messages;
 }
 
-void FabricLink::received(std::span<const uint8_t> message) {
+void FabricLink::received(std::span<const uint8_t> message, const char* origin) {
   counters_.bytes_in += message.size();
   if (id_ == routing::kNoLink) return;
+  if (origin != nullptr && origin_ == origin) {  // its own, back from a node that stalled
+    ++counters_.looped_in;
+    return;
+  }
+  const routing::Millis now = router_.event_loop().now();
+  // Routes that never age out (RouteTimeout = 0): a system once local stays local.
+  const routing::Millis timeout = router_.routing().route_timeout();
+  const routing::Millis local_for = timeout > 0 ? timeout : INT64_MAX;
   parser_.feed(message, [&](const protocol::FrameView& f) {
+    if (published_at_[f.sysid()] != kNeverPublished && now - published_at_[f.sysid()] < local_for) {
+      ++counters_.looped_in;  // a system behind this router, back by way of another
+      return;
+    }
     ++counters_.frames_in;
     sequences_.record(f.sysid(), f.compid(), f.seq());
     router_.route_local(id_, f);
@@ -95,6 +127,7 @@ void FabricLink::received(std::span<const uint8_t> message) {
 void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::deliver");
   // A frame from a system behind this router: what targets that system is asked for now.
+  published_at_[frame.sysid()] = router_.event_loop().now();
   if (!interest_.test(frame.sysid())) {
     interest_.set(frame.sysid());
     if (connection_ != nullptr) subscribe(interest_subject(settings_.prefix, frame.sysid()));
@@ -112,7 +145,8 @@ void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8
     return;
   }
   fabric_subject(subject_, settings_.prefix, frame);
-  if (natsConnection_Publish(connection_, subject_.c_str(), bytes.data(), static_cast<int>(bytes.size())) != NATS_OK) {
+  if (natsConnection_PublishRequest(connection_, subject_.c_str(), origin_.c_str(), bytes.data(),
+                                    static_cast<int>(bytes.size())) != NATS_OK) {
     ++counters_.dropped_down;
     return;
   }

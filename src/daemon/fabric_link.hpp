@@ -7,8 +7,17 @@
 // fabric_subjects.hpp), so targeted frames reach the routers their targets live behind. Loss:
 // gaps in the sequence numbers of what arrives, per source, count the frames the fabric lost
 // (a node that died with them, say).
+//
+// Loops: NATS' no-echo holds for one connection only. A node that stalls and resumes delivers
+// what the router published on its old connection to its new one, and a frame may come back
+// through another router's links. So every message names its router in its reply subject
+// (PREFIX.origin.ID, ID random per link, kept across reconnects: no allocation per frame, where a
+// header would cost several), and a message naming this router is dropped. A frame from a system
+// this router published within the route timeout is dropped too: a system heard locally is never
+// learned from the fabric. Both are counted (looped_in).
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <memory>
@@ -42,8 +51,8 @@ class FabricLink final : public LocalLink {
   // are dropped as link_down), subscribed to Subscribe and to every system's interest learned so
   // far. Returns the connection it used before, its subscriptions gone, for the caller to close.
   __natsConnection* use(__natsConnection* connection);
-  // Routes what the last read left in the subscriptions.
-  void drain();
+  // Routes what the last read left in the subscriptions; returns how many messages that was.
+  size_t drain();
   void deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
 
   struct Report {
@@ -66,7 +75,7 @@ class FabricLink final : public LocalLink {
 
   void subscribe(const std::string& subject);
   bool delivered_earlier(const Subscription& sub, const char* subject) const;
-  void received(std::span<const uint8_t> message);
+  void received(std::span<const uint8_t> message, const char* origin);
 
   Router& router_;
   const NatsSettings& settings_;
@@ -77,6 +86,10 @@ class FabricLink final : public LocalLink {
   __natsConnection* connection_ = nullptr;
   std::vector<Subscription> subscriptions_;
   std::bitset<256> interest_;  // systems whose frames it published
+  // When it last published a frame of each system: a frame of one of these is local, not the
+  // fabric's, until the route timeout has passed without one.
+  std::array<routing::Millis, 256> published_at_{};
+  std::string origin_;  // PREFIX.origin.ID: the reply subject of everything it publishes
   std::string subject_;        // the subject being published on; its storage reused
 };
 

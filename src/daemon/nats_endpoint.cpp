@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -44,6 +45,7 @@ NatsEndpoint::~NatsEndpoint() {
     stopping_ = true;
   }
   keeper_wake_.notify_all();
+  if (guard_) guard_->wake();  // a handshake under way ends now
   if (keeper_.joinable()) keeper_.join();
   auto teardown = [&] {
     std::vector<natsConnection*> going;
@@ -91,7 +93,9 @@ void NatsEndpoint::note(const std::string& what, bool trouble) {
 
 bool NatsEndpoint::connect() {
   natsConnection* fresh = nullptr;
+  guard_->begin();
   const natsStatus s = natsConnection_Connect(&fresh, options_);
+  guard_->end();
   if (s != NATS_OK) {
     // This thread's last error ("Authorization Violation", ...), without the library's
     // "(conn.c:2088): " in front.
@@ -185,7 +189,9 @@ void NatsEndpoint::keep_connected() {
   bool fleet_pending = false;  // FleetState: the stream not made yet on this connection
   for (bool first = true;; first = false) {
     keeper_wake_.wait(lock, [&] { return stopping_ || closed_ || fleet_pending; });
-    if (!first && keeper_wake_.wait_for(lock, kRetry, [&] { return stopping_; })) return;
+    // A server that sent an oversized message is tried again later each time (2 s, 4 s, ... 8 min).
+    const int oversized = std::min(drive_->oversized_in_row.load(std::memory_order_relaxed), 8);
+    if (!first && keeper_wake_.wait_for(lock, kRetry * (1 << oversized), [&] { return stopping_; })) return;
     if (stopping_) return;
     const bool reconnect = closed_;
     lock.unlock();
@@ -199,6 +205,10 @@ void NatsEndpoint::keep_connected() {
 }
 
 void NatsEndpoint::set_options() {
+  guard_ = std::make_unique<HandshakeGuard>(settings_.urls, [this] {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  });
   check(natsOptions_Create(&options_), "options");
   std::vector<const char*> urls;
   for (const auto& u : settings_.urls) urls.push_back(u.c_str());
@@ -211,6 +221,9 @@ void NatsEndpoint::set_options() {
   check(natsOptions_SetReconnectBufSize(options_, static_cast<int>(settings_.reconnect_buffer)), "ReconnectBuffer");
   check(natsOptions_SetPingInterval(options_, kPingIntervalMs), "ping");
   check(natsOptions_SetMaxPingsOut(options_, 2), "ping");
+  // Past the guard's time for a handshake, so the guard ends a stalled one first (libnats 3.4.1
+  // spins once this expires mid-handshake; see nats_handshake_guard.hpp). Also the TCP connect's.
+  check(natsOptions_SetTimeout(options_, HandshakeGuard::kHandshake.count() + 1000), "timeout");
   if (!settings_.user.empty())
     check(natsOptions_SetUserInfo(options_, settings_.user.c_str(), settings_.password.c_str()), "User");
   if (!settings_.token.empty()) check(natsOptions_SetToken(options_, settings_.token.c_str()), "Token");
@@ -242,6 +255,7 @@ void NatsEndpoint::set_options() {
             options_,
             [](natsConnection* nc, void* closure) {
               auto* e = static_cast<NatsEndpoint*>(closure);
+              e->guard_->begin();  // libnats' reconnect thread shakes hands next
               e->note("disconnected (" + last_error(nc, NATS_CONNECTION_CLOSED) + "); reconnecting", true);
               std::lock_guard lock(e->mutex_);
               e->server_.clear();
@@ -252,6 +266,7 @@ void NatsEndpoint::set_options() {
             options_,
             [](natsConnection* nc, void* closure) {
               auto* e = static_cast<NatsEndpoint*>(closure);
+              e->guard_->end();
               ++e->reconnects_;
               char url[256] = "";
               natsConnection_GetConnectedUrl(nc, url, sizeof url);
@@ -265,6 +280,7 @@ void NatsEndpoint::set_options() {
             options_,
             [](natsConnection* nc, void* closure) {
               auto* e = static_cast<NatsEndpoint*>(closure);
+              e->guard_->end();
               e->note("connection closed (" + last_error(nc, NATS_CONNECTION_CLOSED) + "); trying again every " +
                           std::to_string(kRetry.count()) + " s",
                       true);
@@ -278,7 +294,7 @@ void NatsEndpoint::set_options() {
             this),
         "callbacks");
   // Read and written by the router's loop, not by threads of libnats' own.
-  drive_ = std::make_shared<NatsDrive>(router_, [this] { link_->drain(); });
+  drive_ = std::make_shared<NatsDrive>(router_, name_, [this] { return link_->drain(); });
   drive_->install(options_);
 }
 

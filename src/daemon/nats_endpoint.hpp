@@ -22,6 +22,7 @@
 
 #include "daemon/config.hpp"
 #include "daemon/fabric_link.hpp"
+#include "daemon/nats_handshake_guard.hpp"
 
 struct __natsConnection;
 struct __natsOptions;
@@ -70,6 +71,7 @@ class NatsEndpoint {
   const NatsSettings settings_;
   std::shared_ptr<const routing::LinkPolicy> policy_;
   std::shared_ptr<NatsDrive> drive_;
+  std::unique_ptr<HandshakeGuard> guard_;  // ends a handshake libnats would never give up
   std::unique_ptr<FabricLink> link_;  // the router's thread's
   __natsOptions* options_ = nullptr;
   __natsConnection* connection_ = nullptr;  // the keeper's: made by it, used by the link

@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <nats/nats.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
+
+#include "base/log.hpp"
 
 namespace mavswitch::daemon {
 
@@ -66,8 +70,17 @@ class NatsPoller final : public transport::EventLoop::Handler {
     const auto hold = self_;  // a read that ends the connection detaches it
     if (events & EPOLLOUT) natsConnection_ProcessWriteEvent(nc_);
     if (nc_ != nullptr && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+      int waiting = 0;
+      if (::ioctl(fd_, FIONREAD, &waiting) != 0) waiting = 0;
       natsConnection_ProcessReadEvent(nc_);
-      drive_->after_read_();
+      if (drive_->after_read_() > 0) {
+        unfinished_ = 0;
+        drive_->said_oversized_ = false;
+        drive_->oversized_in_row.store(0, std::memory_order_relaxed);
+      } else if (waiting > kControlLine) {  // PING, PONG, +OK: not part of a message
+        unfinished_ += std::min<size_t>(size_t(waiting), kReadSize);
+        if (unfinished_ > NatsDrive::kMaxPayload && fd_ >= 0) refuse_oversized();
+      }
     }
   }
 
@@ -97,6 +110,18 @@ class NatsPoller final : public transport::EventLoop::Handler {
     fd_ = mine;
     drive_->router_.event_loop().add(fd_, EPOLLIN, this);
     drive_->pollers_[nc_] = self_;
+  }
+
+  // The server is sending a message past the maximum payload: the connection is closed (the
+  // keeper makes another), said once per endpoint until a message gets through again.
+  void refuse_oversized() {
+    if (!drive_->said_oversized_)
+      log::error("nats {}: the server sent a message too large (over {} KiB); closing the connection", drive_->name_,
+                 NatsDrive::kMaxPayload / 1024);
+    drive_->said_oversized_ = true;
+    drive_->oversized_in_row.fetch_add(1, std::memory_order_relaxed);
+    unfinished_ = 0;
+    natsConnection_Close(nc_);  // detaches: nc_ is null after
   }
 
   void unwatch() {
@@ -138,6 +163,9 @@ class NatsPoller final : public transport::EventLoop::Handler {
   bool wants_write_ = false;
   bool writable_watched_ = false;
   std::shared_ptr<NatsPoller> flush_hold_;  // set while a flush is due at iteration end
+  size_t unfinished_ = 0;                   // bytes read since the last message finished
+  static constexpr int kControlLine = 16;
+  static constexpr size_t kReadSize = 32 * 1024;  // libnats' read buffer (ioBufSize's default)
 };
 
 NatsDrive::~NatsDrive() = default;

@@ -9,13 +9,22 @@
 // a duplicate of its descriptor that only the router's thread closes: libnats closing its own on
 // another thread never lets the number be reused under the loop.
 //
+// A maximum payload: libnats 3.4 takes a message of any announced size, growing a buffer as its
+// bytes come (a hostile server's "MSG x 1 2000000000" held 378 MB), and keeps that half-read
+// message across its own reconnects. Each read is at most its buffer (32 KiB); bytes read with no
+// message finished are summed, and past kMaxPayload the connection is closed, parser and all (the
+// keeper makes a new one, later each time this repeats: libnats 3.4 frees the parser but not such
+// a buffer, so each time costs up to kMaxPayload, and the back-off bounds how often).
+//
 // With TLS, libnats reads a TLS record to its end inside ProcessReadEvent: a record cut off by a
 // dying link holds the router's thread until the pings give the connection up (about 4 s). That
 // is libnats' design; reading TLS on a thread of our own again was not worth a second path.
 #pragma once
 
 #include <functional>
+#include <atomic>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "router/router.hpp"
@@ -31,8 +40,14 @@ class NatsPoller;
 // options it is installed in (their pollers hold it too, until forgotten).
 class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
  public:
-  // after_read: the router's thread, after each read: routes what the read brought.
-  NatsDrive(Router& router, std::function<void()> after_read) : router_(router), after_read_(std::move(after_read)) {}
+  // A fabric message is one MAVLink frame (280 bytes at most); what else comes unasked (INFO on a
+  // cluster change) is a few KiB.
+  static constexpr size_t kMaxPayload = 64 * 1024;
+
+  // after_read: the router's thread, after each read: routes what the read brought and says how
+  // many messages that was.
+  NatsDrive(Router& router, std::string name, std::function<size_t()> after_read)
+      : router_(router), name_(std::move(name)), after_read_(std::move(after_read)) {}
   ~NatsDrive();
   NatsDrive(const NatsDrive&) = delete;
   NatsDrive& operator=(const NatsDrive&) = delete;
@@ -47,9 +62,16 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
  private:
   friend class NatsPoller;
   Router& router_;
-  std::function<void()> after_read_;
+  const std::string name_;  // the endpoint's, for what is said
+  std::function<size_t()> after_read_;
   // The router's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;
+  bool said_oversized_ = false;  // the router's thread: said, and no message since
+
+ public:
+  // Connections closed in a row for an oversized message, with no message through since (any
+  // thread reads it: the keeper backs off by it).
+  std::atomic<int> oversized_in_row{0};
 };
 
 }  // namespace mavswitch::daemon

@@ -21,7 +21,8 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCoun
   return {{"queue_full", c.dropped_queue_full},   {"link_down", c.dropped_down},
           {"rate_limited_in", c.rate_limited_in}, {"rate_limited_out", c.rate_limited_out},
           {"superseded", c.superseded},           {"paced_control", c.paced_drops[0]},
-          {"paced_status", c.paced_drops[1]},     {"paced_telemetry", c.paced_drops[2]}};
+          {"paced_status", c.paced_drops[1]},     {"paced_telemetry", c.paced_drops[2]},
+          {"looped", c.looped_in}};
 }
 
 Json counters_json(const transport::LinkCounters& c, const protocol::ParserStats& p, uint64_t sequence_lost) {

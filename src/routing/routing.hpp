@@ -187,6 +187,7 @@ class Routing {
   void set_sniffer_sysid(uint8_t sysid) noexcept { sniffer_sysid_ = sysid; }
   void set_dedup_period(Millis period);  // 0 turns de-duplication off. Before routing.
   void set_route_timeout(Millis timeout) noexcept { route_timeout_ = timeout; }  // 0: never
+  Millis route_timeout() const noexcept { return route_timeout_; }
 
   // A context for one more thread that routes frames. Before routing starts; it lives as long
   // as the Routing. Context 0 exists from the start, for single-threaded use.

@@ -57,6 +57,7 @@ struct LinkCounters {
   uint64_t rate_limited_in = 0;     // RateLimitIn: frames in faster than allowed
   uint64_t rate_limited_out = 0;    // RateLimitOut
   uint64_t superseded = 0;          // MaxRate: telemetry replaced by a newer value while it waited
+  uint64_t looped_in = 0;           // frames that came back to the router that sent them (the fabric)
   // MaxRate: frames dropped by class (control, status, telemetry): their queue full, or too late.
   std::array<uint64_t, protocol::kMessageClasses> paced_drops{};
 
@@ -64,6 +65,7 @@ struct LinkCounters {
     frames_in += o.frames_in, bytes_in += o.bytes_in, frames_out += o.frames_out, bytes_out += o.bytes_out;
     dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
     rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, superseded += o.superseded;
+    looped_in += o.looped_in;
     for (size_t c = 0; c < paced_drops.size(); ++c) paced_drops[c] += o.paced_drops[c];
     return *this;
   }
