@@ -25,6 +25,7 @@ constexpr uint32_t kBlocksStop = 2147483645;   // MAV_REMOTE_LOG_DATA_BLOCK_STOP
 constexpr uint8_t kBlockNack = 0, kBlockAck = 1;
 constexpr uint8_t kAutopilotArdupilot = 3, kAutopilotPx4 = 12;
 constexpr uint8_t kLogComponent = 155;  // MAV_COMP_ID_LOG: where ArduPilot's blocks come from
+constexpr uint8_t kAutopilotComponent = 1;  // MAV_COMP_ID_AUTOPILOT1: the logged vehicle's heartbeat
 constexpr uint64_t kTick = 100;         // ms between looks at retries, NACKs and health
 constexpr uint64_t kAskEvery = 500;     // start/stop repeated until acknowledged
 constexpr int kStopTries = 10;
@@ -59,7 +60,9 @@ FlightLog::FlightLog(Router& router, FlightLogOptions options) : options_(std::m
       },
       {.addressed_to_me = true}));
   subscriptions_.push_back(component_->subscribe<msg::RemoteLogDataBlock>(
-      [this](const msg::RemoteLogDataBlock& m, const protocol::FrameView& f) { on_block(m.seqno, m.data, f.compid()); },
+      [this](const msg::RemoteLogDataBlock& m, const protocol::FrameView& f) {
+        on_block(m.seqno, m.data, f.sysid(), f.compid());
+      },
       {.addressed_to_me = true}));
   subscriptions_.push_back(component_->subscribe<msg::CommandAck>(
       [this](const msg::CommandAck& m, const protocol::FrameView&) { on_command_ack(m.command, m.result); },
@@ -184,7 +187,11 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
     a.sequence = sequence;
     component_->send(a);
   }
-  if (!ulog_ || !file_.is_open() || sysid != autopilot_) return;
+  if (!ulog_ || !file_.is_open()) return;
+  if (sysid != autopilot_ || compid != kAutopilotComponent) {  // PX4's logger speaks as the autopilot
+    ++stats_.foreign;
+    return;
+  }
   if (state_ == State::kStarting) state_ = State::kStreaming;
   const uint64_t now = now_ms();
   std::vector<uint8_t> out;
@@ -199,8 +206,17 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
   if (!out.empty()) write_at(out, std::nullopt);
 }
 
-void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t compid) {
+void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t sysid, uint8_t compid) {
   if (!blocks_ || !file_.is_open()) return;
+  // Only the logged autopilot writes its log: its system, and the component its blocks came from
+  // first in this file (ArduPilot's own, or MAV_COMP_ID_LOG). Anyone else's blocks would take the
+  // places of the vehicle's own.
+  const bool ours = sysid == autopilot_ && (log_component_ != 0 ? compid == log_component_
+                                                                 : compid == kAutopilotComponent || compid == kLogComponent);
+  if (!ours) {
+    ++stats_.foreign;
+    return;
+  }
   log_component_ = compid;
   const uint64_t now = now_ms();
   const auto take = blocks_->block(seqno, now);

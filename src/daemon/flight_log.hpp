@@ -44,6 +44,7 @@ struct FlightLogStats {
   uint64_t dropouts = 0;         // ULog: dropout messages written
   uint64_t restarts = 0;         // streams restarted (silent 5 s, begun mid-stream)
   uint64_t write_errors = 0;     // writes that failed (a full disk): logging paused
+  uint64_t foreign = 0;          // log data from another system or component than the logged autopilot: dropped
 };
 
 class FlightLog {
@@ -62,7 +63,7 @@ class FlightLog {
   void on_heartbeat(const protocol::FrameView& frame);
   void on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_t first_message_offset, bool acked,
                uint8_t sysid, uint8_t compid);
-  void on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t compid);
+  void on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t sysid, uint8_t compid);
   void on_command_ack(uint16_t command, uint8_t result);
   void tick();
   void begin();                    // a new file, and ask for the stream

@@ -59,9 +59,9 @@ void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon:
     const daemon::FlightLogStats f = flight_log->stats();
     text += fmt::format(
         "  flight log: {} files, {} B written; {} packets, {} lost, {} again, {} NACKs sent, {} dropouts written, "
-        "{} restarts, {} write errors\n",
+        "{} restarts, {} write errors, {} from others dropped\n",
         f.files, f.bytes_written, f.packets, f.packets_lost, f.retransmissions, f.nacks, f.dropouts, f.restarts,
-        f.write_errors);
+        f.write_errors, f.foreign);
   }
   if (tlog != nullptr) {
     const daemon::TelemetryLogStats& t = tlog->stats();

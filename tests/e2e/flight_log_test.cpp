@@ -13,6 +13,7 @@
 #include "daemon/flight_log.hpp"
 #include "e2e/log_streaming_autopilot.hpp"
 #include "e2e/router_fixture.hpp"
+#include "mavswitch/msg/remote_log_data_block.hpp"
 #include "support/test_support.hpp"
 
 namespace mavswitch::test {
@@ -257,6 +258,39 @@ TEST_F(FlightLogTest, DataflashBlocksLostRepeatedAndReorderedMakeTheSameFile) {
   EXPECT_EQ(nacked, ardupilot.lost_blocks()) << "NACKs name exactly the blocks that never came";
   EXPECT_EQ(s.nacks, ardupilot.nacked_blocks().size());
   EXPECT_EQ(s.packets_lost, 0u);
+}
+
+// Another system on the network sends REMOTE_LOG_DATA_BLOCKs of its own for the same positions,
+// addressed to the writer, before and while ArduPilot streams: none reaches the file, which equals
+// the vehicle's log, and each is counted.
+TEST_F(FlightLogTest, OnlyTheLoggedAutopilotWritesItsFlightLog) {
+  std::vector<uint8_t> input(200 * 300);
+  std::mt19937 rng(7);
+  for (auto& b : input) b = static_cast<uint8_t>(rng());
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot);
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
+  UdpPeer attacker;
+  attacker.connect_to(port_);
+  auto attack = [&](uint8_t sysid, uint8_t compid, uint32_t first) {
+    for (uint32_t seqno = first; seqno < first + 75; ++seqno) {
+      msg::RemoteLogDataBlock b;
+      b.target_system = ardupilot.writer_system();
+      b.target_component = ardupilot.writer_component();
+      b.seqno = seqno;
+      b.data.fill(0xEE);
+      attacker.send(frame_of(b, sysid, compid, static_cast<uint8_t>(seqno)));
+    }
+  };
+  attack(66, 155, 0);  // another system's log component
+  attack(1, 190, 75);  // the vehicle's system, another component
+  ASSERT_TRUE(wait_until([&] { return stats().foreign >= 150; })) << stats().foreign;
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
+  ASSERT_TRUE(wait_written(input.size()));
+  const daemon::FlightLogStats s = stats();
+  const fs::path file = finish();
+  EXPECT_TRUE(read_bytes(file) == input) << "the vehicle's blocks, none of the attacker's";
+  EXPECT_EQ(s.foreign, 150u);
 }
 
 // ArduPilot already streaming (to someone before us, or before a restart of the router): blocks
