@@ -89,6 +89,7 @@ struct GeneralConfig {
 
   std::string log_dir;  // Log
   bool log_telemetry = false;
+  bool telemetry_log_flight_log_data = false;  // TelemetryLogFlightLogData
   LogMode log_mode = LogMode::kAlways;
   std::optional<uint8_t> log_system_id;
   FlightLogFormat flight_log_format = FlightLogFormat::kAuto;  // MavlinkDialect

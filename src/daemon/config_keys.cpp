@@ -284,6 +284,8 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
     g.log_dir = std::string(v);
   else if (key == "logtelemetry")
     g.log_telemetry = get_bool(w, v);
+  else if (key == "telemetrylogflightlogdata")
+    g.telemetry_log_flight_log_data = get_bool(w, v);
   else if (key == "logmode") {
     const std::string m = lower(v);
     if (m == "always")

@@ -65,8 +65,10 @@ void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon:
   }
   if (tlog != nullptr) {
     const daemon::TelemetryLogStats& t = tlog->stats();
-    text += fmt::format("  telemetry log: {} frames / {} B written, {} frames not written, paused {} times{}\n",
-                        t.frames_written, t.bytes_written, t.frames_lost, t.pauses, t.paused ? " (paused now)" : "");
+    text += fmt::format(
+        "  telemetry log: {} frames / {} B written, {} frames not written, {} flight log frames left out, paused {} "
+        "times{}\n",
+        t.frames_written, t.bytes_written, t.frames_lost, t.left_out, t.pauses, t.paused ? " (paused now)" : "");
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -170,7 +172,8 @@ int main(int argc, char** argv) {
   if (general.log_telemetry && !general.log_dir.empty()) {
     tlog = std::make_unique<daemon::TelemetryLog>(
         daemon::TelemetryLogOptions{general.log_dir, general.telemetry_log_max_size, general.max_log_files,
-                                    general.min_free_space, general.log_mode, general.log_system_id});
+                                    general.min_free_space, general.log_mode, general.log_system_id,
+                                    general.telemetry_log_flight_log_data});
     // On the router's thread, as its flush timer is: no lock.
     router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->tick(); });

@@ -16,6 +16,13 @@
 namespace mavswitch::daemon {
 namespace {
 
+// REMOTE_LOG_DATA_BLOCK, REMOTE_LOG_BLOCK_STATUS (ArduPilot); LOGGING_DATA, LOGGING_DATA_ACKED,
+// LOGGING_ACK (PX4).
+bool is_flight_log_transfer(uint32_t msgid) { return msgid == 184 || msgid == 185 || (msgid >= 266 && msgid <= 268); }
+
+}  // namespace
+namespace {
+
 namespace fs = std::filesystem;
 
 constexpr size_t kBufferBytes = 64 * 1024;  // records gathered for one write(2)
@@ -124,6 +131,10 @@ void TelemetryLog::write(const protocol::FrameView& frame) {
     if (begins) open_file();
   }
   const bool ends = options_.mode == LogMode::kWhileArmed && disarmed;  // after this heartbeat
+  if (!options_.flight_log_data && is_flight_log_transfer(frame.msgid())) {
+    ++stats_.left_out;
+    return;
+  }
   if (!file_.is_open()) {
     if (!paused_why_.empty() && (wanted() || ends)) ++stats_.frames_lost;
     return;

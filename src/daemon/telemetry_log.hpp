@@ -26,6 +26,9 @@ struct TelemetryLogOptions {
   uint64_t min_free_space = 0;      // bytes; 0: no guard
   LogMode mode = LogMode::kAlways;
   std::optional<uint8_t> system_id;  // the vehicle whose arming counts (while-armed)
+  // The flight log's transfer (REMOTE_LOG_*, LOGGING_*): most of a tlog's bytes while a flight log
+  // streams, and already in the .ulg or .bin. Left out unless asked for.
+  bool flight_log_data = false;
 };
 
 // What the log has done, for the statistics.
@@ -34,6 +37,7 @@ struct TelemetryLogStats {
   uint64_t bytes_written = 0;
   uint64_t frames_lost = 0;  // to be logged but not written: disk full, no directory, a write error
   uint64_t pauses = 0;
+  uint64_t left_out = 0;  // flight log transfer frames not written (TelemetryLogFlightLogData)
   bool paused = false;
 };
 

@@ -13,6 +13,11 @@
 #include "dialect/typed_message.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/logging_ack.hpp"
+#include "mavswitch/msg/logging_data.hpp"
+#include "mavswitch/msg/logging_data_acked.hpp"
+#include "mavswitch/msg/remote_log_block_status.hpp"
+#include "mavswitch/msg/remote_log_data_block.hpp"
 #include "protocol/tlog.hpp"
 #include "support/frames.hpp"
 #include "support/test_support.hpp"
@@ -198,6 +203,27 @@ TEST_F(TelemetryLogTest, AFullDiskPausesWithoutTornRecordsAndResumesWhenSpaceRet
 
 // A rotation that cannot create its file (the directory is gone, a file in its place) pauses
 // with the reason, and resumes once the directory can be made again.
+// The flight log's transfer is in the .ulg or .bin already: the tlog leaves it out (counted)
+// unless TelemetryLogFlightLogData asks for it.
+TEST_F(TelemetryLogTest, FlightLogTransferIsLeftOutUnlessAskedFor) {
+  for (const bool keep : {false, true}) {
+    fs::remove_all(dir_);
+    {
+      daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt, keep});
+      write(log, heartbeat(false));
+      write(log, msg::RemoteLogDataBlock{});
+      write(log, msg::RemoteLogBlockStatus{});
+      write(log, msg::LoggingData{});
+      write(log, msg::LoggingDataAcked{});
+      write(log, msg::LoggingAck{});
+      write(log, msg::Attitude{});
+      EXPECT_EQ(log.stats().left_out, keep ? 0u : 5u);
+    }
+    ASSERT_EQ(files().size(), 1u);
+    EXPECT_EQ(frames_in(files()[0]), keep ? 7u : 2u) << (keep ? "kept" : "left out");
+  }
+}
+
 TEST_F(TelemetryLogTest, ARotationThatCannotCreateItsFileSaysWhyAndResumes) {
   daemon::TelemetryLog log({dir_, 500, 0, 0, daemon::LogMode::kAlways, std::nullopt});
   write(log, heartbeat(false));
