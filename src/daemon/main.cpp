@@ -15,6 +15,7 @@
 #include "daemon/flight_log.hpp"
 #include "daemon/nats_endpoint.hpp"
 #include "daemon/operator_window.hpp"
+#include "daemon/vehicle_watch.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
@@ -232,9 +233,17 @@ int main(int argc, char** argv) {
   window.add_websockets(config.websockets);
   const auto fabrics = daemon::open_fabrics(router, config.fabrics);
   window.add_fabrics(&fabrics);
-  window.add_metrics([&] {  // the log writers live on the router's thread
-    std::string text;
-    router.run_on_loop([&] { text = log_metrics(tlog.get(), flight_log.get()); });
+  // Listens beside the flight log writer, as component 192; it never sends.
+  const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
+  window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
+    std::string text = fmt::format(
+        "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"
+        "mavswitch_build_info{{version=\"{}\"}} 1\n",
+        MAVSWITCH_VERSION);
+    router.run_on_loop([&] {
+      text += log_metrics(tlog.get(), flight_log.get());
+      text += vehicles.metrics(router.event_loop().now());
+    });
     return text;
   });
   window.start();

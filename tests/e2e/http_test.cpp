@@ -20,6 +20,8 @@
 #include "e2e/peers.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/sys_status.hpp"
 #include "support/test_support.hpp"
 
 using namespace mavswitch;
@@ -97,8 +99,28 @@ TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
   }));
   EXPECT_GE(sample(metrics.body, R"(mavswitch_link_sent_frames_total{endpoint="gcs",kind="udp-server"})"), 50);
   EXPECT_GE(sample(metrics.body, "process_resident_memory_bytes"), 1e5);
-  EXPECT_EQ(sample(metrics.body, "mavswitch_routes"), 3) << "the vehicle, the ground station, the flight log writer";
+  EXPECT_EQ(sample(metrics.body, "mavswitch_routes"), 4)
+      << "the vehicle, the ground station, the flight log writer, the vehicle watch";
   EXPECT_GT(sample(metrics.body, R"(mavswitch_worker_busy_seconds_total{worker="0"})"), 0);
+  // Per vehicle (component 1 HEARTBEATs; the ground station at 255/190 is none): last heard, armed,
+  // battery remaining; and the build.
+  msg::Heartbeat armed;
+  armed.autopilot = 3;
+  armed.base_mode = 128 | 1;
+  msg::SysStatus status;
+  status.battery_remaining = 77;
+  vehicle_.send_to(vehicle_port_, frame_of(status, 1, 1));
+  vehicle_.send_to(vehicle_port_, frame_of(armed, 1, 1));
+  EXPECT_TRUE(wait_until([&] {
+    metrics = http_request(http_port_, "GET", "/metrics");
+    return sample(metrics.body, R"(mavswitch_vehicle_armed{system="1"})") == 1;
+  })) << metrics.body;
+  EXPECT_EQ(sample(metrics.body, R"(mavswitch_vehicle_battery_remaining_percent{system="1"})"), 77);
+  const double heard = sample(metrics.body, R"(mavswitch_vehicle_last_heard_seconds{system="1"})");
+  EXPECT_GE(heard, 0);
+  EXPECT_LT(heard, 5);
+  EXPECT_EQ(metrics.body.find(R"({system="255"})"), std::string::npos) << "a ground station is no vehicle";
+  EXPECT_NE(metrics.body.find("\nmavswitch_build_info{version=\""), std::string::npos);
   EXPECT_TRUE(wait_until([&] {  // the telemetry log is written once a second
     metrics = http_request(http_port_, "GET", "/metrics");
     return sample(metrics.body, R"(mavswitch_log_written_bytes_total{log="telemetry"})") > 1000;

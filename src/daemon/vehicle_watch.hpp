@@ -1,0 +1,39 @@
+// Each vehicle's latest state, for /metrics to alert on ("vehicle silent", "battery low"): the
+// systems whose autopilot sends HEARTBEAT (component 1, autopilot not MAV_AUTOPILOT_INVALID: not
+// ground stations or peripherals), when each was last heard, whether it is armed, and its battery
+// remaining from SYS_STATUS. A component on the router's thread subscribed to those two messages
+// only (a few frames a second a vehicle); at most 256 vehicles, kept while the router runs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/component.hpp"
+#include "routing/types.hpp"
+
+namespace mavswitch::daemon {
+
+class VehicleWatch {
+ public:
+  // Listens as (sysid, compid), which it never sends from.
+  VehicleWatch(Router& router, uint8_t sysid, uint8_t compid);
+  // The per-vehicle Prometheus families. The router's thread.
+  std::string metrics(routing::Millis now) const;
+
+ private:
+  struct Vehicle {
+    routing::Millis heard = 0;  // its last HEARTBEAT; 0: not a vehicle (yet)
+    bool armed = false;
+    int8_t battery = -1;  // percent; -1: not said
+  };
+
+  Router& router_;
+  std::unique_ptr<Component> component_;
+  std::vector<Subscription> subscriptions_;
+  std::array<Vehicle, 256> vehicles_{};  // the router's thread's
+};
+
+}  // namespace mavswitch::daemon
