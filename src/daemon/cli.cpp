@@ -131,6 +131,15 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     *exit_code = usage_error(app, e);
     return std::nullopt;
   }
+  // An empty -c or -d is a mistake (an unset variable in a unit file), not "no file": starting on
+  // the defaults would listen on 0.0.0.0:5760 unasked.
+  for (const char* flag : {"-c", "-d"}) {
+    if (app.count(flag) > 0 && (flag[1] == 'c' ? conf_file : conf_dir).empty()) {
+      fmt::print(stderr, "mavswitchd: {}: an empty path (see --help)\n", flag);
+      *exit_code = 2;
+      return std::nullopt;
+    }
+  }
   CommandLine cl;
   cl.show_version = version;
   Config& c = cl.config;

@@ -229,10 +229,20 @@ void load_config_text(std::string_view text, const std::string& file_name, Confi
 
 void load_config_dir(const fs::path& dir, Config& config) {
   std::error_code ec;
+  // As mavlink-router: a conf directory that is not there is nothing to read (its default often
+  // is not), said as a warning; something else in its place is a mistake.
+  if (!fs::exists(dir, ec)) {
+    config.warnings.push_back(dir.string() + ": no such configuration directory; reading none");
+    return;
+  }
   if (!fs::is_directory(dir, ec)) throw ConfigError(dir.string() + ": not a directory");
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".conf") files.push_back(entry.path());
+    if (entry.path().extension() != ".conf") continue;
+    if (entry.is_regular_file(ec))
+      files.push_back(entry.path());
+    else
+      config.warnings.push_back(entry.path().string() + ": not a regular file: skipped");
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) load_config_file(f, config);

@@ -157,8 +157,8 @@ const std::map<std::string, Setter>& uart_keys() {
        [](auto& w, auto v, auto& e) {
          e.spec.bauds.clear();
          for_each_item(w, v, [&](std::string_view b) {
-           const auto baud = get_uint(w, b, 20'000'000);
-           if (baud == 0) w.fail("baud rate 0");
+           // 50 is the slowest rate termios knows; 20 MBd past any USB serial adapter.
+           const auto baud = get_uint(w, b, 20'000'000, 50);
            e.spec.bauds.push_back(static_cast<uint32_t>(baud));
          });
          if (e.spec.bauds.empty()) w.fail("no baud rate");
@@ -185,7 +185,8 @@ const std::map<std::string, Setter>& udp_keys() {
        }},
       {"idletimeout",
        [](auto& w, auto v, auto& e) {
-         e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400)) * 1000;
+         // 0 would keep every peer forever: a server's peers are forgotten after 1 s to a day.
+         e.spec.idle_timeout = static_cast<routing::Millis>(get_uint(w, v, 86400, 1)) * 1000;
        }},
       {"maxpeers", set_max_peers},
       {"coalesce", [](auto& w, auto v, auto& e) { e.spec.coalesce = get_bool(w, v); }},

@@ -22,8 +22,12 @@ struct Where {
   std::string file;
   int line;
   std::string key;
+  // The key (or section header) as written, cut short when it is long: an error line must not
+  // echo a 10 MB line.
   [[noreturn]] void fail(const std::string& what) const {
-    throw ConfigError(file + ":" + std::to_string(line) + ": " + key + ": " + what);
+    constexpr size_t kMaxEchoed = 64;
+    const std::string shown = key.size() <= kMaxEchoed ? key : key.substr(0, kMaxEchoed) + "... (" + std::to_string(key.size()) + " characters)";
+    throw ConfigError(file + ":" + std::to_string(line) + ": " + shown + ": " + what);
   }
   std::string text() const { return file + ":" + std::to_string(line); }
 };

@@ -21,7 +21,7 @@ constexpr int64_t kPingIntervalMs = 2000;  // a silent server is given up after 
 // A connection refused (no server up, credentials refused), or one libnats gave up on, is
 // tried again this long after.
 constexpr auto kRetry = std::chrono::seconds(2);
-constexpr size_t kMaxKeyFile = 64 * 1024;  // a .creds file or a seed is a few hundred bytes
+constexpr size_t kMaxKeyFile = 1 << 20;  // a .creds file, a seed, a certificate chain: a few KiB at most
 
 void check(natsStatus s, const std::string& what) {
   if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
@@ -243,13 +243,25 @@ void NatsEndpoint::set_options() {
     check(natsOptions_SetNKeyFromSeed(options_, settings_.nkey.c_str(), settings_.nkey_seed_file.c_str()),
           "NKeySeedFile " + settings_.nkey_seed_file);
   }
+  // Certificates and keys through the same bounded reader (a FIFO named by mistake is an error at
+  // start, not a hang), handed to libnats as text.
+  auto contents = [](const std::string& key, const std::string& path) {
+    std::string error;
+    auto text = read_regular_file(path, kMaxKeyFile, &error);
+    if (!text) throw std::runtime_error(key + ": " + error);
+    return std::move(*text);
+  };
   if (!settings_.ca_file.empty()) {
     check(natsOptions_SetSecure(options_, true), "TLS");
-    check(natsOptions_LoadCATrustedCertificates(options_, settings_.ca_file.c_str()), "CaFile " + settings_.ca_file);
+    check(natsOptions_SetCATrustedCertificates(options_, contents("CaFile", settings_.ca_file).c_str()),
+          "CaFile " + settings_.ca_file);
   }
-  if (!settings_.certificate_file.empty())
-    check(natsOptions_LoadCertificatesChain(options_, settings_.certificate_file.c_str(), settings_.key_file.c_str()),
+  if (!settings_.certificate_file.empty()) {
+    const std::string chain = contents("CertificateFile", settings_.certificate_file);
+    const std::string key = contents("KeyFile", settings_.key_file);
+    check(natsOptions_SetCertificatesChain(options_, chain.c_str(), key.c_str()),
           "CertificateFile " + settings_.certificate_file);
+  }
   // libnats' callback thread calls these: they only say what happened, or wake the keeper.
   check(natsOptions_SetDisconnectedCB(
             options_,

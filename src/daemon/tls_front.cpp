@@ -5,6 +5,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,21 +15,49 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+
+#include "base/file_read.hpp"
 
 namespace mavswitch::daemon {
 namespace {
 
 constexpr int kHandshakeMs = 10'000;  // also each blocking read or write afterwards
 
+constexpr size_t kMaxPem = 1 << 20;  // a certificate chain and its key are a few KiB
+
+// The certificate chain and key from a PEM read by the bounded reader (a FIFO or a device named
+// by mistake is an error at start, never a hang).
 base::SslContext server_context(const std::string& pem) {
+  std::string error;
+  const auto text = read_regular_file(pem, kMaxPem, &error);
+  if (!text) throw std::runtime_error("Certificate: " + error);
   base::SslContext context(SSL_CTX_new(TLS_server_method()));
   if (!context) throw std::runtime_error("Certificate: " + base::tls_error());
   SSL_CTX_set_min_proto_version(context.get(), TLS1_2_VERSION);
-  if (SSL_CTX_use_certificate_chain_file(context.get(), pem.c_str()) != 1 ||
-      SSL_CTX_use_PrivateKey_file(context.get(), pem.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(context.get()) != 1)
-    throw std::runtime_error("Certificate: " + pem + ": " + base::tls_error("no certificate and key in it"));
+  const std::unique_ptr<BIO, decltype(&BIO_free)> in(BIO_new_mem_buf(text->data(), int(text->size())), BIO_free);
+  const auto fail = [&] {
+    return std::runtime_error("Certificate: " + pem + ": " + base::tls_error("no certificate and key in it"));
+  };
+  X509* leaf = in ? PEM_read_bio_X509_AUX(in.get(), nullptr, nullptr, nullptr) : nullptr;
+  if (leaf == nullptr || SSL_CTX_use_certificate(context.get(), leaf) != 1) {
+    X509_free(leaf);
+    throw fail();
+  }
+  X509_free(leaf);
+  while (X509* ca = PEM_read_bio_X509(in.get(), nullptr, nullptr, nullptr)) {
+    if (SSL_CTX_add0_chain_cert(context.get(), ca) != 1) {  // takes it on success
+      X509_free(ca);
+      throw fail();
+    }
+  }
+  ERR_clear_error();  // the end of the certificates
+  BIO_reset(in.get());
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr);
+  const bool key_ok = key != nullptr && SSL_CTX_use_PrivateKey(context.get(), key) == 1;
+  EVP_PKEY_free(key);
+  if (!key_ok || SSL_CTX_check_private_key(context.get()) != 1) throw fail();
   return context;
 }
 

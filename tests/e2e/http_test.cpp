@@ -297,6 +297,28 @@ TEST_F(Http, AUsableTokenFileIsPrivateAndAPortTakenIsOneErrorLine) {
   EXPECT_TRUE(d.running());
 }
 
+// A FIFO named where a certificate, a CA or a client certificate should be (a mistake, or a
+// hostile file): each is an error at start naming the key and the file, never a hang; the router
+// routes, and SIGTERM stops it at once.
+TEST_F(Http, FifosForCertificatesAreErrorsAtStartNotHangs) {
+  const fs::path fifo = scratch_ / "cert.pem";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string conf = config(token_keys() + "Certificate = " + fifo.string() + "\n",
+                                  "[NatsEndpoint ca]\nUrl = nats://127.0.0.1:1\nCaFile = " + fifo.string() +
+                                      "\n[NatsEndpoint client]\nUrl = nats://127.0.0.1:1\nCertificateFile = " +
+                                      fifo.string() + "\nKeyFile = " + fifo.string() + "\n");
+  DaemonProcess d({"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
+  connect_peers();
+  const std::string not_regular = fifo.string() + ": is not a regular file";
+  for (const std::string key : {"Certificate: ", "CaFile: ", "CertificateFile: "}) {
+    EXPECT_TRUE(wait_until([&] { return d.err().find(key + not_regular) != std::string::npos; })) << key << d.err();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(2000ms), 0) << d.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
 TEST_F(Http, SighupReloadsAddedRemovedAndChangedEndpointsOnly) {
   const uint16_t b_port = free_udp_port(), c_port = free_udp_port(), c_new = free_udp_port(), d_port = free_udp_port();
   auto section = [](const std::string& name, uint16_t port) {

@@ -86,6 +86,17 @@ TEST(CommandLine, AMistakeIsOneLineAndExitStatusTwo) {
   }
 }
 
+// -c "" (an unset variable in a unit file, say) is a mistake, not "no file": the defaults would
+// listen on 0.0.0.0:5760 unasked.
+TEST(CommandLine, AnEmptyConfigurationPathIsAMistake) {
+  for (const char* flag : {"-c", "-d"}) {
+    const Parsed p = parse({flag, ""});
+    EXPECT_FALSE(p.line) << flag;
+    EXPECT_EQ(p.exit_code, 2) << flag;
+    EXPECT_EQ(p.err, std::string("mavswitchd: ") + flag + ": an empty path (see --help)\n");
+  }
+}
+
 TEST(CommandLine, MavlinkRouterdsEnvironmentNamesTheConfiguration) {
   test::ScratchDir dir("mavswitch-cli");
   const auto conf = dir.write("main.conf", "[General]\nTcpServerPort = 6000\n");
@@ -94,4 +105,13 @@ TEST(CommandLine, MavlinkRouterdsEnvironmentNamesTheConfiguration) {
   unsetenv("MAVLINK_ROUTERD_CONF_FILE");
   ASSERT_TRUE(p.line) << p.err;
   EXPECT_EQ(p.line->config.general.tcp_server.spec.port, 6000);
+  // A conf directory that is not there: a warning, and the file is read (mavlink-router goes on).
+  ASSERT_EQ(setenv("MAVLINK_ROUTERD_CONF_FILE", conf.c_str(), 1), 0);
+  ASSERT_EQ(setenv("MAVLINK_ROUTERD_CONF_DIR", (dir.path() / "config.d").c_str(), 1), 0);
+  const Parsed without_dir = parse({});
+  unsetenv("MAVLINK_ROUTERD_CONF_FILE");
+  unsetenv("MAVLINK_ROUTERD_CONF_DIR");
+  ASSERT_TRUE(without_dir.line) << without_dir.err;
+  EXPECT_EQ(without_dir.line->config.general.tcp_server.spec.port, 6000);
+  ASSERT_EQ(without_dir.line->config.warnings.size(), 1u);
 }

@@ -1,5 +1,6 @@
 // mavlink-router's configuration format, read as is; errors name file, line and key.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -176,7 +177,7 @@ TEST_F(ConfigTest, TheReadmeExampleReadsAsItSays) {
 TEST_F(ConfigTest, ErrorsNameFileLineAndKey) {
   const std::string file = (dir_ / "bad.conf").string();
   EXPECT_EQ(error_of("[UartEndpoint fc]\nDevice=/dev/x\nBaud = fast\n"),
-            file + ":3: Baud: 'fast' is not a whole number from 0 to 20000000");
+            file + ":3: Baud: 'fast' is not a whole number from 50 to 20000000");
   EXPECT_EQ(error_of("[General]\nTcpServerPort=5760\nColour=blue\n"), file + ":3: Colour: unknown key in [General]");
   EXPECT_EQ(error_of("[TcpEndpoint t]\nAddress=1.2.3.4\nPort=99999\n"),
             file + ":3: Port: '99999' is not a whole number from 0 to 65535");
@@ -232,6 +233,30 @@ TEST_F(ConfigTest, ValuesThatCannotBeMeantAreErrors) {
   const std::string err = error_of("[General]\nReportStats = " + long_value + "\n");
   EXPECT_LT(err.size(), file.size() + 200) << "a long value is quoted in part";
   EXPECT_NE(err.find("(10000000 characters)"), std::string::npos) << err.substr(0, 300);
+  const std::string key_err = error_of("[General]\n" + long_value + " = 1\n");
+  EXPECT_LT(key_err.size(), file.size() + 200) << "a long key is shown in part";
+  EXPECT_NE(key_err.find("(10000000 characters)"), std::string::npos) << key_err.substr(0, 300);
+  EXPECT_EQ(error_of("[UartEndpoint s]\nDevice = /dev/ttyS0\nBaud = 57600,1\n"),
+            file + ":3: Baud: '1' is not a whole number from 50 to 20000000");
+  EXPECT_EQ(error_of(udp + "Mode=Server\nPort=1\nIdleTimeout=0\n"),
+            file + ":5: IdleTimeout: '0' is not a whole number from 1 to 86400");
+}
+
+// A conf directory that is not there is a warning, as in mavlink-router (its default often is
+// not there); a .conf in it that is not a regular file (a FIFO) is said and skipped, never read.
+TEST_F(ConfigTest, AMissingConfDirAndANonRegularConfAreSaid) {
+  Config missing;
+  load_config_dir(dir_ / "no-such.d", missing);
+  ASSERT_EQ(missing.warnings.size(), 1u);
+  EXPECT_NE(missing.warnings[0].find("no such configuration directory"), std::string::npos) << missing.warnings[0];
+  fs::create_directories(dir_ / "fifo.d");
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.d" / "main.conf").c_str(), 0600), 0);
+  Config fifo;
+  load_config_dir(dir_ / "fifo.d", fifo);
+  ASSERT_EQ(fifo.warnings.size(), 1u);
+  EXPECT_EQ(fifo.warnings[0], (dir_ / "fifo.d" / "main.conf").string() + ": not a regular file: skipped");
+  write("a-file", "");
+  EXPECT_THROW(load_config_dir(dir_ / "a-file", fifo), ConfigError) << "a file where the directory should be";
 }
 
 TEST_F(ConfigTest, ConfDirIsReadInNameOrderAndLaterFilesOverride) {
