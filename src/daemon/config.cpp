@@ -122,109 +122,173 @@ void load_config_file(const fs::path& file, Config& config) {
   load_config_text(*text, file.string(), config);
 }
 
+namespace {
+
+// One reader for every way a section arrives: the lines of a file, or a section built from a
+// JSON body. It knows the section it is in and the keys given there so far.
+class SectionReader {
+ public:
+  explicit SectionReader(Config& config) : config_(config) {}
+
+  // `inner`: what stands between the brackets ("UdpEndpoint gcs"); `at` is where it stands.
+  void begin(std::string_view inner, const Where& at) {
+    keys_seen_.clear();
+    const auto space = inner.find_first_of(" \t");
+    const std::string type = lower(inner.substr(0, space));
+    const std::string name = space == std::string_view::npos ? "" : std::string(trim(inner.substr(space)));
+    const Where w{at.file, at.line, "[" + std::string(inner) + "]"};
+    if (type == "general" || type == "http") {
+      if (!name.empty()) w.fail(type == "general" ? "[General] takes no name" : "[Http] takes no name");
+      section_ = type == "general" ? Section::kGeneral : Section::kHttp;
+      endpoint_ = nullptr;
+      return;
+    }
+    if (name.empty()) w.fail("this section needs a name, as [" + std::string(inner) + " my-name]");
+    if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
+    if (const std::string why = text_problem(name, kMaxName); !why.empty()) w.fail("the name " + why);
+    section_ = Section::kEndpoint;
+    if (type == "websocketendpoint") {  // a path on the HTTP server, not a socket of its own
+      if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
+          std::string::npos)
+        w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
+      endpoint_ = &foreign_for(config_.websockets, type, name, at);
+      kind_keys_ = &websocket_keys();
+      return;
+    }
+    if (type == "natsendpoint") {  // a connection to a NATS cluster
+      endpoint_ = &foreign_for(config_.fabrics, type, name, at);
+      kind_keys_ = &nats_keys();
+      return;
+    }
+    // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
+    struct SectionType {
+      const char* name;
+      Kind kind;
+      const std::map<std::string, Setter>& (*keys)();
+    };
+    static constexpr SectionType kTypes[] = {{"uartendpoint", Kind::kSerial, uart_keys},
+                                             {"udpendpoint", Kind::kUdpClient, udp_keys},
+                                             {"tcpendpoint", Kind::kTcpClient, tcp_keys},
+                                             {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys}};
+    const auto* t =
+        std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
+    if (t == std::end(kTypes))
+      w.fail(
+          "unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint, "
+          "WebSocketEndpoint, NatsEndpoint)");
+    endpoint_ = &endpoint_for(config_, t->kind, type, name, at);
+    kind_keys_ = &t->keys();
+  }
+
+  // `raw_key` as written; `at` names the key's place.
+  void set(std::string_view raw_key, std::string_view value, const Where& at) {
+    const std::string key = lower(trim(raw_key));
+    const Where w{at.file, at.line, std::string(trim(raw_key))};
+    if (key.empty()) w.fail("empty key");
+    if (const std::string why = text_problem(key, kMaxKey); !why.empty()) w.fail("the key " + why);
+    if (const std::string why = text_problem(value, kMaxValue); !why.empty())
+      w.fail(quoted(value) + ": the value " + why);
+    // Twice in one section is a mistake (which one was meant?); a later file or section of the
+    // same name may change it, as a conf directory does.
+    if (const auto [first_at, first] = keys_seen_.try_emplace(key, at.line); !first) {
+      w.fail(at.line == 0 ? "given twice"
+                          : "given twice in this section (first on line " + std::to_string(first_at->second) + ")");
+    }
+    switch (section_) {
+      case Section::kNone: w.fail("key outside of any section");
+      case Section::kGeneral: set_general(w, key, value, config_); break;
+      case Section::kHttp: set_http(w, key, value, config_.http); break;
+      case Section::kEndpoint: {
+        auto it = kind_keys_->find(key);
+        if (it == kind_keys_->end() && (kind_keys_ == &websocket_keys() || kind_keys_ == &nats_keys()))
+          w.fail("unknown key in this section");
+        if (it == kind_keys_->end()) {
+          it = common_endpoint_keys().find(key);
+          if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
+        }
+        it->second(w, value, *endpoint_);
+        endpoint_->keys += key + "=" + std::string(value) + "\n";
+      }
+    }
+  }
+
+ private:
+  // Names and keys are short words; a value is a path, a list or a filter, never this long.
+  static constexpr size_t kMaxName = 64, kMaxKey = 64, kMaxValue = 16384;
+  enum class Section { kNone, kGeneral, kHttp, kEndpoint };
+  Config& config_;
+  Section section_ = Section::kNone;
+  EndpointConfig* endpoint_ = nullptr;
+  const std::map<std::string, Setter>* kind_keys_ = nullptr;
+  std::map<std::string, int> keys_seen_;  // in the section being read: key -> its line
+};
+
+}  // namespace
+
+std::string text_problem(std::string_view text, size_t max_bytes) {
+  if (text.size() > max_bytes) return "is longer than " + std::to_string(max_bytes) + " bytes";
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return "holds a control character (one printable line)";
+    // UTF-8: the lead byte says how many continuation bytes follow; no overlong forms, no
+    // surrogates, nothing past U+10FFFF.
+    size_t more = 0;
+    uint32_t cp = c;
+    if (c >= 0x80) {
+      if (c >= 0xC2 && c <= 0xDF) {
+        more = 1, cp = c & 0x1F;
+      } else if (c >= 0xE0 && c <= 0xEF) {
+        more = 2, cp = c & 0x0F;
+      } else if (c >= 0xF0 && c <= 0xF4) {
+        more = 3, cp = c & 0x07;
+      } else {
+        return "is not UTF-8";
+      }
+      if (i + more >= text.size()) return "is not UTF-8";  // cut off
+      for (size_t k = 1; k <= more; ++k) {
+        const auto b = static_cast<unsigned char>(text[i + k]);
+        if ((b & 0xC0) != 0x80) return "is not UTF-8";
+        cp = cp << 6 | (b & 0x3F);
+      }
+      if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+          (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return "is not UTF-8";
+    }
+    i += 1 + more;
+  }
+  return "";
+}
+
 void load_config_text(std::string_view text, const std::string& file_name, Config& config) {
-  const fs::path file = file_name;
   std::istringstream in{std::string(text)};
-  enum class Section { kNone, kGeneral, kHttp, kEndpoint } section = Section::kNone;
-  EndpointConfig* endpoint = nullptr;
-  const std::map<std::string, Setter>* kind_keys = nullptr;
-  std::map<std::string, int> keys_seen;  // in the section being read: key -> its line
+  SectionReader reader(config);
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
     const std::string_view l = trim(line);
     if (l.empty() || l[0] == '#' || l[0] == ';') continue;
-    const Where here{file.string(), number, ""};
+    const Where here{file_name, number, ""};
     if (l.find('\0') != std::string_view::npos) {
       throw ConfigError(here.text() + ": a NUL byte in the line (a value would be cut at it)");
     }
     if (l[0] == '[') {
-      keys_seen.clear();
-      if (l.back() != ']') Where{file.string(), number, quoted(l)}.fail("a section header ends with ']'");
-      const std::string_view inner = trim(l.substr(1, l.size() - 2));
-      const auto space = inner.find_first_of(" \t");
-      const std::string type = lower(inner.substr(0, space));
-      const std::string name = space == std::string_view::npos ? "" : std::string(trim(inner.substr(space)));
-      const Where w{file.string(), number, "[" + std::string(inner) + "]"};
-      if (type == "general") {
-        if (!name.empty()) w.fail("[General] takes no name");
-        section = Section::kGeneral;
-        endpoint = nullptr;
-        continue;
-      }
-      if (type == "http") {
-        if (!name.empty()) w.fail("[Http] takes no name");
-        section = Section::kHttp;
-        endpoint = nullptr;
-        continue;
-      }
-      if (name.empty()) w.fail("this section needs a name, as [" + std::string(inner) + " my-name]");
-      if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
-      if (type == "websocketendpoint") {  // a path on the HTTP server, not a socket of its own
-        if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
-            std::string::npos)
-          w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
-        section = Section::kEndpoint;
-        endpoint = &foreign_for(config.websockets, type, name, here);
-        kind_keys = &websocket_keys();
-        continue;
-      }
-      if (type == "natsendpoint") {  // a connection to a NATS cluster, on libnats' threads
-        section = Section::kEndpoint;
-        endpoint = &foreign_for(config.fabrics, type, name, here);
-        kind_keys = &nats_keys();
-        continue;
-      }
-      // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
-      struct SectionType {
-        const char* name;
-        Kind kind;
-        const std::map<std::string, Setter>& (*keys)();
-      };
-      static constexpr SectionType kTypes[] = {{"uartendpoint", Kind::kSerial, uart_keys},
-                                               {"udpendpoint", Kind::kUdpClient, udp_keys},
-                                               {"tcpendpoint", Kind::kTcpClient, tcp_keys},
-                                               {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys}};
-      const auto* t =
-          std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
-      if (t == std::end(kTypes))
-        w.fail(
-            "unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint, "
-            "WebSocketEndpoint, NatsEndpoint)");
-      section = Section::kEndpoint;
-      endpoint = &endpoint_for(config, t->kind, type, name, here);
-      kind_keys = &t->keys();
+      if (l.back() != ']') Where{file_name, number, quoted(l)}.fail("a section header ends with ']'");
+      reader.begin(trim(l.substr(1, l.size() - 2)), here);
       continue;
     }
     const auto eq = l.find('=');
-    if (eq == std::string_view::npos) Where{file.string(), number, quoted(l)}.fail("expected Key = Value");
-    const std::string key = lower(trim(l.substr(0, eq)));
-    const std::string_view value = trim(l.substr(eq + 1));
-    const Where w{file.string(), number, std::string(trim(l.substr(0, eq)))};
-    if (key.empty()) w.fail("empty key");
-    // Twice in one section is a mistake (which one was meant?); a later file or section of the
-    // same name may change it, as a conf directory does.
-    if (const auto [at, first] = keys_seen.try_emplace(key, number); !first) {
-      w.fail("given twice in this section (first on line " + std::to_string(at->second) + ")");
-    }
-    switch (section) {
-      case Section::kNone: w.fail("key outside of any section");
-      case Section::kGeneral: set_general(w, key, value, config); break;
-      case Section::kHttp: set_http(w, key, value, config.http); break;
-      default: {
-        auto it = kind_keys->find(key);
-        if (it == kind_keys->end() && (kind_keys == &websocket_keys() || kind_keys == &nats_keys()))
-          w.fail("unknown key in this section");
-        if (it == kind_keys->end()) {
-          it = common_endpoint_keys().find(key);
-          if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
-        }
-        it->second(w, value, *endpoint);
-        endpoint->keys += key + "=" + std::string(value) + "\n";
-      }
-    }
+    if (eq == std::string_view::npos) Where{file_name, number, quoted(l)}.fail("expected Key = Value");
+    reader.set(l.substr(0, eq), trim(l.substr(eq + 1)), here);
   }
+}
+
+void load_config_section(const ConfigSection& section, const std::string& source, Config& config) {
+  SectionReader reader(config);
+  const Where here{source, 0, ""};
+  if (const std::string why = text_problem(section.type, 64); !why.empty()) here.fail("the section " + why);
+  reader.begin(trim(section.type + " " + section.name), here);
+  for (const auto& [key, value] : section.keys) reader.set(key, value, here);
 }
 
 void load_config_dir(const fs::path& dir, Config& config) {

@@ -117,6 +117,17 @@ struct Config {
 void load_config_file(const std::filesystem::path& file, Config& config);
 // The same for text already in memory; `name` stands for the file in errors.
 void load_config_text(std::string_view text, const std::string& name, Config& config);
+// One section given as parts (a JSON body's): the same checks and keys as a file's section;
+// `source` stands for the file in errors.
+struct ConfigSection {
+  std::string type;  // UdpEndpoint, ...
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> keys;  // as given, in order
+};
+void load_config_section(const ConfigSection& section, const std::string& source, Config& config);
+// Why `text` cannot be a name, key or value ("is not UTF-8", ...), or empty when it can: one line
+// of printable UTF-8 of at most max_bytes.
+std::string text_problem(std::string_view text, size_t max_bytes);
 // Reads every *.conf file in dir, in name order.
 void load_config_dir(const std::filesystem::path& dir, Config& config);
 

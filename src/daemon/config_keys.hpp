@@ -26,10 +26,13 @@ struct Where {
   // echo a 10 MB line.
   [[noreturn]] void fail(const std::string& what) const {
     constexpr size_t kMaxEchoed = 64;
-    const std::string shown = key.size() <= kMaxEchoed ? key : key.substr(0, kMaxEchoed) + "... (" + std::to_string(key.size()) + " characters)";
-    throw ConfigError(file + ":" + std::to_string(line) + ": " + shown + ": " + what);
+    const std::string shown = key.size() <= kMaxEchoed
+                                  ? key
+                                  : key.substr(0, kMaxEchoed) + "... (" + std::to_string(key.size()) + " characters)";
+    throw ConfigError(text() + ": " + shown + ": " + what);
   }
-  std::string text() const { return file + ":" + std::to_string(line); }
+  // FILE:LINE, or the source alone for what has no lines (a JSON body).
+  std::string text() const { return line == 0 ? file : file + ":" + std::to_string(line); }
 };
 
 using Setter = std::function<void(const Where&, std::string_view, EndpointConfig&)>;

@@ -27,9 +27,17 @@ void EndpointControl::started_with(size_t index, const EndpointConfig& e) {
 }
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
+  return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
+}
+
+EndpointControl::Result EndpointControl::add(const ConfigSection& section) {
+  return add_read([&](Config& c) { load_config_section(section, "request", c); });
+}
+
+EndpointControl::Result EndpointControl::add_read(const std::function<void(Config&)>& read) {
   Config parsed;
   try {
-    load_config_text(section_text, "request", parsed);
+    read(parsed);
     if (parsed.endpoints.size() != 1) return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
     finish_config(parsed);
   } catch (const ConfigError& e) {

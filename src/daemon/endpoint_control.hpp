@@ -33,8 +33,10 @@ class EndpointControl {
     int status;
     std::string message;
   };
-  // One endpoint section, as a config file holds it ("[UdpEndpoint name]" and its keys).
+  // One endpoint section, as a config file holds it ("[UdpEndpoint name]" and its keys), or as
+  // its parts (a JSON body's): the same checks either way.
   Result add(std::string_view section_text);
+  Result add(const ConfigSection& section);
   Result remove(const std::string& name);
   // Reads the configuration again: endpoints whose sections are gone close, new ones open,
   // changed ones close and open again; the others are not touched. [General] changes need a
@@ -42,6 +44,7 @@ class EndpointControl {
   Result reload();
 
  private:
+  Result add_read(const std::function<void(Config&)>& read);
   struct Open {
     size_t index;
     std::string keys;  // as configured: a reload compares them

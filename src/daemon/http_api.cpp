@@ -7,8 +7,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "daemon/config_keys.hpp"
 #include "daemon/router_report.hpp"
 
 namespace mavswitch::daemon {
@@ -17,25 +19,32 @@ namespace {
 using Json = nlohmann::json;
 
 HttpResponse json_message(int status, const std::string& message) {
-  return {status, "application/json", Json{{status < 300 ? "result" : "error", message}}.dump() + "\n"};
+  return {status, "application/json", json_text(Json{{status < 300 ? "result" : "error", message}}) + "\n"};
 }
 
 constexpr std::string_view kEndpoints = "/api/v1/endpoints";
 
 }  // namespace
 
-bool section_text_of(const std::string& body, std::string* text, std::string* error) {
-  const size_t first = body.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || body[first] != '{') {
-    *text = body;
+std::optional<ConfigSection> section_of(const std::string& body, std::string* error) {
+  // A duplicate key is refused, not taken silently (which of the two was meant?).
+  std::set<std::string> seen;
+  std::string duplicate;
+  const auto note_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
     return true;
-  }
-  const Json j = Json::parse(body, nullptr, false);
+  };
+  const Json j = Json::parse(body, note_keys, false);
   if (j.is_discarded() || !j.is_object()) {
     *error = "the body is neither a config section nor a JSON object";
-    return false;
+    return std::nullopt;
   }
-  std::string section, name, keys;
+  if (!duplicate.empty()) {
+    *error = keys::quoted(duplicate) + ": given twice";
+    return std::nullopt;
+  }
+  ConfigSection section;
   for (const auto& [key, value] : j.items()) {
     std::string v;
     if (value.is_string())
@@ -43,26 +52,26 @@ bool section_text_of(const std::string& body, std::string* text, std::string* er
     else if (value.is_number() || value.is_boolean())
       v = value.dump();
     else {
-      *error = key + ": a value is a string, a number or a boolean";
-      return false;
-    }
-    if (v.find_first_of("\r\n") != std::string::npos) {
-      *error = key + ": a value is one line";
-      return false;
+      *error = keys::quoted(key) + ": a value is a string, a number or a boolean";
+      return std::nullopt;
     }
     if (key == "section")
-      section = v;
+      section.type = v;
     else if (key == "name")
-      name = v;
+      section.name = v;
     else
-      keys += key + " = " + v + "\n";
+      section.keys.emplace_back(key, std::move(v));
   }
-  if (section.empty() || name.empty()) {
+  if (section.type.empty() || section.name.empty()) {
     *error = "give \"section\" (UdpEndpoint, TcpEndpoint, TcpServerEndpoint, UartEndpoint) and \"name\"";
-    return false;
+    return std::nullopt;
   }
-  *text = "[" + section + " " + name + "]\n" + keys;
-  return true;
+  return section;
+}
+
+bool is_json(const std::string& body) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && body[first] == '{';
 }
 
 bool HttpApi::token_matches(const HttpRequest& request) const {
@@ -141,7 +150,6 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
-  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");
     events.next_event = [this] { return live_state(); };
@@ -150,12 +158,12 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/" || path.find('/', 1) == std::string::npos) return page_file(path == "/" ? "/index.html" : path);
   if (path == "/api/v1" || path == "/api/v1/") {
     return {200, "application/json",
-            Json{{"links", "/api/v1/links"},
-                 {"endpoints", kEndpoints},
-                 {"systems", "/api/v1/systems"},
-                 {"stats", "/api/v1/stats"},
-                 {"metrics", "/metrics"}}
-                    .dump(2) +
+            json_text(Json{{"links", "/api/v1/links"},
+                           {"endpoints", kEndpoints},
+                           {"systems", "/api/v1/systems"},
+                           {"stats", "/api/v1/stats"},
+                           {"metrics", "/metrics"}},
+                      2) +
                 "\n"};
   }
   return json_message(404, "no such resource: " + path);
@@ -192,9 +200,14 @@ HttpResponse HttpApi::change(const HttpRequest& request) {
   if (!token_matches(request)) return json_message(401, "a change needs the bearer token (Authorization: Bearer ...)");
   const std::string& path = request.path;
   if (request.method == "POST" && path == kEndpoints) {
-    std::string text, error;
-    if (!section_text_of(request.body, &text, &error)) return json_message(400, error);
-    const auto r = control_.add(text);
+    if (!is_json(request.body)) {
+      const auto r = control_.add(request.body);
+      return json_message(r.status, r.message);
+    }
+    std::string error;
+    const auto section = section_of(request.body, &error);
+    if (!section) return json_message(400, error);
+    const auto r = control_.add(*section);
     return json_message(r.status, r.message);
   }
   if (request.method == "DELETE" && path.size() > kEndpoints.size() + 1 && path.starts_with(kEndpoints) &&

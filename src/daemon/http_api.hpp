@@ -52,9 +52,11 @@ class HttpApi {
   Options options_;
 };
 
-// A POST body as a config section: INI text as is, or a JSON object
-// {"section": "UdpEndpoint", "name": "gcs", "Mode": "server", "Port": 14550, ...}.
-// Returns false with *error set for JSON that is not such an object.
-bool section_text_of(const std::string& body, std::string* text, std::string* error);
+// A JSON POST body as a config section: {"section": "UdpEndpoint", "name": "gcs", "Mode":
+// "server", "Port": 14550, ...}; nothing with *error set for one that is not such an object, or
+// gives a key twice.
+std::optional<ConfigSection> section_of(const std::string& body, std::string* error);
+// Whether a body is JSON (an object), else INI text.
+bool is_json(const std::string& body);
 
 }  // namespace mavswitch::daemon

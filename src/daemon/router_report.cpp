@@ -18,10 +18,14 @@ using Json = nlohmann::json;
 
 // Drops by cause, as /metrics labels them: the link's own, then what its parser threw away.
 std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCounters& c) {
-  return {{"queue_full", c.dropped_queue_full},   {"link_down", c.dropped_down},
-          {"rate_limited_in", c.rate_limited_in}, {"rate_limited_out", c.rate_limited_out},
-          {"superseded", c.superseded},           {"paced_control", c.paced_drops[0]},
-          {"paced_status", c.paced_drops[1]},     {"paced_telemetry", c.paced_drops[2]},
+  return {{"queue_full", c.dropped_queue_full},
+          {"link_down", c.dropped_down},
+          {"rate_limited_in", c.rate_limited_in},
+          {"rate_limited_out", c.rate_limited_out},
+          {"superseded", c.superseded},
+          {"paced_control", c.paced_drops[0]},
+          {"paced_status", c.paced_drops[1]},
+          {"paced_telemetry", c.paced_drops[2]},
           {"looped", c.looped_in}};
 }
 
@@ -101,6 +105,12 @@ class Exposition {
 
 }  // namespace
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  // Bytes that are not UTF-8 (a name from a file, a peer's text) become U+FFFD: an answer, never
+  // an exception that would fail this request and every later one that shows the same name.
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 RouterSnapshot take_snapshot(Router& router) {
   RouterSnapshot s;
   router.run_on_loop([&] {
@@ -153,7 +163,7 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
       links.push_back(std::move(j));
     }
   }
-  return pretty ? Json{{"links", links}}.dump(2) : links.dump();
+  return pretty ? json_text(Json{{"links", links}}, 2) : json_text(links);
 }
 
 std::string endpoints_json(Router& router) {
@@ -178,7 +188,7 @@ std::string endpoints_json(Router& router) {
       list.push_back(std::move(j));
     }
   });
-  return Json{{"endpoints", list}}.dump(2);
+  return json_text(Json{{"endpoints", list}}, 2);
 }
 
 std::string systems_json(Router& router, bool pretty) {
@@ -205,7 +215,7 @@ std::string systems_json(Router& router, bool pretty) {
       list.push_back(std::move(s));
     }
   }
-  return pretty ? Json{{"systems", list}}.dump(2) : list.dump();
+  return pretty ? json_text(Json{{"systems", list}}, 2) : json_text(list);
 }
 
 std::string stats_json(const RouterSnapshot& s) {
@@ -221,23 +231,23 @@ std::string stats_json(const RouterSnapshot& s) {
     j.update(counters_json(e.totals.counters, e.totals.parser, e.sequence_lost));
     endpoints.push_back(std::move(j));
   }
-  return Json{{"routing",
-               {{"frames", r.frames},
-                {"broadcast", r.broadcast},
-                {"targeted", r.targeted},
-                {"deliveries", r.deliveries},
-                {"dropped",
-                 {{"filtered_in", r.filtered_in},
-                  {"filtered_out", r.filtered_out},
-                  {"unknown_target", r.unknown_target},
-                  {"duplicate", r.duplicates},
-                  {"unknown_id", r.unknown_ids_dropped},
-                  {"signing", r.signing_rejected},
-                  {"setup_signing", r.setup_signing_dropped}}}}},
-              {"routes", s.routes},
-              {"workers", s.workers},
-              {"endpoints", endpoints}}
-      .dump(2);
+  return json_text(Json{{"routing",
+                         {{"frames", r.frames},
+                          {"broadcast", r.broadcast},
+                          {"targeted", r.targeted},
+                          {"deliveries", r.deliveries},
+                          {"dropped",
+                           {{"filtered_in", r.filtered_in},
+                            {"filtered_out", r.filtered_out},
+                            {"unknown_target", r.unknown_target},
+                            {"duplicate", r.duplicates},
+                            {"unknown_id", r.unknown_ids_dropped},
+                            {"signing", r.signing_rejected},
+                            {"setup_signing", r.setup_signing_dropped}}}}},
+                        {"routes", s.routes},
+                        {"workers", s.workers},
+                        {"endpoints", endpoints}},
+                   2);
 }
 
 std::string metrics_text(const RouterSnapshot& s, bool per_link) {

@@ -3,6 +3,7 @@
 // for the API or as Prometheus' text exposition. Nothing here runs per frame.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct RouterSnapshot {
 RouterSnapshot take_snapshot(Router& router);
 
 // pretty: indented for people (the API); the event stream sends them on one line.
+// JSON text of j (indent -1: one line); bytes that are not UTF-8 are replaced, never thrown on.
+std::string json_text(const nlohmann::json& j, int indent = -1);
 std::string links_json(const RouterSnapshot& s, bool pretty = true);
 std::string endpoints_json(Router& router);  // their configuration
 std::string stats_json(const RouterSnapshot& s);

@@ -279,6 +279,42 @@ TEST_F(Http, BadRequestsGetA4xxAndChangeNothing) {
   EXPECT_TRUE(d->running()) << d->err();
 }
 
+// A body is read as parts, never pasted into config text: a key holding a newline, a key given
+// twice, a name that is not UTF-8 are each a 400 that changes nothing, and nothing a client sends
+// makes a later request fail.
+TEST_F(Http, NewlinesDuplicatesAndBytesThatAreNotUtf8ChangeNothing) {
+  auto d = start(token_keys());
+  const std::string before = http_request(http_port_, "GET", "/api/v1/endpoints").body;
+  auto post = [&](const std::string& body) {
+    return http_request(http_port_, "POST", "/api/v1/endpoints", body, kToken);
+  };
+  const std::string server = R"("section": "UdpEndpoint", "Mode": "Server", "Address": "127.0.0.1", )";
+  const auto newline = post("{" + server + R"("name": "x", "Port\n[TcpServerEndpoint evil]\nPort": "5799"})");
+  EXPECT_EQ(newline.status, 400) << newline.body;
+  EXPECT_NE(newline.body.find("control character"), std::string::npos) << newline.body;
+  const auto value = post("{" + server + R"("name": "x", "Port": "1\n[TcpServerEndpoint evil]"})");
+  EXPECT_EQ(value.status, 400) << value.body;
+  const auto twice = post("{" + server + R"("name": "x", "Port": 5798, "Port": 5797})");
+  EXPECT_EQ(twice.status, 400) << twice.body;
+  EXPECT_NE(twice.body.find("'Port': given twice"), std::string::npos) << twice.body;
+  const auto text_name = post("[UdpEndpoint \xff\xfe]\nMode = Server\nAddress = 127.0.0.1\nPort = 5796\n");
+  EXPECT_EQ(text_name.status, 400) << text_name.body;
+  EXPECT_NE(text_name.body.find("is not UTF-8"), std::string::npos) << text_name.body;
+  const auto json_name = post("{" + server + R"("name": "caf\u00e9\u0001", "Port": 5795})");
+  EXPECT_EQ(json_name.status, 400) << json_name.body;
+  for (const char* name : {"%ff%fe", "%ff\xff"}) {
+    const int status = http_request(http_port_, "DELETE", std::string("/api/v1/endpoints/") + name, "", kToken).status;
+    EXPECT_TRUE(status >= 400 && status < 500) << name << ": " << status;
+  }
+  for (const char* path : {"/api/v1/endpoints", "/api/v1/stats", "/api/v1/links", "/api/v1/systems", "/metrics"})
+    EXPECT_EQ(http_request(http_port_, "GET", path).status, 200) << path;
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/endpoints").body, before) << d->err();
+  // A name in UTF-8 beyond ASCII is a name like any other.
+  const auto accented = post("{" + server + R"("name": "caf\u00e9", "Port": )" + std::to_string(free_udp_port()) + "}");
+  EXPECT_EQ(accented.status, 201) << accented.body;
+  EXPECT_EQ(http_request(http_port_, "GET", "/api/v1/stats").status, 200);
+}
+
 TEST_F(Http, AUsableTokenFileIsPrivateAndAPortTakenIsOneErrorLine) {
   {
     ::chmod(token_file_.c_str(), 0644);
@@ -303,10 +339,11 @@ TEST_F(Http, AUsableTokenFileIsPrivateAndAPortTakenIsOneErrorLine) {
 TEST_F(Http, FifosForCertificatesAreErrorsAtStartNotHangs) {
   const fs::path fifo = scratch_ / "cert.pem";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string conf = config(token_keys() + "Certificate = " + fifo.string() + "\n",
-                                  "[NatsEndpoint ca]\nUrl = nats://127.0.0.1:1\nCaFile = " + fifo.string() +
-                                      "\n[NatsEndpoint client]\nUrl = nats://127.0.0.1:1\nCertificateFile = " +
-                                      fifo.string() + "\nKeyFile = " + fifo.string() + "\n");
+  const std::string conf =
+      config(token_keys() + "Certificate = " + fifo.string() + "\n",
+             "[NatsEndpoint ca]\nUrl = nats://127.0.0.1:1\nCaFile = " + fifo.string() +
+                 "\n[NatsEndpoint client]\nUrl = nats://127.0.0.1:1\nCertificateFile = " + fifo.string() +
+                 "\nKeyFile = " + fifo.string() + "\n");
   DaemonProcess d({"-c", conf, "--http=127.0.0.1:" + std::to_string(http_port_)});
   connect_peers();
   const std::string not_regular = fifo.string() + ": is not a regular file";
