@@ -2,7 +2,9 @@
 
 #include <syslog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 
 namespace mavswitch::log {
@@ -44,6 +46,39 @@ void write(Level l, std::string_view message) {
     return;
   }
   fmt::print(stderr, "mavswitchd: {}: {}\n", kNames[i], message);
+}
+
+}  // namespace mavswitch::log
+
+namespace mavswitch::log {
+
+bool Repeats::say(Level level, std::string_view cause, std::string_view line) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return say_at(level, cause, line, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+bool Repeats::say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms) {
+  auto it = std::find_if(seen_.begin(), seen_.end(), [&](const Seen& s) { return s.cause == cause; });
+  if (it == seen_.end()) {
+    if (seen_.size() >= kCauses) seen_.erase(seen_.begin());  // the oldest said
+    seen_.push_back({std::string(cause), now_ms, 0});
+    write(level, line);
+    return true;
+  }
+  if (now_ms - it->said_at < kEveryMs) {
+    ++it->unsaid;
+    return false;
+  }
+  write(level, it->unsaid == 0 ? std::string(line)
+                               : fmt::format("{} ({} more times in the last {} s)", line, it->unsaid,
+                                             (now_ms - it->said_at) / 1000));
+  it->said_at = now_ms;
+  it->unsaid = 0;
+  return true;
+}
+
+void Repeats::clear(std::string_view cause) {
+  std::erase_if(seen_, [&](const Seen& s) { return s.cause == cause; });
 }
 
 }  // namespace mavswitch::log

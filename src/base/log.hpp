@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace mavswitch::log {
 
@@ -43,5 +46,33 @@ template <class... Args>
 void trace(fmt::format_string<Args...> f, Args&&... args) {
   if (tracing()) write(Level::kTrace, fmt::format(f, std::forward<Args>(args)...));
 }
+
+}  // namespace mavswitch::log
+
+namespace mavswitch::log {
+
+// Trouble that repeats (a log directory that stays unusable, a rotation that keeps failing) is
+// said once, then, while it keeps coming, at most once a minute with how often it came meanwhile.
+// Keyed by a cause the caller names (the line itself may change: a new file name each time). One
+// per owner; not shared between threads. At most kCauses causes are remembered.
+class Repeats {
+ public:
+  static constexpr int64_t kEveryMs = 60'000;
+  static constexpr size_t kCauses = 64;
+
+  // Whether it wrote the line.
+  bool say(Level level, std::string_view cause, std::string_view line);
+  bool say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms);  // tests
+  // The cause is over: its next coming is said at once.
+  void clear(std::string_view cause);
+
+ private:
+  struct Seen {
+    std::string cause;
+    int64_t said_at;
+    uint64_t unsaid;
+  };
+  std::vector<Seen> seen_;
+};
 
 }  // namespace mavswitch::log

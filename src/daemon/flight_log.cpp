@@ -24,10 +24,10 @@ constexpr uint32_t kBlocksStart = 2147483646;  // MAV_REMOTE_LOG_DATA_BLOCK_STAR
 constexpr uint32_t kBlocksStop = 2147483645;   // MAV_REMOTE_LOG_DATA_BLOCK_STOP
 constexpr uint8_t kBlockNack = 0, kBlockAck = 1;
 constexpr uint8_t kAutopilotArdupilot = 3, kAutopilotPx4 = 12;
-constexpr uint8_t kLogComponent = 155;  // MAV_COMP_ID_LOG: where ArduPilot's blocks come from
+constexpr uint8_t kLogComponent = 155;      // MAV_COMP_ID_LOG: where ArduPilot's blocks come from
 constexpr uint8_t kAutopilotComponent = 1;  // MAV_COMP_ID_AUTOPILOT1: the logged vehicle's heartbeat
-constexpr uint64_t kTick = 100;         // ms between looks at retries, NACKs and health
-constexpr uint64_t kAskEvery = 500;     // start/stop repeated until acknowledged
+constexpr uint64_t kTick = 100;             // ms between looks at retries, NACKs and health
+constexpr uint64_t kAskEvery = 500;         // start/stop repeated until acknowledged
 constexpr int kStopTries = 10;
 constexpr uint64_t kSilence = 5000;       // no log data this long while logging: start again
 constexpr uint64_t kTailQuiet = 2000;     // while-armed: after disarm, the file ends once data stops
@@ -134,17 +134,21 @@ void FlightLog::on_heartbeat(const protocol::FrameView& f) {
 void FlightLog::begin() {
   if (log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, true),
                                    options_.min_free_space)) {
-    log::error("flight log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
+    repeats_.say(log::Level::kError, "space",
+                 fmt::format("flight log: less than MinFreeSpace free in {}: logging paused", options_.dir.string()));
     paused_ = true;
     return;
   }
   if (!file_.open(options_.dir, extension())) {
-    log::error("flight log: cannot create {}: {}: logging paused", file_.path().string(), std::strerror(errno));
+    repeats_.say(
+        log::Level::kError, "create",
+        fmt::format("flight log: cannot create {}: {}: logging paused", file_.path().string(), std::strerror(errno)));
     paused_ = true;
     return;
   }
   ++stats_.files;
-  add_ulog_counts(stats_);  // the finished stream's
+  for (const char* cause : {"space", "create", "write"}) repeats_.clear(cause);  // said at once next time
+  add_ulog_counts(stats_);                                                       // the finished stream's
   ulog_.reset();
   blocks_.reset();
   if (dataflash_)
@@ -211,8 +215,9 @@ void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t 
   // Only the logged autopilot writes its log: its system, and the component its blocks came from
   // first in this file (ArduPilot's own, or MAV_COMP_ID_LOG). Anyone else's blocks would take the
   // places of the vehicle's own.
-  const bool ours = sysid == autopilot_ && (log_component_ != 0 ? compid == log_component_
-                                                                 : compid == kAutopilotComponent || compid == kLogComponent);
+  const bool ours =
+      sysid == autopilot_ &&
+      (log_component_ != 0 ? compid == log_component_ : compid == kAutopilotComponent || compid == kLogComponent);
   if (!ours) {
     ++stats_.foreign;
     return;
@@ -242,8 +247,9 @@ bool FlightLog::write_at(std::span<const uint8_t> bytes, std::optional<uint64_t>
     return true;
   }
   ++stats_.write_errors;
-  log::error("flight log: writing {}: {}: logging paused until space is back", file_.path().string(),
-             std::strerror(err));
+  repeats_.say(log::Level::kError, "write",
+               fmt::format("flight log: writing {}: {}: logging paused until space is back", file_.path().string(),
+                           std::strerror(err)));
   paused_ = true;
   end(true);
   return false;
@@ -313,7 +319,8 @@ void FlightLog::tick() {
     if (options_.min_free_space > 0 &&
         log_files::enforce_retention(options_.dir, log_files::retention_limit(options_.max_files, false),
                                      options_.min_free_space)) {
-      log::error("flight log: less than MinFreeSpace free in {}: logging paused", options_.dir.string());
+      repeats_.say(log::Level::kError, "space",
+                   fmt::format("flight log: less than MinFreeSpace free in {}: logging paused", options_.dir.string()));
       paused_ = true;
       end(true);
     }

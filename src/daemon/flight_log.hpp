@@ -15,6 +15,7 @@
 #include <string>
 
 #include "api/component.hpp"
+#include "base/log.hpp"
 #include "daemon/config.hpp"
 #include "daemon/dataflash_stream.hpp"
 #include "daemon/log_file.hpp"
@@ -86,6 +87,7 @@ class FlightLog {
   bool dataflash_ = false;
   bool armed_ = false;
   bool paused_ = false;        // a write failed: no logging until space is back
+  log::Repeats repeats_;       // trouble said once, then a count a minute
   uint8_t autopilot_ = 0;      // its system id, once chosen
   uint8_t log_component_ = 0;  // the component the log comes from
   uint64_t asked_at_ = 0;      // when start or stop was last sent

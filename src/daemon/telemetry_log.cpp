@@ -16,6 +16,11 @@
 namespace mavswitch::daemon {
 namespace {
 
+// What pauses the log, for saying each once (log::Repeats).
+constexpr const char* kCauseSpace = "space";
+constexpr const char* kCauseCreate = "create";
+constexpr const char* kCauseWrite = "write";
+
 // REMOTE_LOG_DATA_BLOCK, REMOTE_LOG_BLOCK_STATUS (ArduPilot); LOGGING_DATA, LOGGING_DATA_ACKED,
 // LOGGING_ACK (PX4).
 bool is_flight_log_transfer(uint32_t msgid) { return msgid == 184 || msgid == 185 || (msgid >= 266 && msgid <= 268); }
@@ -52,17 +57,18 @@ bool TelemetryLog::wanted() const noexcept { return options_.mode == LogMode::kW
 
 void TelemetryLog::open_file() {
   if (short_of_space()) {
-    pause("less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
-          options_.dir.string());
+    pause(kCauseSpace, "less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
+                           options_.dir.string());
     return;
   }
   if (!file_.open(options_.dir, ".tlog")) {
-    pause("cannot create " + file_.path().string() + ": " + std::strerror(errno));
+    pause(kCauseCreate, "cannot create " + file_.path().string() + ": " + std::strerror(errno));
     return;
   }
   size_ = 0;
   if (!paused_why_.empty()) log::info("telemetry log: resumed ({} frames were not written)", stats_.frames_lost);
   paused_why_.clear();
+  for (const char* cause : {kCauseSpace, kCauseCreate, kCauseWrite}) repeats_.clear(cause);
   log::info("telemetry log: writing {}", file_.path().string());
 }
 
@@ -73,7 +79,7 @@ bool TelemetryLog::drain() {
     size_ -= pending_.size();
     pending_.clear();
     pending_frames_ = 0;
-    pause("writing " + file_.path().string() + ": " + std::strerror(err));
+    pause(kCauseWrite, "writing " + file_.path().string() + ": " + std::strerror(err));
     return false;
   }
   stats_.frames_written += pending_frames_;
@@ -88,12 +94,13 @@ void TelemetryLog::finish_file() {
   file_.close();  // finished read-only, or removed when nothing is in it: no empty logs
 }
 
-void TelemetryLog::pause(const std::string& why) {
+void TelemetryLog::pause(const char* cause, const std::string& why) {
   file_.close();
-  if (paused_why_ != why) {  // once per cause, not once per try
-    log::error("telemetry log: {}: logging paused; it resumes by itself, in a new file", why);
-    if (paused_why_.empty()) ++stats_.pauses;
-  }
+  // Once per cause, then once a minute with a count while it goes on: a rotation that fails
+  // every second is not a line a second.
+  repeats_.say(log::Level::kError, cause,
+               "telemetry log: " + why + ": logging paused; it resumes by itself, in a new file");
+  if (paused_why_.empty()) ++stats_.pauses;
   paused_why_ = why;
 }
 
@@ -103,8 +110,8 @@ void TelemetryLog::tick() {
   if (file_.is_open() && !pending_.empty()) drain();
   if (file_.is_open() && short_of_space()) {
     finish_file();
-    pause("less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
-          options_.dir.string());
+    pause(kCauseSpace, "less than MinFreeSpace (" + std::to_string(options_.min_free_space) + " bytes) free in " +
+                           options_.dir.string());
   } else if (!file_.is_open() && !paused_why_.empty() && wanted() &&
              log_files::free_bytes(options_.dir) >= kResumeFreeBytes) {
     open_file();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.hpp"
 #include "daemon/config.hpp"
 #include "daemon/log_file.hpp"
 #include "daemon/logged_vehicle.hpp"
@@ -70,7 +71,7 @@ class TelemetryLog {
   void open_file();
   void finish_file();
   bool drain();  // the buffer to the disk; false (and paused) when it could not be
-  void pause(const std::string& why);
+  void pause(const char* cause, const std::string& why);
   bool short_of_space();  // deletes the oldest logs first; true when MinFreeSpace still does not hold
 
   TelemetryLogOptions options_;
@@ -82,6 +83,7 @@ class TelemetryLog {
   bool started_ = false;  // always: the vehicle's first heartbeat was seen
   bool armed_ = false;
   std::string paused_why_;  // empty: not paused
+  log::Repeats repeats_;
   TelemetryLogStats stats_;
 };
 

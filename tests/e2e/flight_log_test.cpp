@@ -7,8 +7,10 @@
 #include <time.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <random>
+#include <thread>
 
 #include "daemon/flight_log.hpp"
 #include "e2e/log_streaming_autopilot.hpp"
@@ -429,6 +431,25 @@ TEST_F(FlightLogTest, AFullDiskPausesTheFlightLogAndTheRouterRoutesOn) {
   fs::remove(scratch_ / "logs" / "filler");
   ASSERT_TRUE(px4.wait_for_request(5000ms)) << "logging again once there is room";
   EXPECT_EQ(stats().files, 2u);
+}
+
+// A log directory that cannot be used (a file stands where it should be): the writer says so
+// once, not at every try, while the vehicle's heartbeats keep asking for a log.
+TEST_F(FlightLogTest, AnUnusableLogDirectoryIsOneErrorLine) {
+  std::ofstream(scratch_ / "logs") << "a file, not a directory";
+  testing::internal::CaptureStderr();
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot);
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (std::chrono::steady_clock::now() < until) {
+    ardupilot.heartbeat(false);
+    std::this_thread::sleep_for(100ms);  // paces the heartbeats; waits for nothing
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  size_t lines = 0;
+  for (size_t at = 0; (at = said.find("error: flight log", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 1u) << said;
+  EXPECT_EQ(stats().files, 0u);
 }
 
 }  // namespace

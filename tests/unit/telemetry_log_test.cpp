@@ -230,11 +230,16 @@ TEST_F(TelemetryLogTest, ARotationThatCannotCreateItsFileSaysWhyAndResumes) {
   fs::remove_all(dir_);
   std::ofstream(dir_) << "not a directory";
   uint32_t i = 0;
+  testing::internal::CaptureStderr();
   for (; i < 40; ++i) write(log, attitude(i));  // past 500 bytes: a rotation, which fails
   EXPECT_TRUE(log.stats().paused);
   EXPECT_GT(log.stats().frames_lost, 0u);
-  log.tick();
+  for (int tick = 0; tick < 5; ++tick) log.tick();  // five seconds of trying again
   EXPECT_TRUE(log.stats().paused) << "the directory still cannot be made";
+  const std::string said = testing::internal::GetCapturedStderr();
+  size_t lines = 0;
+  for (size_t at = 0; (at = said.find("logging paused", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 1u) << "one line, not one a try: " << said;
   fs::remove(dir_);
   log.tick();
   EXPECT_FALSE(log.stats().paused) << "resumed by itself";
