@@ -10,6 +10,11 @@
 
 namespace mavswitch::base {
 
+// What a request to JetStream's API that nobody answers means, in the user's words (libnats says
+// "No responders available for request", or "Timeout").
+inline constexpr const char* kNoJetStream =
+    "JetStream did not answer: the cluster has no JetStream (start each nats-server with -js, or jetstream {} in "
+    "its configuration; docs/CONFIG.md has a three-node recipe), or is still electing its leader";
 inline constexpr std::array<const char*, 3> kFleetStateMessages = {"HEARTBEAT", "GLOBAL_POSITION_INT", "SYS_STATUS"};
 
 // "mavlink" -> "MAVLINK_FLEET": stream names take no dots.

@@ -177,7 +177,10 @@ bool NatsEndpoint::keep_fleet_state() {
   } else {  // no JetStream on the cluster, or it is still electing its leader: tried again
     const char* why = nats_GetLastError(nullptr);
     note(fmt::format("FleetState: cannot keep stream {} ({}); trying again every {} s", name,
-                     why != nullptr && *why != '\0' ? why : natsStatus_GetText(s), kRetry.count()),
+                     s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? base::kNoJetStream
+                     : why != nullptr && *why != '\0'             ? why
+                                                                  : natsStatus_GetText(s),
+                     kRetry.count()),
          true);
   }
   jsCtx_Destroy(js);

@@ -54,7 +54,8 @@ bool read_state(jsCtx* js, const FleetOptions& o, const char* message, std::map<
   const std::string subject = base::fleet_state_subject(o.prefix, message);
   natsStatus s = js_SubscribeSync(&sub, js, subject.c_str(), nullptr, &options, &code);
   if (s != NATS_OK) {
-    *error = fmt::format("the fleet state ({} in stream {}): {}", subject, stream, error_text(s));
+    *error = fmt::format("the fleet state ({} in stream {}): {}", subject, stream,
+                         s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? base::kNoJetStream : error_text(s));
     return false;
   }
   protocol::FrameParser parser(dialect::builtin::message_table());
