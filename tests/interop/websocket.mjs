@@ -7,6 +7,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
 import fs from 'node:fs'
+import https from 'node:https'
 import os from 'node:os'
 import path from 'node:path'
 import {
@@ -73,6 +74,18 @@ const vehicleTimer = setInterval(() => {
   vsend(new common.Attitude())
   other.send(fromOther.serialize(heartbeat, vseq & 255), vehiclePort, '127.0.0.1')
 }, 50)
+
+// Until the router lists vehicle 1 among the systems heard (a restarted router has not yet).
+async function vehicleHeard (headers, origin = `http://127.0.0.1:${httpPort}`, ca = undefined) {
+  const get = ca ? (url) => new Promise((resolve, reject) => https.get(url, { headers, ca }, (res) => {
+    let body = ''
+    res.on('data', (d) => { body += d })
+    res.on('end', () => resolve(body))
+  }).on('error', reject)) : async (url) => (await fetch(url, { headers })).text()
+  return until(async () => {
+    try { return (await get(`${origin}/api/v1/systems`)).includes('"system": 1,') } catch { return false }
+  })
+}
 
 // A WebSocket ground station (255/190): what it hears, by message id.
 function groundStation (url, options = {}) {
@@ -171,6 +184,9 @@ try {
   check(!(await locked.opened) && locked.refused, 'with a TokenFile, no token: refused')
   const withToken = groundStation(`${base}/gcs?token=${token}`)
   check(await withToken.opened, 'with the token: open')
+  // The restarted router routes a command only to a vehicle it has heard (an unknown target is
+  // dropped, counted): on a busy machine the first heartbeat can come after the socket opens.
+  check(await vehicleHeard({ Authorization: `Bearer ${token}` }), 'the restarted router has heard the vehicle')
   withToken.send(fromGcs.serialize(commandLong(403), gseq++ & 255))
   check(await until(() => withToken.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 403)),
     'and it commands the vehicle')
@@ -192,6 +208,8 @@ try {
     let secure
     for (let i = 0; i < 50; i++) { secure = groundStation(wss, { ca }); if (await secure.opened) break; await sleep(100) }
     check(secure.readyState === WebSocket.OPEN, 'with a Certificate: wss:// opens, the certificate checked')
+    check(await vehicleHeard({ Authorization: `Bearer ${token}` }, `https://127.0.0.1:${httpPort}`, ca),
+      'the restarted router has heard the vehicle')
     secure.send(fromGcs.serialize(commandLong(405), gseq++ & 255))
     check(await until(() => secure.heard.some((h) => h.id === common.CommandAck.MSG_ID && h.data.command === 405)),
       'and it commands the vehicle over TLS')
