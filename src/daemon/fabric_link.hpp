@@ -89,8 +89,8 @@ class FabricLink final : public LocalLink {
   // When it last published a frame of each system: a frame of one of these is local, not the
   // fabric's, until the route timeout has passed without one.
   std::array<routing::Millis, 256> published_at_{};
-  std::string origin_;  // PREFIX.origin.ID: the reply subject of everything it publishes
-  std::string subject_;        // the subject being published on; its storage reused
+  std::string origin_;   // PREFIX.origin.ID: the reply subject of everything it publishes
+  std::string subject_;  // the subject being published on; its storage reused
 };
 
 }  // namespace mavswitch::daemon

@@ -15,11 +15,11 @@
 #include "daemon/flight_log.hpp"
 #include "daemon/nats_endpoint.hpp"
 #include "daemon/operator_window.hpp"
-#include "daemon/vehicle_watch.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
 #include "daemon/telemetry_log.hpp"
+#include "daemon/vehicle_watch.hpp"
 #include "dialect/loader.hpp"
 #include "router/router.hpp"
 
@@ -171,10 +171,9 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<daemon::TelemetryLog> tlog;
   if (general.log_telemetry && !general.log_dir.empty()) {
-    tlog = std::make_unique<daemon::TelemetryLog>(
-        daemon::TelemetryLogOptions{general.log_dir, general.telemetry_log_max_size, general.max_log_files,
-                                    general.min_free_space, general.log_mode, general.log_system_id,
-                                    general.telemetry_log_flight_log_data});
+    tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
+        general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
+        general.log_mode, general.log_system_id, general.telemetry_log_flight_log_data});
     // On the router's thread, as its flush timer is: no lock.
     router.add_tap([&](const protocol::FrameView& f) { tlog->write(f); });
     router.event_loop().every(1000, [&] { tlog->tick(); });

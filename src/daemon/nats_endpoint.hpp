@@ -72,7 +72,7 @@ class NatsEndpoint {
   std::shared_ptr<const routing::LinkPolicy> policy_;
   std::shared_ptr<NatsDrive> drive_;
   std::unique_ptr<HandshakeGuard> guard_;  // ends a handshake libnats would never give up
-  std::unique_ptr<FabricLink> link_;  // the router's thread's
+  std::unique_ptr<FabricLink> link_;       // the router's thread's
   __natsOptions* options_ = nullptr;
   __natsConnection* connection_ = nullptr;  // the keeper's: made by it, used by the link
   __natsConnection* abandoned_ = nullptr;   // the keeper's: made as the router stopped, never used

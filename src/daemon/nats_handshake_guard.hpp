@@ -51,8 +51,8 @@ class HandshakeGuard {
   std::function<bool()> stopping_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  bool active_ = false;  // under mutex_
-  bool quit_ = false;    // under mutex_
+  bool active_ = false;        // under mutex_
+  bool quit_ = false;          // under mutex_
   std::set<uint64_t> before_;  // under mutex_: the sockets (inodes) there when it began
   // The guard thread's: sockets seen connected to a server since, and when first seen.
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> seen_;

@@ -21,8 +21,8 @@
 // is libnats' design; reading TLS on a thread of our own again was not worth a second path.
 #pragma once
 
-#include <functional>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>

@@ -16,8 +16,8 @@ constexpr uint8_t kArmed = 128;             // MAV_MODE_FLAG_SAFETY_ARMED
 
 VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
     : router_(router), component_(std::make_unique<Component>(router, sysid, compid)) {
-  subscriptions_.push_back(component_->subscribe<msg::Heartbeat>(
-      [this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+  subscriptions_.push_back(
+      component_->subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
         if (f.compid() != kAutopilotComponent || hb.autopilot == kAutopilotInvalid) return;
         Vehicle& v = vehicles_[f.sysid()];
         v.heard = router_.event_loop().now();

@@ -61,9 +61,8 @@ class FakeNatsServer {
   };
   void serve() {
     std::vector<Client> clients;
-    const std::string info =
-        R"(INFO {"server_id":"fake","version":"2.9.0","go":"go1.19","host":"127.0.0.1","port":)" +
-        std::to_string(port_) + R"(,"max_payload":1048576,"proto":1,"headers":true})" + "\r\n";
+    const std::string info = R"(INFO {"server_id":"fake","version":"2.9.0","go":"go1.19","host":"127.0.0.1","port":)" +
+                             std::to_string(port_) + R"(,"max_payload":1048576,"proto":1,"headers":true})" + "\r\n";
     const std::string chunk(64 * 1024, 'x');
     while (!stop_) {
       std::vector<pollfd> fds{{listener_, POLLIN, 0}};
@@ -227,8 +226,8 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   const long ms = stop_ms(*a.router);
   EXPECT_GE(ms, 0) << "SIGTERM ignored";
   EXPECT_LT(ms, 2000);
-  std::cout << "[ figures  ] silent server: " << server.connections() << " attempts, " << cpu
-            << " CPU s over 4 s, RSS " << rss_before << " -> " << rss << " KiB, stopped in " << ms << " ms\n";
+  std::cout << "[ figures  ] silent server: " << server.connections() << " attempts, " << cpu << " CPU s over 4 s, RSS "
+            << rss_before << " -> " << rss << " KiB, stopped in " << ms << " ms\n";
 }
 
 // A server that announces a 2 GB message and streams it: the router closes the connection once a

@@ -286,7 +286,7 @@ TEST_F(Fabric, ALateConsumerSeesTheFleetAtOnce) {
   EXPECT_NE(out.find("the cluster has no JetStream (start each nats-server with -js"), std::string::npos) << out;
   // And the router with FleetState there: the same words.
   Site lone(scratch_, "lone", "Url = " + plain.url(0) + "\nFleetState = true\n");
-  EXPECT_TRUE(wait_until([&] { return lone.router->err().find("the cluster has no JetStream") != std::string::npos; },
-                         15000ms))
+  EXPECT_TRUE(
+      wait_until([&] { return lone.router->err().find("the cluster has no JetStream") != std::string::npos; }, 15000ms))
       << lone.router->err();
 }

@@ -9,7 +9,8 @@ TEST(Repeats, OnceThenACountAMinutePerCause) {
   log::Repeats r;
   testing::internal::CaptureStderr();
   EXPECT_TRUE(r.say_at(log::Level::kError, "create", "cannot create a", 0));
-  for (int64_t t = 1000; t < 60'000; t += 1000) EXPECT_FALSE(r.say_at(log::Level::kError, "create", "cannot create b", t));
+  for (int64_t t = 1000; t < 60'000; t += 1000)
+    EXPECT_FALSE(r.say_at(log::Level::kError, "create", "cannot create b", t));
   EXPECT_TRUE(r.say_at(log::Level::kError, "space", "no space", 30'000)) << "another cause is said at once";
   EXPECT_TRUE(r.say_at(log::Level::kError, "create", "cannot create c", 60'000));
   r.clear("create");
