@@ -37,6 +37,32 @@ install(FILES ${PROJECT_BINARY_DIR}/mavswitchConfig.cmake ${PROJECT_BINARY_DIR}/
 configure_file(cmake/mavswitch.pc.in ${PROJECT_BINARY_DIR}/mavswitch.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mavswitch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-install(FILES packaging/man/mavswitchd.1 packaging/man/mavswitch.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1
-        COMPONENT daemon)
+# Man pages gzipped (-n: no name or time in the header, the same bytes each build), as Debian
+# installs them.
+set(_man_pages)
+foreach(_page mavswitchd.1 mavswitch.1)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/packaging/${_page}.gz
+                     COMMAND gzip -9n -c ${PROJECT_SOURCE_DIR}/packaging/man/${_page} > ${PROJECT_BINARY_DIR}/packaging/${_page}.gz
+                     DEPENDS ${PROJECT_SOURCE_DIR}/packaging/man/${_page} VERBATIM)
+  list(APPEND _man_pages ${PROJECT_BINARY_DIR}/packaging/${_page}.gz)
+endforeach()
+# Debian's changelog of a native package: one entry for this version.
+string(TIMESTAMP _changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+file(WRITE ${PROJECT_BINARY_DIR}/packaging/changelog
+     "mavswitch (${PROJECT_VERSION}) unstable; urgency=medium\n\n  * mavswitch ${PROJECT_VERSION}; its history is in the "
+     "project's repository.\n\n -- mavswitch developers <developers@mavswitch.invalid>  ${_changelog_date}\n")
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+                   COMMAND gzip -9n -c ${PROJECT_BINARY_DIR}/packaging/changelog > ${PROJECT_BINARY_DIR}/packaging/changelog.gz
+                   DEPENDS ${PROJECT_BINARY_DIR}/packaging/changelog VERBATIM)
+add_custom_target(mavswitch_package_files ALL DEPENDS ${_man_pages} ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+install(FILES ${_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT daemon)
+install(FILES ${PROJECT_BINARY_DIR}/packaging/changelog.gz packaging/debian/copyright
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT daemon)
 install(FILES packaging/main.conf DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT daemon)
+# The package's own /etc/mavswitch/main.conf (a conffile): the sample, with the TokenFile its
+# postinst makes. Only the package installs it (a cmake --install into a prefix leaves /etc alone).
+file(READ packaging/main.conf _conf)
+string(REPLACE "#TokenFile = /etc/mavswitch/http.token" "TokenFile = /etc/mavswitch/http.token" _conf "${_conf}")
+string(REPLACE "# it nothing can be changed over HTTP." "# it nothing can be changed over HTTP. The package made this one (mode 600, its user's)." _conf "${_conf}")
+file(WRITE ${PROJECT_BINARY_DIR}/packaging/etc/main.conf "${_conf}")
+install(FILES ${PROJECT_BINARY_DIR}/packaging/etc/main.conf DESTINATION /etc/mavswitch COMPONENT config EXCLUDE_FROM_ALL)

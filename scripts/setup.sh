@@ -7,8 +7,9 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libexpat1-dev libfmt-dev libcli11-dev libssl-dev libgtest-dev libbenchmark-dev
           libcivetweb-dev nlohmann-json3-dev libnats-dev dpkg-dev clang libclang-rt-dev clang-format git python3-numpy)
 # --tests: the real servers and browser the tests start and query (Prometheus and promtool,
-# Chromium for the status page, nats-server for the fleet fabric's cluster).
-[ "${1:-}" = "--tests" ] && packages+=(prometheus chromium openssl nats-server)
+# Chromium for the status page, nats-server for the fleet fabric's cluster; lintian and
+# systemd-analyze for the Debian package).
+[ "${1:-}" = "--tests" ] && packages+=(prometheus chromium openssl nats-server lintian systemd procps)
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
