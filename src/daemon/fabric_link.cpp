@@ -119,7 +119,7 @@ void FabricLink::received(std::span<const uint8_t> message, const char* origin) 
       return;
     }
     ++counters_.frames_in;
-    sequences_.record(f.sysid(), f.compid(), f.seq());
+    sequences_.record_timed(f.sysid(), f.compid(), f.seq(), now);
     router_.route_local(id_, f);
   });
 }
@@ -152,6 +152,11 @@ void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8
   }
   ++counters_.frames_out;
   counters_.bytes_out += bytes.size();
+}
+
+void FabricLink::connected() {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::connected");
+  sequences_.outage_ended();
 }
 
 FabricLink::Report FabricLink::report() const {

@@ -53,6 +53,9 @@ class FabricLink final : public LocalLink {
   __natsConnection* use(__natsConnection* connection);
   // Routes what the last read left in the subscriptions; returns how many messages that was.
   size_t drain();
+  // The connection is up (again: libnats reconnected, or the keeper made another): what a source
+  // lost while it was down is counted by the source's pace (SequenceTracker::outage_ended).
+  void connected();
   void deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
 
   struct Report {

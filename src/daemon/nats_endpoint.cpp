@@ -309,7 +309,8 @@ void NatsEndpoint::set_options() {
             this),
         "callbacks");
   // Read and written by the router's loop, not by threads of libnats' own.
-  drive_ = std::make_shared<NatsDrive>(router_, name_, [this] { return link_->drain(); });
+  drive_ = std::make_shared<NatsDrive>(
+      router_, name_, [this] { return link_->drain(); }, [this] { link_->connected(); });
   drive_->install(options_);
 }
 

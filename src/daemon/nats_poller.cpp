@@ -110,6 +110,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
     fd_ = mine;
     drive_->router_.event_loop().add(fd_, EPOLLIN, this);
     drive_->pollers_[nc_] = self_;
+    drive_->connected_();
   }
 
   // The server is sending a message past the maximum payload: the connection is closed (the

@@ -46,8 +46,10 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
 
   // after_read: the router's thread, after each read: routes what the read brought and says how
   // many messages that was.
-  NatsDrive(Router& router, std::string name, std::function<size_t()> after_read)
-      : router_(router), name_(std::move(name)), after_read_(std::move(after_read)) {}
+  // connected: the router's thread, when a connection's socket is watched (connected, or
+  // reconnected by libnats).
+  NatsDrive(Router& router, std::string name, std::function<size_t()> after_read, std::function<void()> connected)
+      : router_(router), name_(std::move(name)), after_read_(std::move(after_read)), connected_(std::move(connected)) {}
   ~NatsDrive();
   NatsDrive(const NatsDrive&) = delete;
   NatsDrive& operator=(const NatsDrive&) = delete;
@@ -64,6 +66,7 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   Router& router_;
   const std::string name_;  // the endpoint's, for what is said
   std::function<size_t()> after_read_;
+  std::function<void()> connected_;
   // The router's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;
   bool said_oversized_ = false;  // the router's thread: said, and no message since

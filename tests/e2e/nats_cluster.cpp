@@ -42,6 +42,7 @@ NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std
     if (!jetstream_dir.empty()) {
       args.insert(args.end(), {"-js", "-sd", jetstream_dir + "/node" + std::to_string(i + 1)});
     }
+    nodes_[i].args = args;
     nodes_[i].process = std::make_unique<DaemonProcess>(DaemonProcess::Program{program}, args);
   }
   // Ready when each node routes to every other one.
@@ -61,6 +62,12 @@ std::string NatsCluster::url(size_t node) const { return "nats://127.0.0.1:" + s
 void NatsCluster::kill(size_t node) {
   nodes_.at(node).process->signal(SIGKILL);
   nodes_.at(node).process->wait_exit();
+}
+
+void NatsCluster::restart(size_t node) {
+  Node& n = nodes_.at(node);
+  n.process = std::make_unique<DaemonProcess>(DaemonProcess::Program{server_program()}, n.args);
+  wait_until([&] { return http_request(n.monitor, "GET", "/varz").status == 200; }, 10000ms);
 }
 
 void NatsCluster::signal(size_t node, int sig) { nodes_.at(node).process->signal(sig); }
