@@ -268,13 +268,6 @@ TEST_F(Fabric, FramesLostInATotalOutageAreCounted) {
          "127.0.0.1:" + std::to_string(http_a));
   Site b(scratch_, "b", "Url = " + cluster.url(0) + "\n", "127.0.0.1:" + std::to_string(http_b));
   ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
-  auto fabric = [&](uint16_t http, const std::string& field) -> uint64_t {
-    const std::string links = http_request(http, "GET", "/api/v1/links").body;
-    std::smatch m;
-    const std::regex in_dropped(R"("dropped": \{[^}]*")" + field + R"(": (\d+)[^}]*\},\s*"endpoint": "fabric")");
-    const std::regex plain(R"("endpoint": "fabric",[^}]*")" + field + R"(": (\d+))");
-    return std::regex_search(links, m, in_dropped) || std::regex_search(links, m, plain) ? std::stoull(m[1]) : 0;
-  };
   uint32_t sent = 0;
   bool back = false;
   uint32_t after = 0;
@@ -292,19 +285,12 @@ TEST_F(Fabric, FramesLostInATotalOutageAreCounted) {
   ASSERT_TRUE(back) << a.router->err() << b.router->err();
   std::vector<uint32_t> got;
   auto collect = [&] {
-    got.clear();
-    for (const auto& f : b.peer.received().frames) {
-      const protocol::FrameView v = view_of(f);
-      if (v.sysid() != 1 || v.compid() != 50 || v.msgid() != msg::Attitude::kId) continue;
-      uint32_t t = 0;
-      for (int i = 3; i >= 0; --i) t = t << 8 | v.payload_byte(i);
-      got.push_back(t);
-    }
+    got = b.attitude_numbers(1, 50);
     return !got.empty() && got.back() == sent - 1;
   };
   ASSERT_TRUE(wait_until(collect)) << got.size() << " frames, the last " << (got.empty() ? 0 : got.back());
-  const uint64_t lost = fabric(http_b, "sequence_lost");
-  const uint64_t dropped = fabric(http_a, "link_down") + fabric(http_a, "queue_full");
+  const uint64_t lost = fabric_count(http_b, "sequence_lost");
+  const uint64_t dropped = fabric_count(http_a, "link_down") + fabric_count(http_a, "queue_full");
   std::cout << "[ figures  ] " << sent << " sent, " << got.size() << " arrived, " << lost
             << " counted lost by the ground station's router, " << dropped << " dropped by the vehicle's\n";
   EXPECT_GT(dropped, 1000u) << "the outage outlasted what ReconnectBuffer holds";

@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "e2e/daemon_process.hpp"
+#include "e2e/http_client.hpp"
 #include "e2e/nats_cluster.hpp"
 #include "e2e/peers.hpp"
+#include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "support/test_support.hpp"
 
@@ -38,6 +41,18 @@ struct Site {
            std::to_string(view_of(f).seq()) + " ";
     return t;
   }
+  // The numbers (time_boot_ms) of the ATTITUDE frames from sys/comp the local peer got, in order.
+  std::vector<uint32_t> attitude_numbers(uint8_t sys, uint8_t comp) {
+    std::vector<uint32_t> got;
+    for (const auto& f : peer.received().frames) {
+      const protocol::FrameView v = view_of(f);
+      if (v.sysid() != sys || v.compid() != comp || v.msgid() != msg::Attitude::kId) continue;
+      uint32_t t = 0;
+      for (int i = 3; i >= 0; --i) t = t << 8 | v.payload_byte(i);
+      got.push_back(t);
+    }
+    return got;
+  }
   // Frames the local peer got from `sys` with message `msgid`.
   size_t heard(uint8_t sys, uint32_t msgid) {
     size_t n = 0;
@@ -48,6 +63,16 @@ struct Site {
   UdpPeer peer;
   std::unique_ptr<DaemonProcess> router;
 };
+
+// A count of the fabric link in a router's /api/v1/links (HTTP on `http`): one of its drops by
+// cause ("link_down"), or a field ("sequence_lost", "queued_bytes"); 0 when not there.
+inline uint64_t fabric_count(uint16_t http, const std::string& field) {
+  const std::string links = http_request(http, "GET", "/api/v1/links").body;
+  std::smatch m;
+  const std::regex in_dropped(R"("dropped": \{[^}]*")" + field + R"(": (\d+)[^}]*\},\s*"endpoint": "fabric")");
+  const std::regex plain(R"("endpoint": "fabric",[^}]*")" + field + R"(": (\d+))");
+  return std::regex_search(links, m, in_dropped) || std::regex_search(links, m, plain) ? std::stoull(m[1]) : 0;
+}
 
 class Fabric : public ::testing::Test {
  protected:

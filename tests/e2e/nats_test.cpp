@@ -147,14 +147,7 @@ TEST_F(Fabric, FramesLostWhenANodeDiesAreCounted) {
   // What reached the ground station, by number.
   std::vector<uint32_t> got;
   auto collect = [&] {
-    got.clear();
-    for (const auto& f : b.peer.received().frames) {
-      const protocol::FrameView v = view_of(f);
-      if (v.sysid() != 1 || v.compid() != 50 || v.msgid() != msg::Attitude::kId) continue;
-      uint32_t t = 0;
-      for (int i = 3; i >= 0; --i) t = t << 8 | v.payload_byte(i);
-      got.push_back(t);
-    }
+    got = b.attitude_numbers(1, 50);
     return !got.empty() && got.back() == sent - 1;
   };
   ASSERT_TRUE(wait_until(collect)) << got.size() << " frames, the last " << (got.empty() ? 0 : got.back());
@@ -188,13 +181,7 @@ TEST_F(Fabric, AHungOrLostServerCostsOnlyTheFabricsOwnBuffer) {
     a.send(heartbeat(1, 1));
     return a.heard(2, msg::Heartbeat::kId) > 0;
   }));
-  auto fabric = [&](const std::string& field) -> uint64_t {
-    const std::string links = http_request(http, "GET", "/api/v1/links").body;
-    std::smatch m;
-    const std::regex in_dropped(R"("dropped": \{[^}]*")" + field + R"(": (\d+)[^}]*\},\s*"endpoint": "fabric")");
-    const std::regex plain(R"("endpoint": "fabric",[^}]*")" + field + R"(": (\d+))");
-    return std::regex_search(links, m, in_dropped) || std::regex_search(links, m, plain) ? std::stoull(m[1]) : 0;
-  };
+  auto fabric = [&](const std::string& field) { return fabric_count(http, field); };
   msg::EncapsulatedData big;  // 265 bytes a frame: the kernel's buffers fill sooner
   big.data.fill(0x5A);
   // The server hangs. Frames are sent until the fabric has dropped some for want of room (the
