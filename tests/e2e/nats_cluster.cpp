@@ -15,7 +15,7 @@ NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std
   if (program.empty()) return;
   // Every node's three ports at once: ports found one at a time may come back twice.
   const std::vector<uint16_t> ports = free_tcp_ports(3 * nodes);
-  for (size_t i = 0; i < nodes; ++i) nodes_.push_back({ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], nullptr});
+  for (size_t i = 0; i < nodes; ++i) nodes_.push_back({ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], nullptr, {}});
   for (size_t i = 0; i < nodes; ++i) {
     std::string routes;
     for (size_t j = 0; j < nodes; ++j) {
