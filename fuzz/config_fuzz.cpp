@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/config.hpp"
-#include "daemon/http_api.hpp"
+#include "config/config.hpp"
+#include "window/http_api.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mavswitch::daemon::Config config;

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "daemon/dataflash_stream.hpp"
-#include "daemon/ulog_stream.hpp"
+#include "logs/dataflash_stream.hpp"
+#include "logs/ulog_stream.hpp"
 
 using namespace mavswitch;
 

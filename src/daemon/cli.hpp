@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 
 namespace mavswitch::daemon {
 

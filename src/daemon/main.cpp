@@ -10,18 +10,19 @@
 
 #include "base/log.hpp"
 #include "base/log_files.hpp"
+#include "config/config.hpp"
+#include "config/endpoint_policy.hpp"
 #include "daemon/cli.hpp"
-#include "daemon/config.hpp"
-#include "daemon/flight_log.hpp"
-#include "daemon/nats_endpoint.hpp"
-#include "daemon/operator_window.hpp"
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
-#include "daemon/telemetry_log.hpp"
-#include "daemon/vehicle_watch.hpp"
 #include "dialect/loader.hpp"
+#include "fabric/nats_endpoint.hpp"
+#include "logs/flight_log.hpp"
+#include "logs/telemetry_log.hpp"
 #include "router/router.hpp"
+#include "window/operator_window.hpp"
+#include "window/vehicle_watch.hpp"
 
 using namespace mavswitch;
 

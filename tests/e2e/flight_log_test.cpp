@@ -12,9 +12,9 @@
 #include <random>
 #include <thread>
 
-#include "daemon/flight_log.hpp"
 #include "e2e/log_streaming_autopilot.hpp"
 #include "e2e/router_fixture.hpp"
+#include "logs/flight_log.hpp"
 #include "mavswitch/msg/remote_log_data_block.hpp"
 #include "support/test_support.hpp"
 

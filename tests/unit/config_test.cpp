@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/config.hpp"
+#include "config/config.hpp"
 #include "support/test_support.hpp"
 
 using namespace mavswitch;

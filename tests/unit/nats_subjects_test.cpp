@@ -1,8 +1,8 @@
 // The fleet fabric's subjects: what a frame is published on decides who receives it.
 #include <gtest/gtest.h>
 
-#include "daemon/fabric_subjects.hpp"
 #include "dialect/builtin.hpp"
+#include "fabric/fabric_subjects.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/param_request_read.hpp"
 #include "support/frames.hpp"

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/telemetry_log.hpp"
 #include "dialect/builtin.hpp"
 #include "dialect/typed_message.hpp"
+#include "logs/telemetry_log.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/logging_ack.hpp"

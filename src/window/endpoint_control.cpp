@@ -1,0 +1,112 @@
+#include "window/endpoint_control.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "base/log.hpp"
+#include "config/config_keys.hpp"
+#include "config/endpoint_policy.hpp"
+
+namespace mavswitch::daemon {
+
+void EndpointControl::started_with(size_t index, const EndpointConfig& e) {
+  std::lock_guard lock(mutex_);
+  open_[keys::lower(e.spec.name)] = {index, e.keys};
+}
+
+EndpointControl::Result EndpointControl::add(std::string_view section_text) {
+  return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
+}
+
+EndpointControl::Result EndpointControl::add(const ConfigSection& section) {
+  return add_read([&](Config& c) { load_config_section(section, "request", c); });
+}
+
+EndpointControl::Result EndpointControl::add_read(const std::function<void(Config&)>& read) {
+  Config parsed;
+  try {
+    read(parsed);
+    if (parsed.endpoints.size() != 1) return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
+    finish_config(parsed);
+  } catch (const ConfigError& e) {
+    return {400, e.what()};
+  }
+  std::lock_guard lock(mutex_);
+  if (open_.count(keys::lower(parsed.endpoints[0].spec.name)))
+    return {409, "an endpoint named '" + parsed.endpoints[0].spec.name + "' is open: remove it first"};
+  return open(std::move(parsed.endpoints[0]));
+}
+
+EndpointControl::Result EndpointControl::remove(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  return close(name);
+}
+
+EndpointControl::Result EndpointControl::open(EndpointConfig e) {
+  try {
+    const routing::LinkPolicy policy = policy_of(router_, e, false);
+    const size_t index = router_.open_endpoint(e.spec, policy);
+    open_[keys::lower(e.spec.name)] = {index, e.keys};
+    log::info("{}: opened", router_.endpoint_description(index));
+    return {201, router_.endpoint_description(index)};
+  } catch (const ConfigError& err) {
+    return {400, err.what()};
+  } catch (const Router::StartError& err) {
+    return {409, err.what()};
+  }
+}
+
+EndpointControl::Result EndpointControl::close(const std::string& name) {
+  const auto it = open_.find(keys::lower(name));
+  if (it == open_.end()) return {404, "no open endpoint named '" + name + "'"};
+  const std::string what = router_.endpoint_description(it->second.index);
+  router_.close_endpoint(it->second.index);
+  open_.erase(it);
+  log::info("{}: closed", what);
+  return {200, what};
+}
+
+EndpointControl::Result EndpointControl::reload() {
+  Config config;
+  try {
+    config = read_config_();
+  } catch (const ConfigError& e) {
+    log::error("reload: {}; nothing changed", e.what());
+    return {400, std::string(e.what()) + "; nothing changed"};
+  }
+  std::lock_guard lock(mutex_);
+  std::map<std::string, EndpointConfig*> wanted;
+  if (config.general.tcp_server.spec.port != 0)
+    wanted[keys::lower(config.general.tcp_server.spec.name)] = &config.general.tcp_server;
+  for (auto& e : config.endpoints) wanted[keys::lower(e.spec.name)] = &e;
+  std::vector<std::string> gone, changed, added, failed;
+  for (const auto& [name, o] : open_) {
+    const auto w = wanted.find(name);
+    if (w == wanted.end())
+      gone.push_back(name);
+    else if (w->second->keys != o.keys)
+      changed.push_back(name);
+  }
+  for (const auto& [name, e] : wanted) {
+    if (!open_.count(name)) added.push_back(name);
+  }
+  for (const auto& name : gone) close(name);
+  for (const auto& name : changed) close(name);
+  for (const auto& list : {changed, added}) {
+    for (const auto& name : list) {
+      const Result r = open(*wanted[name]);
+      if (r.status >= 300) {
+        log::error("reload: {}", r.message);
+        failed.push_back(r.message);
+      }
+    }
+  }
+  const std::string summary =
+      fmt::format("reload: {} added, {} removed, {} changed{}", added.size(), gone.size(), changed.size(),
+                  failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
+  log::info("{}", summary);
+  return {failed.empty() ? 200 : 409, summary + (failed.empty() ? "" : ": " + failed.front())};
+}
+
+}  // namespace mavswitch::daemon

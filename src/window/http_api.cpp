@@ -1,0 +1,225 @@
+#include "window/http_api.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "config/config_keys.hpp"
+#include "window/router_report.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+using Json = nlohmann::json;
+
+HttpResponse json_message(int status, const std::string& message) {
+  return {status, "application/json", json_text(Json{{status < 300 ? "result" : "error", message}}) + "\n"};
+}
+
+constexpr std::string_view kEndpoints = "/api/v1/endpoints";
+
+}  // namespace
+
+std::optional<ConfigSection> section_of(const std::string& body, std::string* error) {
+  // A duplicate key is refused, not taken silently (which of the two was meant?).
+  std::set<std::string> seen;
+  std::string duplicate;
+  const auto note_keys = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth == 1 && !seen.insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  const Json j = Json::parse(body, note_keys, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = "the body is neither a config section nor a JSON object";
+    return std::nullopt;
+  }
+  if (!duplicate.empty()) {
+    *error = keys::quoted(duplicate) + ": given twice";
+    return std::nullopt;
+  }
+  ConfigSection section;
+  for (const auto& [key, value] : j.items()) {
+    std::string v;
+    if (value.is_string())
+      v = value.get<std::string>();
+    else if (value.is_number() || value.is_boolean())
+      v = value.dump();
+    else {
+      *error = keys::quoted(key) + ": a value is a string, a number or a boolean";
+      return std::nullopt;
+    }
+    if (key == "section")
+      section.type = v;
+    else if (key == "name")
+      section.name = v;
+    else
+      section.keys.emplace_back(key, std::move(v));
+  }
+  if (section.type.empty() || section.name.empty()) {
+    *error = "give \"section\" (UdpEndpoint, TcpEndpoint, TcpServerEndpoint, UartEndpoint) and \"name\"";
+    return std::nullopt;
+  }
+  return section;
+}
+
+bool is_json(const std::string& body) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && body[first] == '{';
+}
+
+bool HttpApi::token_matches(const HttpRequest& request) const {
+  const std::string expected = "Bearer " + options_.token;
+  return !options_.token.empty() && request.authorization.size() == expected.size() &&
+         CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
+}
+
+// The router's links, and the WebSocket clients as the links of their endpoints.
+RouterSnapshot HttpApi::snapshot() {
+  RouterSnapshot s = take_snapshot(router_);
+  if (options_.fabrics != nullptr) {
+    for (const auto& f : *options_.fabrics) {
+      EndpointSnapshot e;
+      e.name = f->name();
+      e.kind = "nats";
+      e.description = f->description();
+      const FabricLink::Report r = f->report();
+      e.totals.counters = r.counters;
+      e.totals.parser = r.parser;
+      e.sequence_lost = r.sequence_lost;
+      e.links.push_back({f->name(), f->server(), 0, r.counters, r.parser, r.sequence_lost, 0, r.queued_bytes});
+      s.endpoints.push_back(std::move(e));
+    }
+  }
+  if (options_.websockets == nullptr) return s;
+  for (const auto& w : *options_.websockets) {
+    EndpointSnapshot e;
+    e.name = w->name();
+    e.kind = "websocket";
+    e.description = "websocket " + w->name() + " " + w->path();
+    const ForeignLinkReport total = w->totals();
+    e.totals.counters = total.counters;
+    e.totals.parser = total.parser;
+    for (const auto& c : w->clients())
+      e.links.push_back({c.name, c.name.substr(c.name.find(' ') + 1), 0, c.counters, c.parser, 0, 0, c.queued_bytes});
+    s.endpoints.push_back(std::move(e));
+  }
+  return s;
+}
+
+bool HttpApi::admits_websocket(const HttpRequest& request) const {
+  if (!options_.token.empty()) {
+    if (token_matches(request)) return true;
+    constexpr std::string_view kParam = "token=";
+    for (size_t at = 0; at < request.query.size();) {
+      const size_t end = std::min(request.query.find('&', at), request.query.size());
+      const std::string_view item = std::string_view(request.query).substr(at, end - at);
+      if (item.starts_with(kParam) && item.size() - kParam.size() == options_.token.size() &&
+          CRYPTO_memcmp(item.data() + kParam.size(), options_.token.data(), options_.token.size()) == 0)
+        return true;
+      at = end + 1;
+    }
+    return false;
+  }
+  if (!options_.loopback_listener) return false;
+  return request.origin.empty() || request.origin == "http://" + request.host ||
+         request.origin == "https://" + request.host;
+}
+
+HttpResponse HttpApi::handle(const HttpRequest& request) {
+  const bool reads = request.method == "GET" || request.method == "HEAD";
+  // The page's files hold no state: they load without the token, and the page asks for it.
+  const bool page =
+      request.path == "/" || (request.path.find('/', 1) == std::string::npos && request.path != "/metrics");
+  if (reads && !page && options_.token_for_reads && !token_matches(request))
+    return json_message(401, "this server listens beyond loopback: every request needs the bearer token");
+  if (!reads) return change(request);
+  const std::string& path = request.path;
+  if (path == "/metrics") {
+    return {
+        200, "text/plain; version=0.0.4; charset=utf-8",
+        metrics_text(snapshot(), options_.metrics_per_link) + (options_.more_metrics ? options_.more_metrics() : "")};
+  }
+  if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
+  if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
+  if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
+  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
+  if (path == "/api/v1/events") {
+    HttpResponse events(200, "text/event-stream");
+    events.next_event = [this] { return live_state(); };
+    return events;
+  }
+  if (path == "/" || path.find('/', 1) == std::string::npos) return page_file(path == "/" ? "/index.html" : path);
+  if (path == "/api/v1" || path == "/api/v1/") {
+    return {200, "application/json",
+            json_text(Json{{"links", "/api/v1/links"},
+                           {"endpoints", kEndpoints},
+                           {"systems", "/api/v1/systems"},
+                           {"stats", "/api/v1/stats"},
+                           {"metrics", "/metrics"}},
+                      2) +
+                "\n"};
+  }
+  return json_message(404, "no such resource: " + path);
+}
+
+// The page's own files, by a plain name (no path can climb out of the directory).
+HttpResponse HttpApi::page_file(const std::string& path) const {
+  static const std::regex name(R"(/[a-z0-9-]+\.(html|js|css|svg))");
+  std::smatch m;
+  if (!std::regex_match(path, m, name)) return json_message(404, "no such resource: " + path);
+  if (options_.page_dir.empty()) return json_message(404, "the status page's files are not installed");
+  std::ifstream in(options_.page_dir + path, std::ios::binary);
+  if (!in) return json_message(404, "no such resource: " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  static const std::map<std::string, std::string> types = {{"html", "text/html; charset=utf-8"},
+                                                           {"js", "text/javascript; charset=utf-8"},
+                                                           {"css", "text/css; charset=utf-8"},
+                                                           {"svg", "image/svg+xml"}};
+  return {200, types.at(m[1].str()), text.str()};
+}
+
+std::string HttpApi::live_state() {
+  const RouterSnapshot s = snapshot();
+  return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, false) +
+         ",\"routed\":" + std::to_string(s.routing.frames) + "}";
+}
+
+HttpResponse HttpApi::change(const HttpRequest& request) {
+  if (request.method != "POST" && request.method != "DELETE")
+    return json_message(405, request.method + " is not used here");
+  if (options_.token.empty())
+    return json_message(403, "changes over HTTP need a bearer token: set TokenFile in [Http]");
+  if (!token_matches(request)) return json_message(401, "a change needs the bearer token (Authorization: Bearer ...)");
+  const std::string& path = request.path;
+  if (request.method == "POST" && path == kEndpoints) {
+    if (!is_json(request.body)) {
+      const auto r = control_.add(request.body);
+      return json_message(r.status, r.message);
+    }
+    std::string error;
+    const auto section = section_of(request.body, &error);
+    if (!section) return json_message(400, error);
+    const auto r = control_.add(*section);
+    return json_message(r.status, r.message);
+  }
+  if (request.method == "DELETE" && path.size() > kEndpoints.size() + 1 && path.starts_with(kEndpoints) &&
+      path[kEndpoints.size()] == '/') {
+    const auto r = control_.remove(path.substr(kEndpoints.size() + 1));
+    return json_message(r.status, r.message);
+  }
+  if (request.method == "POST" && path == "/api/v1/reload") {
+    const auto r = control_.reload();
+    return json_message(r.status, r.message);
+  }
+  return json_message(404, "no such resource: " + request.method + " " + path);
+}
+
+}  // namespace mavswitch::daemon

@@ -1,0 +1,134 @@
+#include "window/operator_window.hpp"
+
+#include "config/endpoint_policy.hpp"
+
+#include <filesystem>
+
+#include "base/log.hpp"
+#include "config/key_file.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+// The status page's files: installed beside the program (PREFIX/share/mavswitch/www, which
+// holds for any prefix and for an unpacked package), or in the source tree the program was
+// built from.
+std::string find_page_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "mavswitch" / "www";
+    if (std::filesystem::exists(installed / "index.html", ec)) return installed.string();
+  }
+  if (std::filesystem::exists(std::filesystem::path(MAVSWITCH_SOURCE_PAGE_DIR) / "index.html", ec))
+    return MAVSWITCH_SOURCE_PAGE_DIR;
+  return "";
+}
+
+bool loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+}  // namespace
+
+OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config)
+    : router_(router), http_(std::move(http)), control_(router, std::move(read_config)) {}
+
+OperatorWindow::~OperatorWindow() { stop(); }
+
+void OperatorWindow::stop() {
+  server_.reset();  // no request in flight from here on
+  {
+    std::lock_guard lock(mutex_);
+    quitting_ = true;
+  }
+  wake_.notify_all();
+  if (reloader_.joinable()) reloader_.join();
+}
+
+void OperatorWindow::add_websockets(std::vector<EndpointConfig>& sections) {
+  for (auto& e : sections) {
+    auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, true));
+    websockets_.push_back(std::make_unique<WebSocketEndpoint>(router_, e.spec.name, e.websocket_path, std::move(policy),
+                                                              e.spec.max_peers));
+  }
+}
+
+void OperatorWindow::start() {
+  reloader_ = std::thread([this] { reload_loop(); });
+  if (http_.port == 0) {  // Port = 0: off
+    if (!websockets_.empty()) log::warning("[WebSocketEndpoint] sections need the HTTP server ([Http] Port = 0)");
+    return;
+  }
+  HttpApi::Options options;
+  options.metrics_per_link = http_.metrics_per_link;
+  options.page_dir = find_page_dir();
+  if (options.page_dir.empty())
+    log::warning("http: the status page's files are not installed: / answers 404");
+  else
+    log::debug("http: the status page from {}", options.page_dir);
+  const bool beyond_loopback = !loopback(http_.address);
+  options.loopback_listener = !beyond_loopback;
+  if (!http_.token_file.empty()) {
+    std::string token, error;
+    constexpr size_t kMaxToken = 4096;
+    if (!read_private_file(http_.token_file, "a token file", kMaxToken, &token, &error)) {
+      log::error("[Http] TokenFile: {}; the HTTP server stays off", error);
+      return;
+    }
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.size() < 16) {
+      log::error("[Http] TokenFile: {}: a token of at least 16 characters; the HTTP server stays off",
+                 http_.token_file);
+      return;
+    }
+    options.token = std::move(token);
+    options.token_for_reads = beyond_loopback;
+  } else if (beyond_loopback) {
+    log::warning(
+        "[Http] listens on {} without a TokenFile: anyone who can reach it reads the router's state (changes stay "
+        "refused). Set TokenFile, or listen on 127.0.0.1",
+        http_.address);
+  }
+  options.websockets = &websockets_;
+  options.fabrics = fabrics_;
+  options.more_metrics = more_metrics_;
+  api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
+  try {
+    server_ = std::make_unique<HttpServer>(http_, [this](const HttpRequest& r) { return api_->handle(r); });
+    log::info("http: listening on {}", server_->url());
+    for (auto& w : websockets_) {
+      server_->add_websocket(*w, [this](const HttpRequest& r) { return api_->admits_websocket(r); });
+      log::info("websocket {}: MAVLink at {}{}", w->name(), server_->url(), w->path());
+    }
+  } catch (const std::runtime_error& e) {
+    log::error("{}: http: {}; routing on without it", http_.source, e.what());
+  }
+}
+
+void OperatorWindow::request_reload() {
+  {
+    std::lock_guard lock(mutex_);
+    reload_wanted_ = true;
+  }
+  wake_.notify_all();
+}
+
+void OperatorWindow::reload_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return reload_wanted_ || quitting_; });
+    if (quitting_) return;
+    reload_wanted_ = false;
+    lock.unlock();
+    log::info("reloading the configuration (SIGHUP)");
+    try {
+      control_.reload();
+    } catch (const std::exception& e) {
+      log::error("reload: {}", e.what());
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace mavswitch::daemon

@@ -1,0 +1,55 @@
+#include "window/vehicle_watch.hpp"
+
+#include <fmt/format.h>
+
+#include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/sys_status.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+constexpr uint8_t kAutopilotComponent = 1;  // MAV_COMP_ID_AUTOPILOT1
+constexpr uint8_t kAutopilotInvalid = 8;    // MAV_AUTOPILOT_INVALID: ground stations, peripherals
+constexpr uint8_t kArmed = 128;             // MAV_MODE_FLAG_SAFETY_ARMED
+
+}  // namespace
+
+VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
+    : router_(router), component_(std::make_unique<Component>(router, sysid, compid)) {
+  subscriptions_.push_back(
+      component_->subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+        if (f.compid() != kAutopilotComponent || hb.autopilot == kAutopilotInvalid) return;
+        Vehicle& v = vehicles_[f.sysid()];
+        v.heard = router_.event_loop().now();
+        v.armed = (hb.base_mode & kArmed) != 0;
+      }));
+  subscriptions_.push_back(
+      component_->subscribe<msg::SysStatus>([this](const msg::SysStatus& s, const protocol::FrameView& f) {
+        if (f.compid() == kAutopilotComponent) vehicles_[f.sysid()].battery = s.battery_remaining;
+      }));
+}
+
+std::string VehicleWatch::metrics(routing::Millis now) const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleWatch::metrics");
+  std::string heard, armed, battery;
+  for (unsigned sys = 0; sys < vehicles_.size(); ++sys) {
+    const Vehicle& v = vehicles_[sys];
+    if (v.heard == 0) continue;
+    heard += fmt::format("mavswitch_vehicle_last_heard_seconds{{system=\"{}\"}} {:.3f}\n", sys,
+                         double(std::max<routing::Millis>(0, now - v.heard)) / 1000);
+    armed += fmt::format("mavswitch_vehicle_armed{{system=\"{}\"}} {}\n", sys, v.armed ? 1 : 0);
+    if (v.battery >= 0)
+      battery += fmt::format("mavswitch_vehicle_battery_remaining_percent{{system=\"{}\"}} {}\n", sys, v.battery);
+  }
+  return "# HELP mavswitch_vehicle_last_heard_seconds Seconds since the vehicle's last HEARTBEAT.\n"
+         "# TYPE mavswitch_vehicle_last_heard_seconds gauge\n" +
+         heard +
+         "# HELP mavswitch_vehicle_armed Whether the vehicle's last HEARTBEAT said armed (1) or not (0).\n"
+         "# TYPE mavswitch_vehicle_armed gauge\n" +
+         armed +
+         "# HELP mavswitch_vehicle_battery_remaining_percent The vehicle's battery remaining, from SYS_STATUS.\n"
+         "# TYPE mavswitch_vehicle_battery_remaining_percent gauge\n" +
+         battery;
+}
+
+}  // namespace mavswitch::daemon
