@@ -7,10 +7,10 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "base/file_read.hpp"
 #include "base/fleet_state.hpp"
 #include "base/log.hpp"
 #include "config/endpoint_policy.hpp"
+#include "fabric/nats_credentials.hpp"
 #include "fabric/nats_poller.hpp"
 
 namespace mavswitch::daemon {
@@ -21,7 +21,6 @@ constexpr int64_t kPingIntervalMs = 2000;  // a silent server is given up after 
 // A connection refused (no server up, credentials refused), or one libnats gave up on, is
 // tried again this long after.
 constexpr auto kRetry = std::chrono::seconds(2);
-constexpr size_t kMaxKeyFile = 1 << 20;  // a .creds file, a seed, a certificate chain: a few KiB at most
 
 void check(natsStatus s, const std::string& what) {
   if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
@@ -227,44 +226,7 @@ void NatsEndpoint::set_options() {
   // Past the guard's time for a handshake, so the guard ends a stalled one first (libnats 3.4.1
   // spins once this expires mid-handshake; see nats_handshake_guard.hpp). Also the TCP connect's.
   check(natsOptions_SetTimeout(options_, HandshakeGuard::kHandshake.count() + 1000), "timeout");
-  if (!settings_.user.empty())
-    check(natsOptions_SetUserInfo(options_, settings_.user.c_str(), settings_.password.c_str()), "User");
-  if (!settings_.token.empty()) check(natsOptions_SetToken(options_, settings_.token.c_str()), "Token");
-  // libnats reads these files as it connects, and says so only once a server answers: a file
-  // that cannot be read is said now, as a setting that cannot work.
-  auto readable = [](const std::string& key, const std::string& path) {
-    std::string error;
-    if (!read_regular_file(path, kMaxKeyFile, &error)) throw std::runtime_error(key + ": " + error);
-  };
-  if (!settings_.credentials_file.empty()) {
-    readable("CredentialsFile", settings_.credentials_file);
-    check(natsOptions_SetUserCredentialsFromFiles(options_, settings_.credentials_file.c_str(), nullptr),
-          "CredentialsFile " + settings_.credentials_file);
-  }
-  if (!settings_.nkey_seed_file.empty()) {
-    readable("NKeySeedFile", settings_.nkey_seed_file);
-    check(natsOptions_SetNKeyFromSeed(options_, settings_.nkey.c_str(), settings_.nkey_seed_file.c_str()),
-          "NKeySeedFile " + settings_.nkey_seed_file);
-  }
-  // Certificates and keys through the same bounded reader (a FIFO named by mistake is an error at
-  // start, not a hang), handed to libnats as text.
-  auto contents = [](const std::string& key, const std::string& path) {
-    std::string error;
-    auto text = read_regular_file(path, kMaxKeyFile, &error);
-    if (!text) throw std::runtime_error(key + ": " + error);
-    return std::move(*text);
-  };
-  if (!settings_.ca_file.empty()) {
-    check(natsOptions_SetSecure(options_, true), "TLS");
-    check(natsOptions_SetCATrustedCertificates(options_, contents("CaFile", settings_.ca_file).c_str()),
-          "CaFile " + settings_.ca_file);
-  }
-  if (!settings_.certificate_file.empty()) {
-    const std::string chain = contents("CertificateFile", settings_.certificate_file);
-    const std::string key = contents("KeyFile", settings_.key_file);
-    check(natsOptions_SetCertificatesChain(options_, chain.c_str(), key.c_str()),
-          "CertificateFile " + settings_.certificate_file);
-  }
+  set_credentials(options_, settings_);
   // libnats' callback thread calls these: they only say what happened, or wake the keeper.
   check(natsOptions_SetDisconnectedCB(
             options_,
