@@ -23,9 +23,9 @@ threaded_units='Epochs.*:EventLoop*:RoutingTest.*:SlotList.*:FrameRing.*:DirectW
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_SANITIZE=thread \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_unit_tests mavswitchd mavswitch_cli
-  TSAN_OPTIONS="halt_on_error=1" MAVSWITCH_TEST_WORKERS=3 \
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" MAVSWITCH_TEST_WORKERS=3 \
     ctest --test-dir build-tsan -L e2e --output-on-failure --timeout 300 -j2
-  TSAN_OPTIONS="halt_on_error=1" build-tsan/tests/mavswitch_unit_tests --gtest_brief=1 --gtest_filter="$threaded_units"
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" build-tsan/tests/mavswitch_unit_tests --gtest_brief=1 --gtest_filter="$threaded_units"
 }
 
 # AddressSanitizer + UndefinedBehaviorSanitizer: the unit and interop tests, in the clang build

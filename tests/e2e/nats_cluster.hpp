@@ -21,7 +21,7 @@ class NatsCluster {
   bool ready() const noexcept { return ready_; }
   std::string url(size_t node) const;  // nats://127.0.0.1:PORT
   void kill(size_t node);              // a node that dies: SIGKILL, no goodbye
-  void restart(size_t node);           // a node killed comes back, on its ports (ready when it listens)
+  void restart(size_t node);           // a node killed comes back, on its ports (started, not waited for)
   void signal(size_t node, int sig);   // SIGSTOP: a node that hangs; SIGCONT: it goes on
   const std::string& log(size_t node);
 

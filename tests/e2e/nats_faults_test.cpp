@@ -113,6 +113,14 @@ class FakeNatsServer {
   std::thread thread_;
 };
 
+// A sanitizer's own memory (shadow, histories) grows with what it watches: resident memory says
+// something of the daemon's only in a plain build.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // CPU seconds the process has used, and its resident memory in KiB, from /proc.
 double cpu_seconds(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
@@ -219,7 +227,9 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   const double cpu = cpu_seconds(pid) - cpu_before;
   const uint64_t rss = resident_kib(pid);
   EXPECT_LT(cpu, 0.4) << "CPU seconds over 4 s";
-  EXPECT_LT(rss, rss_before + 2048) << "KiB resident, from " << rss_before;
+  if (!kSanitized) {
+    EXPECT_LT(rss, rss_before + 2048) << "KiB resident, from " << rss_before;
+  }
   EXPECT_NE(a.router->err().find("cannot connect"), std::string::npos) << a.router->err();
   // SIGTERM while an attempt waits on the silent server.
   ASSERT_TRUE(wait_until([&] { return server.connections() >= 3; }, 8000ms));
@@ -248,7 +258,9 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_GE(server.connections(), 2u);
-  EXPECT_LT(rss_max, rss_start + 4096) << "KiB resident at most, from " << rss_start;
+  if (!kSanitized) {
+    EXPECT_LT(rss_max, rss_start + 4096) << "KiB resident at most, from " << rss_start;
+  }
   const long ms = stop_ms(*a.router);
   EXPECT_GE(ms, 0) << "SIGTERM ignored";
   EXPECT_LT(ms, 2000);
@@ -256,10 +268,11 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
             << server.connections() << " connections, RSS " << rss_start << " -> at most " << rss_max << " KiB\n";
 }
 
-// Every server of the cluster dies for 3 s and comes back while a vehicle streams a frame a
-// millisecond, its router holding only 4 KiB meanwhile (ReconnectBuffer): each frame sent either
-// reaches the ground station or is counted lost by its router's fabric link, by the vehicle's
-// sequence numbers and, across the outage, its pace (3,000 frames are eleven wraps of 256).
+// Every server of the cluster dies for about a second and comes back while a vehicle streams a
+// frame a millisecond, its router holding only 4 KiB meanwhile (ReconnectBuffer): each frame sent
+// either reaches the ground station or is counted lost by its router's fabric link, by the
+// vehicle's sequence numbers and, across the outage, its pace (about 1,000 frames: several wraps
+// of 256). The kill comes 1,500 frames in, so the pace is the vehicle's steady one.
 TEST_F(Fabric, FramesLostInATotalOutageAreCounted) {
   NatsCluster cluster(1);
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);
@@ -274,9 +287,9 @@ TEST_F(Fabric, FramesLostInATotalOutageAreCounted) {
   const auto start = std::chrono::steady_clock::now();
   for (; sent < 40000 && after < 1000 && std::chrono::steady_clock::now() - start < 30s; ++sent) {
     a.send(attitude(1, 50, sent, static_cast<uint8_t>(sent)));
-    if (sent == 300) cluster.kill(0);
-    if (sent == 3300) cluster.restart(0);
-    if (sent > 3300 && !back && sent % 20 == 0)
+    if (sent == 1500) cluster.kill(0);
+    if (sent == 2300) cluster.restart(0);
+    if (sent > 2300 && !back && sent % 20 == 0)
       back = a.router->err().rfind("reconnected") > a.router->err().rfind("disconnected") &&
              b.router->err().rfind("reconnected") > b.router->err().rfind("disconnected");
     after += back;
@@ -293,7 +306,7 @@ TEST_F(Fabric, FramesLostInATotalOutageAreCounted) {
   const uint64_t dropped = fabric_count(http_a, "link_down") + fabric_count(http_a, "queue_full");
   std::cout << "[ figures  ] " << sent << " sent, " << got.size() << " arrived, " << lost
             << " counted lost by the ground station's router, " << dropped << " dropped by the vehicle's\n";
-  EXPECT_GT(dropped, 1000u) << "the outage outlasted what ReconnectBuffer holds";
+  EXPECT_GT(dropped, 300u) << "the outage outlasted what ReconnectBuffer holds";
   // Every frame arrived or was counted lost, never a wrap of 256 off; frames held in ReconnectBuffer
   // that arrive after newer ones may be counted lost as well (4 KiB: about 60 frames).
   EXPECT_NEAR(double(got.size() + lost), double(sent - got.front()), 64) << "every frame arrived or was counted lost";
