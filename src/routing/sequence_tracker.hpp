@@ -9,7 +9,8 @@
 // before the outage, and the first gap after it is counted by the source's pace since the anchor
 // (a mean over 256 frames), rounded to the count that ends on the sequence number that came. A
 // frame held back across the outage that comes after newer ones cannot be told from one far
-// ahead: such frames may be counted as lost as well (a few dozen, never a wrap).
+// ahead: such frames may be counted as lost as well (a few dozen). A pace that changed during
+// the outage (a busy machine) makes the count a wrap off.
 #pragma once
 
 #include <algorithm>
