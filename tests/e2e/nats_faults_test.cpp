@@ -222,7 +222,7 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   const uint64_t rss_before = resident_kib(pid);
   const auto start = std::chrono::steady_clock::now();
   // Over four seconds: at least one more attempt, each given up.
-  ASSERT_TRUE(wait_until([&] { return server.connections() >= 2; }, 8000ms)) << a.router->err();
+  ASSERT_TRUE(wait_until([&] { return server.connections() >= 2; }, 15000ms)) << a.router->err();
   while (std::chrono::steady_clock::now() - start < 4s) std::this_thread::sleep_for(100ms);
   const double cpu = cpu_seconds(pid) - cpu_before;
   const uint64_t rss = resident_kib(pid);
@@ -232,7 +232,7 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   }
   EXPECT_NE(a.router->err().find("cannot connect"), std::string::npos) << a.router->err();
   // SIGTERM while an attempt waits on the silent server.
-  ASSERT_TRUE(wait_until([&] { return server.connections() >= 3; }, 8000ms));
+  ASSERT_TRUE(wait_until([&] { return server.connections() >= 3; }, 15000ms));
   const long ms = stop_ms(*a.router);
   EXPECT_GE(ms, 0) << "SIGTERM ignored";
   EXPECT_LT(ms, 2000);
@@ -257,7 +257,9 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
     rss_max = std::max(rss_max, resident_kib(a.router->pid()));
     std::this_thread::sleep_for(50ms);
   }
-  EXPECT_GE(server.connections(), 2u);
+  // The server is tried again (2 s after the first close, 4 s after the second): on a busy machine
+  // that may come after the window.
+  EXPECT_TRUE(wait_until([&] { return server.connections() >= 2; }, 10000ms)) << a.router->err();
   if (!kSanitized) {
     EXPECT_LT(rss_max, rss_start + 4096) << "KiB resident at most, from " << rss_start;
   }
