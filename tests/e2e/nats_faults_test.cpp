@@ -114,7 +114,9 @@ class FakeNatsServer {
 };
 
 // A sanitizer's own memory (shadow, histories) grows with what it watches: resident memory says
-// something of the daemon's only in a plain build.
+// something of the daemon's only in a plain build. Under TSan the daemon also takes about a
+// second to stop (5 ms in a plain build), more on a busy machine: the 2 s bound is a plain
+// build's.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #else
@@ -235,7 +237,7 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   ASSERT_TRUE(wait_until([&] { return server.connections() >= 3; }, 15000ms));
   const long ms = stop_ms(*a.router);
   EXPECT_GE(ms, 0) << "SIGTERM ignored";
-  EXPECT_LT(ms, 2000);
+  EXPECT_LT(ms, kSanitized ? 5000 : 2000) << "ms from SIGTERM to exit";
   std::cout << "[ figures  ] silent server: " << server.connections() << " attempts, " << cpu << " CPU s over 4 s, RSS "
             << rss_before << " -> " << rss << " KiB, stopped in " << ms << " ms\n";
 }
@@ -265,7 +267,7 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
   }
   const long ms = stop_ms(*a.router);
   EXPECT_GE(ms, 0) << "SIGTERM ignored";
-  EXPECT_LT(ms, 2000);
+  EXPECT_LT(ms, kSanitized ? 5000 : 2000) << "ms from SIGTERM to exit";
   std::cout << "[ figures  ] huge message: " << server.payload_sent() / 1024 << " KiB streamed over "
             << server.connections() << " connections, RSS " << rss_start << " -> at most " << rss_max << " KiB\n";
 }
