@@ -48,8 +48,9 @@ natsConnection* FabricLink::use(natsConnection* connection) {
   connection_ = connection;
   if (connection_ != nullptr) {
     for (const auto& s : settings_.subscribe) subscribe(settings_.prefix + "." + s);
-    for (unsigned sys = 0; sys < interest_.size(); ++sys) {
-      if (interest_.test(sys)) subscribe(interest_subject(settings_.prefix, static_cast<uint8_t>(sys)));
+    for (unsigned sys = 0; sys < published_at_.size(); ++sys) {
+      if (published_at_[sys] != kNeverPublished)
+        subscribe(interest_subject(settings_.prefix, static_cast<uint8_t>(sys)));
     }
   }
   return old;
@@ -127,11 +128,10 @@ void FabricLink::received(std::span<const uint8_t> message, const char* origin) 
 void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::deliver");
   // A frame from a system behind this router: what targets that system is asked for now.
-  published_at_[frame.sysid()] = router_.event_loop().now();
-  if (!interest_.test(frame.sysid())) {
-    interest_.set(frame.sysid());
-    if (connection_ != nullptr) subscribe(interest_subject(settings_.prefix, frame.sysid()));
-  }
+  routing::Millis& published = published_at_[frame.sysid()];
+  if (published == kNeverPublished && connection_ != nullptr)
+    subscribe(interest_subject(settings_.prefix, frame.sysid()));
+  published = router_.event_loop().now();
   if (connection_ == nullptr) {
     ++counters_.dropped_down;
     return;

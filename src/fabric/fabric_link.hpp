@@ -18,7 +18,6 @@
 #pragma once
 
 #include <array>
-#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -88,9 +87,9 @@ class FabricLink final : public LocalLink {
   transport::LinkCounters counters_;
   __natsConnection* connection_ = nullptr;
   std::vector<Subscription> subscriptions_;
-  std::bitset<256> interest_;  // systems whose frames it published
-  // When it last published a frame of each system: a frame of one of these is local, not the
-  // fabric's, until the route timeout has passed without one.
+  // When it last published a frame of each system (the systems behind it: its interest, asked
+  // for on every connection); a frame of one of these is local, not the fabric's, until the
+  // route timeout has passed without one.
   std::array<routing::Millis, 256> published_at_{};
   std::string origin_;   // PREFIX.origin.ID: the reply subject of everything it publishes
   std::string subject_;  // the subject being published on; its storage reused

@@ -191,7 +191,7 @@ void NatsEndpoint::keep_connected() {
   bool fleet_pending = false;  // FleetState: the stream not made yet on this connection
   for (bool first = true;; first = false) {
     keeper_wake_.wait(lock, [&] { return stopping_ || closed_ || fleet_pending; });
-    // A server that sent an oversized message is tried again later each time (2 s, 4 s, ... 8 min).
+    // A server that sent an oversized message is tried again later each time (4 s, 8 s, ... 512 s).
     const int oversized = std::min(drive_->oversized_in_row.load(std::memory_order_relaxed), 8);
     if (!first && keeper_wake_.wait_for(lock, kRetry * (1 << oversized), [&] { return stopping_; })) return;
     if (stopping_) return;

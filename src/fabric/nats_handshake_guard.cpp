@@ -89,11 +89,6 @@ void HandshakeGuard::end() {
 
 void HandshakeGuard::wake() { wake_.notify_all(); }
 
-uint64_t HandshakeGuard::handshakes_cut() const {
-  std::lock_guard lock(mutex_);
-  return cut_;
-}
-
 void HandshakeGuard::watch() {
   std::unique_lock lock(mutex_);
   while (!quit_) {
@@ -117,7 +112,6 @@ void HandshakeGuard::cut_slow_handshakes(std::chrono::steady_clock::time_point n
     before = before_;
   }
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> still;
-  uint64_t cut = 0;
   each_stream_socket([&](int fd, uint64_t inode) {
     if (before.contains(inode)) return;
     const uint16_t port = peer_port(fd);
@@ -127,14 +121,11 @@ void HandshakeGuard::cut_slow_handshakes(std::chrono::steady_clock::time_point n
     const auto since = it != seen_.end() ? it->second : now;
     if (all || now - since >= kHandshake) {
       ::shutdown(fd, SHUT_RDWR);
-      ++cut;
     } else {
       still.emplace_back(inode, since);
     }
   });
   seen_ = std::move(still);
-  std::lock_guard lock(mutex_);
-  cut_ += cut;
 }
 
 }  // namespace mavswitch::daemon

@@ -41,7 +41,6 @@ class HandshakeGuard {
   void end();
   // Wakes the guard to look at once (the endpoint is stopping).
   void wake();
-  uint64_t handshakes_cut() const;
 
  private:
   void watch();
@@ -56,7 +55,6 @@ class HandshakeGuard {
   std::set<uint64_t> before_;  // under mutex_: the sockets (inodes) there when it began
   // The guard thread's: sockets seen connected to a server since, and when first seen.
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> seen_;
-  uint64_t cut_ = 0;  // under mutex_
   std::thread thread_;
 };
 

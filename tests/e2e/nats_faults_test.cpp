@@ -251,7 +251,7 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
   Site a(dir, "a", "Url = " + server.url() + "\n");
   ASSERT_TRUE(wait_until([&] { return a.router->err().find("too large") != std::string::npos; }, 10000ms))
       << a.router->err() << server.payload_sent() << " bytes sent";
-  // Over 5 s the server is tried again (2 s later, then 4 s) and sends the same; memory stays put.
+  // Over 5 s the server is tried again (4 s after the first close) and sends the same; memory stays put.
   const uint64_t rss_start = resident_kib(a.router->pid());
   const auto start = std::chrono::steady_clock::now();
   uint64_t rss_max = 0;
@@ -259,7 +259,7 @@ TEST(FabricFaults, AServerThatAnnouncesAHugeMessageIsCutOff) {
     rss_max = std::max(rss_max, resident_kib(a.router->pid()));
     std::this_thread::sleep_for(50ms);
   }
-  // The server is tried again (2 s after the first close, 4 s after the second): on a busy machine
+  // The server is tried again (4 s after the first close, 8 s after the second): on a busy machine
   // that may come after the window.
   EXPECT_TRUE(wait_until([&] { return server.connections() >= 2; }, 10000ms)) << a.router->err();
   if (!kSanitized) {
