@@ -1,21 +1,26 @@
 // The INI configuration reader on arbitrary text, as a config file gives it and as the HTTP
-// API's POST /api/v1/endpoints does (a section as text, or as a JSON object turned into one).
+// API's POST /api/v1/endpoints does (INI text, or a JSON object read as one section).
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "config/config.hpp"
 #include "window/http_api.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mavswitch::daemon::Config config;
-  std::string text, error;
-  if (!mavswitch::daemon::section_text_of(std::string(reinterpret_cast<const char*>(data), size), &text, &error))
-    return 0;
+  namespace daemon = mavswitch::daemon;
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  daemon::Config config;
   try {
-    mavswitch::daemon::load_config_text(text, "fuzz.conf", config);
-    mavswitch::daemon::finish_config(config);
-  } catch (const mavswitch::daemon::ConfigError&) {
+    if (daemon::is_json(body)) {
+      std::string error;
+      const auto section = daemon::section_of(body, &error);
+      if (!section) return 0;
+      daemon::load_config_section(*section, "fuzz.json", config);
+    } else {
+      daemon::load_config_text(body, "fuzz.conf", config);
+    }
+    daemon::finish_config(config);
+  } catch (const daemon::ConfigError&) {
   }
   return 0;
 }
