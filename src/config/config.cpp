@@ -41,7 +41,7 @@ EndpointConfig& foreign_for(std::vector<EndpointConfig>& list, const std::string
   }
   EndpointConfig e;
   e.spec.name = name;
-  e.spec.max_peers = 8;
+  e.spec.max_peers = 1024;  // as a TCP server: a client costs its queue, not a thread
   e.websocket_path = "/mavlink/" + name;
   e.section_type = type;
   e.source = w.text();
@@ -320,8 +320,6 @@ void finish_config(Config& config) {
     if (e.nats.urls.empty()) throw ConfigError(e.spec.name + " (" + e.source + "): Url is required");
   }
   const GeneralConfig& g = config.general;
-  config.http.websocket_clients = 0;
-  for (const auto& w : config.websockets) config.http.websocket_clients += w.spec.max_peers;
   if (g.log_telemetry && g.log_dir.empty())
     config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
 }

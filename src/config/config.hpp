@@ -66,7 +66,6 @@ struct HttpConfig {
   std::string token_file;         // TokenFile: the bearer token; mode 600 or stricter
   std::string certificate;        // Certificate: PEM with the key; set: HTTPS only
   bool metrics_per_link = false;  // MetricsPerLink: series per link as well as per endpoint
-  size_t websocket_clients = 0;   // over every [WebSocketEndpoint]'s MaxClients (threads to keep)
   std::string source = "[Http]";  // where the port was set, for errors
 };
 

@@ -1,14 +1,13 @@
 #include "tools/api_client.hpp"
 
-#include <civetweb.h>
+#include <curl/curl.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <sstream>
-
-#include "tools/tls_tunnel.hpp"
 
 namespace mavswitch::tools {
 namespace {
@@ -54,42 +53,57 @@ bool parse_url(const std::string& url, Where* w, std::string* error) {
 ApiReply api_call(const ApiTarget& target, const std::string& method, const std::string& path,
                   const std::string& body) {
   static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_DEFAULT); });
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   ApiReply reply;
   Where w;
   if (!parse_url(target.url, &w, &reply.error)) return reply;
-  char error[256] = "";
-  mg_connection* conn = nullptr;
-  std::unique_ptr<TlsTunnel> tunnel;
-  if (w.tls) {  // always verified: a token must not go to whoever answers
-    try {
-      tunnel = std::make_unique<TlsTunnel>(w.host, w.port, target.ca_file);
-    } catch (const std::runtime_error& e) {
-      reply.error = "cannot reach the router at " + target.url + ": " + e.what();
-      return reply;
-    }
-    conn = mg_connect_client("127.0.0.1", tunnel->port(), 0, error, sizeof error);
-  } else {
-    conn = mg_connect_client(w.host.c_str(), w.port, 0, error, sizeof error);
-  }
-  if (conn == nullptr) {
-    reply.error = "cannot reach the router at " + target.url + ": " + error;
+  const bool v6 = w.host.find(':') != std::string::npos;
+  const std::string url =
+      fmt::format("{}://{}:{}{}", w.tls ? "https" : "http", v6 ? "[" + w.host + "]" : w.host, w.port, path);
+  const std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) {
+    reply.error = "libcurl could not start a request";
     return reply;
   }
-  std::string request = method + " " + path + " HTTP/1.1\r\nHost: " + w.host + "\r\nConnection: close\r\n";
-  if (!target.token.empty()) request += "Authorization: Bearer " + target.token + "\r\n";
-  request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  mg_write(conn, request.data(), request.size());
-  constexpr int kTimeoutMs = 10'000;
-  if (mg_get_response(conn, error, sizeof error, kTimeoutMs) < 0) {
-    reply.error = "no answer from " + target.url + ": " + error;
-    mg_close_connection(conn);
+  curl_slist* headers = nullptr;
+  const std::string bearer = "Authorization: Bearer " + target.token;
+  if (!target.token.empty()) headers = curl_slist_append(headers, bearer.c_str());
+  headers = curl_slist_append(headers, "Expect:");  // the body goes with the request, not after a 100
+  const std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
+  CURL* c = curl.get();
+  char error[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5'000L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10'000L);
+  // Always verified: a token must not go to whoever answers.
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2);
+  if (!target.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, target.ca_file.c_str());
+  if (!body.empty() || method == "POST" || method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply.body);
+  curl_easy_setopt(
+      c, CURLOPT_WRITEFUNCTION, +[](char* data, size_t size, size_t n, void* out) {
+        static_cast<std::string*>(out)->append(data, size * n);
+        return size * n;
+      });
+  if (const CURLcode code = curl_easy_perform(c); code != CURLE_OK) {
+    reply.error =
+        "cannot reach the router at " + target.url + ": " + (error[0] != 0 ? error : curl_easy_strerror(code));
+    reply.body.clear();
     return reply;
   }
-  reply.status = mg_get_response_info(conn)->status_code;
-  char buf[16384];
-  for (int n; (n = mg_read(conn, buf, sizeof buf)) > 0;) reply.body.append(buf, static_cast<size_t>(n));
-  mg_close_connection(conn);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  reply.status = static_cast<int>(status);
   return reply;
 }
 

@@ -1,5 +1,5 @@
 // The `mavswitch` tool's side of the daemon's HTTP API: one request, one answer, through
-// civetweb's client (the library the daemon serves with).
+// libcurl (certificates checked).
 #pragma once
 
 #include <string>

@@ -1,23 +1,25 @@
 #include "window/foreign_link.hpp"
 
-#include <cassert>
-
 namespace mavswitch::daemon {
 
-ForeignLink::ForeignLink(Router& router, std::string name, size_t max_queued_frames)
-    : router_(router), name_(std::move(name)), max_queued_frames_(max_queued_frames), parser_(router.routing_table()) {}
+ForeignLink::ForeignLink(Router& router, std::string name, size_t max_queued_frames, std::function<void()> wake)
+    : router_(router),
+      name_(std::move(name)),
+      max_queued_frames_(max_queued_frames),
+      wake_(std::move(wake)),
+      parser_(router.routing_table()) {}
 
-ForeignLink::~ForeignLink() { assert(!writer_.joinable() && "close() before the link goes"); }
+ForeignLink::~ForeignLink() = default;
 
 void ForeignLink::start(std::shared_ptr<const routing::LinkPolicy> policy) {
   router_.run_on_loop([&] { id_ = router_.attach_local(*this, std::move(policy)); });
-  writer_ = std::thread([self = shared_from_this()] { self->write_loop(); });
 }
 
 void ForeignLink::received(std::span<const uint8_t> bytes) {
   bool post = false;
   {
     std::lock_guard lock(mutex_);
+    if (closing_) return;
     if (input_.size() + bytes.size() > kMaxPendingInput) {
       ++input_dropped_;
       return;
@@ -30,16 +32,30 @@ void ForeignLink::received(std::span<const uint8_t> bytes) {
 }
 
 void ForeignLink::deliver(const protocol::FrameView&, std::span<const uint8_t> bytes) {
+  bool was_empty = false;
   {
     std::lock_guard lock(mutex_);
     if (closing_ || output_.size() >= max_queued_frames_) {
       ++counters_.dropped_queue_full;
       return;
     }
+    was_empty = output_.empty();
     output_.emplace_back(bytes.begin(), bytes.end());
     queued_bytes_ += bytes.size();
   }
-  wake_.notify_one();
+  if (was_empty) wake_();
+}
+
+void ForeignLink::take(Frames& out) {
+  std::lock_guard lock(mutex_);
+  out.swap(output_);
+  queued_bytes_ = 0;
+}
+
+void ForeignLink::count_sent(uint64_t frames, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  counters_.frames_out += frames;
+  counters_.bytes_out += bytes;
 }
 
 void ForeignLink::close() {
@@ -47,9 +63,9 @@ void ForeignLink::close() {
     std::lock_guard lock(mutex_);
     if (closing_) return;
     closing_ = true;
+    output_.clear();
+    queued_bytes_ = 0;
   }
-  wake_.notify_one();
-  if (writer_.joinable()) writer_.join();
   try {
     router_.run_on_loop([&] {
       if (id_ != routing::kNoLink) router_.detach_local(id_);
@@ -83,30 +99,6 @@ void ForeignLink::route_input() {
   counters_.frames_in += frames;
   counters_.bytes_in += bytes.size();
   parser_stats_ = parser_.stats();
-}
-
-void ForeignLink::write_loop() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    wake_.wait(lock, [&] { return closing_ || !output_.empty(); });
-    if (closing_) return;
-    std::deque<std::vector<uint8_t>> batch;
-    batch.swap(output_);
-    queued_bytes_ = 0;
-    lock.unlock();
-    uint64_t frames = 0, bytes = 0;
-    bool failed = false;
-    for (const auto& f : batch) {
-      failed = write(f) == Written::kGone;
-      if (failed) break;
-      ++frames;
-      bytes += f.size();
-    }
-    lock.lock();
-    counters_.frames_out += frames;
-    counters_.bytes_out += bytes;
-    if (failed) return;  // the peer is going: close() follows
-  }
 }
 
 }  // namespace mavswitch::daemon

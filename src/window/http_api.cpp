@@ -113,23 +113,24 @@ RouterSnapshot HttpApi::snapshot() {
   return s;
 }
 
-bool HttpApi::admits_websocket(const HttpRequest& request) const {
+int HttpApi::admits_websocket(const HttpRequest& request) const {
   if (!options_.token.empty()) {
-    if (token_matches(request)) return true;
+    if (token_matches(request)) return 0;
     constexpr std::string_view kParam = "token=";
     for (size_t at = 0; at < request.query.size();) {
       const size_t end = std::min(request.query.find('&', at), request.query.size());
       const std::string_view item = std::string_view(request.query).substr(at, end - at);
       if (item.starts_with(kParam) && item.size() - kParam.size() == options_.token.size() &&
           CRYPTO_memcmp(item.data() + kParam.size(), options_.token.data(), options_.token.size()) == 0)
-        return true;
+        return 0;
       at = end + 1;
     }
-    return false;
+    return 401;
   }
-  if (!options_.loopback_listener) return false;
-  return request.origin.empty() || request.origin == "http://" + request.host ||
-         request.origin == "https://" + request.host;
+  if (!options_.loopback_listener) return 403;
+  const bool same_origin = request.origin.empty() || request.origin == "http://" + request.host ||
+                           request.origin == "https://" + request.host;
+  return same_origin ? 0 : 403;
 }
 
 HttpResponse HttpApi::handle(const HttpRequest& request) {

@@ -38,8 +38,9 @@ class HttpApi {
   // Who may open a MAVLink WebSocket (a link that can command the vehicle): with a TokenFile,
   // whoever gives the token (Authorization: Bearer, or ?token= from a browser); without one,
   // pages of this server and programs (no Origin) on a loopback listener only, so that another
-  // site's page in the operator's browser cannot reach the vehicle.
-  bool admits_websocket(const HttpRequest& request) const;
+  // site's page in the operator's browser cannot reach the vehicle. 0: let in; else the HTTP
+  // status that refuses it (401: no token; 403: an origin or listener it may not come from).
+  int admits_websocket(const HttpRequest& request) const;
 
  private:
   bool token_matches(const HttpRequest& request) const;

@@ -1,193 +1,484 @@
 #include "window/http_server.hpp"
 
-#include <civetweb.h>
 #include <fmt/format.h>
+#include <libwebsockets.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
+#include <unordered_map>
 
-#include "window/tls_front.hpp"
+#include "base/file_read.hpp"
+#include "base/log.hpp"
+#include "transport/socket_address.hpp"
 #include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 namespace {
 
-// civetweb's library state: set up once per process, before the first server.
-void init_library_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_WEBSOCKET); });
+constexpr size_t kMaxPem = 1 << 20;   // a certificate chain and its key are a few KiB
+constexpr size_t kChunk = 16 * 1024;  // of a response body, per writable turn
+constexpr int kFramesPerTurn = 64;    // WebSocket messages per writable turn: others get theirs
+
+// libwebsockets says why it failed (a port in use) only in its log: the last error line, kept
+// for the exception, and the rest at debug level.
+std::mutex lws_error_mutex;
+std::string lws_last_error;
+
+void lws_log_line(int level, const char* line) {
+  std::string text(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (const auto at = text.find(": "); at != std::string::npos && at < 40) text.erase(0, at + 2);  // its timestamp
+  if (level & LLL_ERR) {
+    std::lock_guard lock(lws_error_mutex);
+    lws_last_error = text;
+  }
+  log::debug("libwebsockets: {}", text);
 }
 
-HttpRequest request_of(const mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
+std::string tls_error(const std::string& fallback) {
+  std::string text;
+  for (unsigned long e; (e = ERR_get_error()) != 0;) {
+    char line[256];
+    ERR_error_string_n(e, line, sizeof line);
+    text += (text.empty() ? "" : "; ") + std::string(line);
+  }
+  return text.empty() ? fallback : text;
+}
+
+// The certificate chain and key are checked here, read by the bounded reader (a FIFO or a
+// device named by mistake is an error at start, never a hang), so that a bad file gets a
+// clear error; libwebsockets then loads the same file.
+void check_certificate(const std::string& pem) {
+  std::string error;
+  const auto text = read_regular_file(pem, kMaxPem, &error);
+  if (!text) throw std::runtime_error("Certificate: " + error);
+  const auto fail = [&] {
+    return std::runtime_error("Certificate: " + pem + ": " + tls_error("no certificate and key in it"));
+  };
+  const std::unique_ptr<BIO, decltype(&BIO_free)> in(BIO_new_mem_buf(text->data(), int(text->size())), BIO_free);
+  const std::unique_ptr<X509, decltype(&X509_free)> leaf(
+      in ? PEM_read_bio_X509_AUX(in.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
+  if (!leaf) throw fail();
+  ERR_clear_error();
+  BIO_reset(in.get());
+  const std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  if (!key || X509_check_private_key(leaf.get(), key.get()) != 1) throw fail();
+}
+
+std::string header(lws* wsi, lws_token_indexes token) {
+  const int n = lws_hdr_total_length(wsi, token);
+  if (n <= 0) return "";
+  std::string text(static_cast<size_t>(n) + 1, '\0');
+  const int copied = lws_hdr_copy(wsi, text.data(), n + 1, token);
+  text.resize(copied > 0 ? static_cast<size_t>(copied) : 0);
+  return text;
+}
+
+// The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
+std::string query_of(lws* wsi) {
+  std::string query;
+  char part[1024];
+  for (int i = 0; i < 64; ++i) {
+    const int n = lws_hdr_copy_fragment(wsi, part, sizeof part, WSI_TOKEN_HTTP_URI_ARGS, i);
+    if (n < 0) break;
+    if (!query.empty()) query += '&';
+    query.append(part, static_cast<size_t>(n));
+  }
+  return query;
+}
+
+HttpRequest request_of(lws* wsi) {
+  static constexpr std::pair<lws_token_indexes, const char*> kMethods[] = {
+      {WSI_TOKEN_GET_URI, "GET"},        {WSI_TOKEN_POST_URI, "POST"},   {WSI_TOKEN_PUT_URI, "PUT"},
+      {WSI_TOKEN_DELETE_URI, "DELETE"},  {WSI_TOKEN_PATCH_URI, "PATCH"}, {WSI_TOKEN_HEAD_URI, "HEAD"},
+      {WSI_TOKEN_OPTIONS_URI, "OPTIONS"}};
   HttpRequest request;
-  request.method = info->request_method ? info->request_method : "";
-  request.path = info->local_uri ? info->local_uri : "";
-  if (info->query_string) request.query = info->query_string;
-  if (const char* v = mg_get_header(conn, "Authorization")) request.authorization = v;
-  if (const char* v = mg_get_header(conn, "Origin")) request.origin = v;
-  if (const char* v = mg_get_header(conn, "Host")) request.host = v;
+  for (const auto& [token, name] : kMethods) {
+    if (lws_hdr_total_length(wsi, token) > 0) {
+      request.method = name;
+      request.path = header(wsi, token);
+      break;
+    }
+  }
+  request.query = query_of(wsi);
+  request.authorization = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+  request.origin = header(wsi, WSI_TOKEN_ORIGIN);
+  request.host = header(wsi, WSI_TOKEN_HOST);
   return request;
 }
 
-std::string peer_of(const mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  return std::string(info->remote_addr) + ":" + std::to_string(info->remote_port);
+std::string peer_of(lws* wsi) {
+  transport::SocketAddress peer;
+  socklen_t len = sizeof(sockaddr_storage);
+  if (::getpeername(lws_get_socket_fd(wsi), peer.get_mut(), &len) != 0) return "?";
+  peer.set_size(len);
+  return peer.to_string();
 }
 
-// A handler that fails (the router stopping under it) answers 503 rather than no answer.
-HttpResponse answer(const HttpServer::Handler& handler, const HttpRequest& request) {
-  try {
-    return handler(request);
-  } catch (const std::exception& e) {
-    return {503, "text/plain", std::string(e.what()) + "\n"};
+const char* reason_of(int status) {
+  switch (status) {
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 503: return "Service Unavailable";
+    default: return "";
   }
 }
+
+// One connection: an HTTP request being read or answered, an event stream, or a WebSocket
+// client. The window's thread only, but `wants_write`, which the router's thread sets.
+struct Session {
+  HttpRequest request;
+  size_t body_expected = 0;
+  std::string out;  // what is left to send of a response (headers already sent)
+  size_t out_at = 0;
+  bool close_after = false;  // the connection ends with this response
+  std::function<std::string()> next_event;
+  int event_period_ms = 1000;
+  WebSocketEndpoint* endpoint = nullptr;
+  std::shared_ptr<ForeignLink> client;
+  ForeignLink::Frames pending;  // taken from the client's queue, not written yet
+  std::atomic<bool> wants_write{false};
+};
 
 }  // namespace
 
-HttpServer::HttpServer(const HttpConfig& config, Handler handler)
-    : handler_(std::move(handler)), tls_(!config.certificate.empty()), address_(config.address) {
-  init_library_once();
-  const bool v6 = config.address.find(':') != std::string::npos;
-  // With a certificate, civetweb serves a private loopback port and the TLS front the real one.
-  const std::string where =
-      tls_ ? "127.0.0.1:0" : (v6 ? "[" + config.address + "]" : config.address) + ":" + std::to_string(config.port);
-  // Threads: four for requests, the event streams' (kMaxStreams), and one per WebSocket client
-  // (civetweb reads each on a thread of its own).
-  const std::string threads = std::to_string(4 + kMaxStreams + config.websocket_clients);
-  std::vector<const char*> options = {"listening_ports",
-                                      where.c_str(),
-                                      "num_threads",
-                                      threads.c_str(),
-                                      "request_timeout_ms",
-                                      "10000",
-                                      "enable_websocket_ping_pong",
-                                      "yes"};
-  options.push_back(nullptr);
-  // The front before civetweb's threads: they read front_ (never null when tls_), so a request
-  // can never find it unset.
-  if (tls_) front_ = std::make_unique<TlsFront>(config.address, config.port, config.certificate, std::stoi(threads));
-  mg_callbacks callbacks{};
-  callbacks.log_message = [](const mg_connection*, const char*) { return 1; };  // said once, by the error below
-  mg_init_data init{&callbacks, this, options.data()};
-  char text[256] = "";
-  unsigned code = 0;
-  mg_error_data error{&code, text, sizeof text};
-  context_ = mg_start2(&init, &error);
-  if (context_ == nullptr) throw std::runtime_error(fmt::format("cannot listen on {}: {}", where, text));
-  mg_set_request_handler(context_, "/", &HttpServer::on_request, this);
-  mg_server_port ports[2]{};
-  if (mg_get_server_ports(context_, 2, ports) > 0) port_ = static_cast<uint16_t>(ports[0].port);
-  if (front_) {
-    front_->start(port_);
-    port_ = front_->port();
+struct HttpServer::Window {
+  Handler handler;
+  Admit admit;
+  std::vector<WebSocketEndpoint*> websockets;
+  bool tls = false;
+  std::string address;
+  uint16_t port = 0;
+  lws_context* context = nullptr;
+  lws_retry_bo_t idle{};
+  lws_protocols protocols[2]{};
+  std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
+  int streams = 0;                                              // the window's thread
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> wake_pending{false};
+  std::thread thread;
+  std::thread::id owner;
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
+
+  static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len);
+  int on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len);
+  Session& session(lws* wsi) {
+    auto& s = sessions[wsi];
+    if (!s) s = std::make_unique<Session>();
+    return *s;
   }
+  void assert_owner() const {
+    if (owner != std::thread::id() && std::this_thread::get_id() != owner)
+      throw std::logic_error("http: called off the window's thread");
+  }
+  // Any thread (the router's): a client has frames to write.
+  void wake() {
+    if (!wake_pending.exchange(true)) lws_cancel_service(context);
+  }
+  int answer(lws* wsi, Session& s);
+  int respond(lws* wsi, Session& s, HttpResponse r);
+  int write_http(lws* wsi, Session& s);
+  int refuse_upgrade(lws* wsi, int status, const std::string& why);
+  int write_frames(lws* wsi, Session& s);
+  void forget(lws* wsi);
+};
+
+int HttpServer::Window::callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len) {
+  auto* window = static_cast<Window*>(lws_context_user(lws_get_context(wsi)));
+  if (window == nullptr) return lws_callback_http_dummy(wsi, reason, user, in, len);
+  return window->on_event(wsi, reason, in, len);
+}
+
+int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len) {
+  switch (reason) {
+    case LWS_CALLBACK_HTTP: {
+      assert_owner();
+      Session& s = session(wsi);
+      s.request = request_of(wsi);
+      s.request.path = in != nullptr ? static_cast<const char*>(in) : s.request.path;
+      s.out.clear(), s.out_at = 0, s.close_after = false;
+      if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+        s.close_after = true;
+        return respond(wsi, s, {411, "text/plain", "a request body needs a Content-Length\n"});
+      }
+      const std::string length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+      const unsigned long long body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
+      if (body > kMaxBody) {
+        s.close_after = true;  // what it would go on sending is not read
+        return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
+      }
+      s.body_expected = body;
+      if (body == 0) return answer(wsi, s);
+      lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kRequestSeconds);
+      return 0;
+    }
+    case LWS_CALLBACK_HTTP_BODY: {
+      Session& s = session(wsi);
+      if (s.request.body.size() + len > s.body_expected) return -1;  // more than it said
+      s.request.body.append(static_cast<const char*>(in), len);
+      return 0;
+    }
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+      lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+      return answer(wsi, session(wsi));
+    case LWS_CALLBACK_HTTP_WRITEABLE: return write_http(wsi, session(wsi));
+    case LWS_CALLBACK_TIMER: {  // an event stream's next event
+      Session& s = session(wsi);
+      if (!s.next_event || stopping) return -1;
+      if (s.out_at == s.out.size()) {  // a client still reading the last one skips this one
+        try {
+          s.out = "data: " + s.next_event() + "\n\n";
+        } catch (const std::exception&) {
+          return -1;  // the router is stopping
+        }
+        s.out_at = 0;
+        lws_callback_on_writable(wsi);
+      }
+      lws_set_timer_usecs(wsi, static_cast<lws_usec_t>(s.event_period_ms) * 1000);
+      return 0;
+    }
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: {
+      if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
+      Session& s = session(wsi);
+      s.request = request_of(wsi);
+      const auto it = std::find_if(websockets.begin(), websockets.end(),
+                                   [&](const WebSocketEndpoint* e) { return e->path() == s.request.path; });
+      if (it == websockets.end()) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
+      if (const int status = admit(s.request); status != 0)
+        return refuse_upgrade(wsi, status,
+                              status == 401 ? "this WebSocket endpoint needs the bearer token\n"
+                                            : "this origin may not open the WebSocket endpoint\n");
+      if (!(*it)->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
+      s.endpoint = *it;
+      return 0;
+    }
+    case LWS_CALLBACK_ESTABLISHED: {
+      Session& s = session(wsi);
+      if (s.endpoint == nullptr) return -1;
+      Session* target = &s;  // lives until the client is closed (forget), after which no wake comes
+      s.client = s.endpoint->open(peer_of(wsi), [this, target] {
+        target->wants_write.store(true);
+        wake();
+      });
+      return s.client ? 0 : -1;
+    }
+    case LWS_CALLBACK_RECEIVE: {
+      Session& s = session(wsi);
+      if (s.client && lws_frame_is_binary(wsi))  // text carries no MAVLink
+        s.client->received({static_cast<const uint8_t*>(in), len});
+      return 0;
+    }
+    case LWS_CALLBACK_SERVER_WRITEABLE: return write_frames(wsi, session(wsi));
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+      wake_pending.store(false);  // before the scan: a wake after it is seen by the next one
+      for (auto& [client_wsi, s] : sessions) {
+        if (s->client && s->wants_write.exchange(false)) lws_callback_on_writable(client_wsi);
+      }
+      return 0;
+    case LWS_CALLBACK_CLOSED:
+    case LWS_CALLBACK_WSI_DESTROY: forget(wsi); return 0;
+    default: break;
+  }
+  return lws_callback_http_dummy(wsi, reason, nullptr, in, len);
+}
+
+void HttpServer::Window::forget(lws* wsi) {
+  const auto it = sessions.find(wsi);
+  if (it == sessions.end()) return;
+  Session& s = *it->second;
+  if (s.client) s.endpoint->close(s.client);  // no wake for it after this
+  if (s.next_event) --streams;
+  sessions.erase(it);
+}
+
+int HttpServer::Window::answer(lws* wsi, Session& s) {
+  HttpResponse r;
+  try {
+    r = handler(s.request);
+  } catch (const std::exception& e) {  // the router stopping under it
+    r = {503, "text/plain", std::string(e.what()) + "\n"};
+  }
+  return respond(wsi, s, std::move(r));
+}
+
+int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
+  if (r.next_event && streams >= kMaxStreams) r = {503, "text/plain", "too many event streams open; try again later\n"};
+  const bool stream = r.next_event != nullptr;
+  uint8_t head[LWS_PRE + 2048];
+  uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
+  const auto add = [&](const char* name, const std::string& value) {
+    return lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>(name),
+                                       reinterpret_cast<const uint8_t*>(value.data()), int(value.size()), &p, end) == 0;
+  };
+  const lws_filepos_t length = stream ? LWS_ILLEGAL_HTTP_CONTENT_LEN : r.body.size();
+  bool ok =
+      lws_add_http_common_headers(wsi, static_cast<unsigned>(r.status), r.content_type.c_str(), length, &p, end) == 0 &&
+      add("cache-control:", "no-store") && add("x-content-type-options:", "nosniff");
+  // The page's own files and scripts only: no inline script, nothing from elsewhere.
+  if (ok && !stream) ok = add("content-security-policy:", "default-src 'self'");
+  if (ok && r.status == 401) ok = add("www-authenticate:", "Bearer realm=\"mavswitch\"");
+  if (ok && (stream || s.close_after)) ok = add("connection:", "close");
+  if (!ok || lws_finalize_write_http_header(wsi, start, &p, end) != 0) return -1;
+  if (stream) {
+    ++streams;
+    s.next_event = std::move(r.next_event);
+    s.event_period_ms = r.event_period_ms;
+    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+    lws_set_timer_usecs(wsi, 1);  // the first event at once
+    return 0;
+  }
+  s.out = s.request.method == "HEAD" ? "" : std::move(r.body);
+  s.out_at = 0;
+  lws_callback_on_writable(wsi);
+  return 0;
+}
+
+int HttpServer::Window::write_http(lws* wsi, Session& s) {
+  const size_t left = s.out.size() - s.out_at;
+  if (left > 0) {
+    const size_t n = std::min(left, kChunk);
+    std::memcpy(buffer.data() + LWS_PRE, s.out.data() + s.out_at, n);
+    const bool last = !s.next_event && n == left;
+    if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
+      return -1;
+    s.out_at += n;
+    if (n < left) {
+      lws_callback_on_writable(wsi);
+      return 0;
+    }
+  }
+  if (s.next_event) return 0;  // the stream goes on
+  if (s.close_after) return -1;
+  return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
+}
+
+int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& why) {
+  uint8_t head[LWS_PRE + 1024];
+  uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
+  const std::string bearer = "Bearer realm=\"mavswitch\"";
+  if (lws_add_http_common_headers(wsi, static_cast<unsigned>(status), "text/plain", why.size(), &p, end) != 0 ||
+      (status == 401 && lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>("www-authenticate:"),
+                                                    reinterpret_cast<const uint8_t*>(bearer.data()), int(bearer.size()),
+                                                    &p, end) != 0) ||
+      lws_finalize_write_http_header(wsi, start, &p, end) != 0)
+    return -1;
+  std::memcpy(buffer.data() + LWS_PRE, why.data(), why.size());
+  if (lws_write(wsi, buffer.data() + LWS_PRE, why.size(), LWS_WRITE_HTTP_FINAL) < static_cast<int>(why.size()))
+    return -1;
+  log::debug("http: a WebSocket upgrade refused: {} {}", status, reason_of(status));
+  return 1;
+}
+
+int HttpServer::Window::write_frames(lws* wsi, Session& s) {
+  if (!s.client) return -1;
+  if (s.pending.empty()) s.client->take(s.pending);
+  uint64_t frames = 0, bytes = 0;
+  while (!s.pending.empty() && frames < kFramesPerTurn && !lws_send_pipe_choked(wsi)) {
+    const auto& frame = s.pending.front();
+    std::memcpy(buffer.data() + LWS_PRE, frame.data(), frame.size());
+    if (lws_write(wsi, buffer.data() + LWS_PRE, frame.size(), LWS_WRITE_BINARY) < static_cast<int>(frame.size()))
+      return -1;
+    ++frames;
+    bytes += frame.size();
+    s.pending.pop_front();
+    if (s.pending.empty()) s.client->take(s.pending);
+  }
+  s.client->count_sent(frames, bytes);
+  if (!s.pending.empty()) lws_callback_on_writable(wsi);
+  return 0;
+}
+
+HttpServer::HttpServer(const HttpConfig& config, Handler handler, std::vector<WebSocketEndpoint*> websockets,
+                       Admit admit)
+    : window_(std::make_unique<Window>()) {
+  Window& w = *window_;
+  w.handler = std::move(handler);
+  w.admit = std::move(admit);
+  w.websockets = std::move(websockets);
+  w.tls = !config.certificate.empty();
+  w.address = config.address;
+  if (w.tls) check_certificate(config.certificate);
+
+  static std::once_flag once;
+  std::call_once(once, [] { lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_line); });
+
+  w.protocols[0] = {"mavswitch", &Window::callback, 0, 4096, 0, nullptr, 0};
+  w.protocols[1] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
+  // WebSocket clients are pinged when silent 30 s, and closed when silent 60 s more.
+  w.idle.secs_since_valid_ping = 30;
+  w.idle.secs_since_valid_hangup = 90;
+
+  lws_context_creation_info info{};
+  const bool any = config.address == "0.0.0.0" || config.address == "::";
+  info.iface = any ? nullptr : config.address.c_str();
+  info.port = config.port;
+  info.protocols = w.protocols;
+  info.user = &w;
+  info.vhost_name = "mavswitch";
+  info.server_string = "mavswitch";
+  info.alpn = "http/1.1";
+  info.options = LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
+  // An IPv4 address: an IPv4 socket (peers show as 127.0.0.1:port, not [::ffff:127.0.0.1]:port).
+  if (config.address.find(':') == std::string::npos) info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+  info.timeout_secs = kRequestSeconds;
+  info.timeout_secs_ah_idle = kRequestSeconds;
+  info.keepalive_timeout = kRequestSeconds;
+  // Header space for this many requests being read at once, each held at most kRequestSeconds:
+  // slow clients wait out their time without keeping a quick one from its answer.
+  info.max_http_header_pool = 4096;
+  info.retry_and_idle_policy = &w.idle;
+  if (w.tls) {
+    info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    info.ssl_cert_filepath = config.certificate.c_str();
+    info.ssl_private_key_filepath = config.certificate.c_str();
+    info.ssl_options_set = SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1;  // TLS 1.2 and later
+  }
+  w.context = lws_create_context(&info);
+  const std::string where = fmt::format("{}:{}", config.address, config.port);
+  if (w.context == nullptr) {
+    std::lock_guard lock(lws_error_mutex);
+    throw std::runtime_error(fmt::format("cannot listen on {}: {}", where,
+                                         lws_last_error.empty() ? "libwebsockets refused" : lws_last_error));
+  }
+  lws_vhost* vhost = lws_get_vhost_by_name(w.context, "mavswitch");
+  const int bound = vhost != nullptr ? lws_get_vhost_listen_port(vhost) : -1;
+  w.port = bound > 0 ? static_cast<uint16_t>(bound) : config.port;
+  w.thread = std::thread([&w] {
+    w.owner = std::this_thread::get_id();
+    while (!w.stopping.load()) lws_service(w.context, 0);
+  });
 }
 
 HttpServer::~HttpServer() {
-  stopping_ = true;            // event streams end within one period
-  if (front_) front_->stop();  // its relays end first: civetweb's threads see their clients go
-  if (context_ != nullptr) mg_stop(context_);
+  Window& w = *window_;
+  w.stopping = true;
+  lws_cancel_service(w.context);
+  w.thread.join();
+  w.owner = std::this_thread::get_id();  // what closing every connection calls runs here now
+  lws_context_destroy(w.context);
 }
 
-void HttpServer::stream(mg_connection* conn, const HttpResponse& response) {
-  if (streams_.fetch_add(1) >= kMaxStreams) {
-    streams_.fetch_sub(1);
-    const std::string busy = "too many event streams open; try again later\n";
-    mg_printf(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n\r\n%s",
-              busy.size(), busy.c_str());
-    return;
-  }
-  mg_printf(conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
-            "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n");
-  while (!stopping_) {
-    const std::string event = "data: " + response.next_event() + "\n\n";
-    if (mg_write(conn, event.data(), event.size()) <= 0) break;  // the client went
-    for (int waited = 0; waited < response.event_period_ms && !stopping_; waited += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  streams_.fetch_sub(1);
-}
-
-bool HttpServer::came_through_front(const mg_connection* conn) const {
-  if (!tls_) return true;
-  const mg_request_info* info = mg_get_request_info(conn);
-  return front_->admits(info->remote_addr, info->remote_port);
-}
+uint16_t HttpServer::port() const noexcept { return window_->port; }
 
 std::string HttpServer::url() const {
-  const bool v6 = address_.find(':') != std::string::npos;
-  return fmt::format("{}://{}:{}", tls_ ? "https" : "http", v6 ? "[" + address_ + "]" : address_, port_);
+  const bool v6 = window_->address.find(':') != std::string::npos;
+  return fmt::format("{}://{}:{}", window_->tls ? "https" : "http",
+                     v6 ? "[" + window_->address + "]" : window_->address, window_->port);
 }
 
-void HttpServer::add_websocket(WebSocketEndpoint& endpoint, Admit admit) {
-  websockets_.push_back(std::make_unique<WebSocketRoute>(WebSocketRoute{*this, endpoint, std::move(admit)}));
-  mg_set_websocket_handler(
-      context_, endpoint.path().c_str(),
-      [](const mg_connection* conn, void* route) {  // the upgrade request: 0 lets it in
-        const auto& r = *static_cast<WebSocketRoute*>(route);
-        return r.server.came_through_front(conn) && r.admit(request_of(conn)) ? 0 : 1;
-      },
-      [](mg_connection* conn, void* route) {
-        if (!static_cast<WebSocketRoute*>(route)->endpoint.opened(conn, peer_of(conn)))
-          mg_websocket_write(conn, MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE, "", 0);
-      },
-      [](mg_connection* conn, int bits, char* data, size_t size, void* route) {
-        const int opcode = bits & 0xf;
-        if (opcode == MG_WEBSOCKET_OPCODE_CONNECTION_CLOSE) return 0;
-        if (opcode == MG_WEBSOCKET_OPCODE_BINARY || opcode == MG_WEBSOCKET_OPCODE_CONTINUATION)
-          static_cast<WebSocketRoute*>(route)->endpoint.received(conn, {reinterpret_cast<uint8_t*>(data), size});
-        return 1;  // text, ping and pong carry no MAVLink
-      },
-      [](const mg_connection* conn, void* route) { static_cast<WebSocketRoute*>(route)->endpoint.closed(conn); },
-      websockets_.back().get());
-}
-
-int HttpServer::on_request(mg_connection* conn, void* self) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  HttpRequest request = request_of(conn);
-  HttpResponse response;
-  const bool chunked = mg_get_header(conn, "Transfer-Encoding") != nullptr;
-  if (!static_cast<HttpServer*>(self)->came_through_front(conn)) {
-    response = {403, "text/plain", "this port serves the TLS front only\n"};
-  } else if (info->content_length > static_cast<long long>(kMaxBody)) {
-    response = {413, "text/plain", "a request body is at most 64 KiB\n"};
-  } else if (chunked) {
-    response = {411, "text/plain", "a request body needs a Content-Length\n"};
-  } else {
-    char buf[8192];
-    // Only the body announced: a request without Content-Length has none (reading on would
-    // wait for the client to close).
-    for (long long left = std::max(0LL, info->content_length); left > 0;) {
-      const int n = mg_read(conn, buf, static_cast<size_t>(std::min<long long>(left, sizeof buf)));
-      if (n <= 0) break;
-      request.body.append(buf, static_cast<size_t>(n));
-      left -= n;
-    }
-    if (request.body.size() > kMaxBody)
-      response = {413, "text/plain", "a request body is at most 64 KiB\n"};
-    else
-      response = answer(static_cast<HttpServer*>(self)->handler_, request);
-  }
-  if (response.next_event) {
-    static_cast<HttpServer*>(self)->stream(conn, response);
-    return 200;
-  }
-  // The page's own files and scripts only: no inline script, nothing from elsewhere.
-  mg_printf(
-      conn,
-      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-      "X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'self'\r\nConnection: close\r\n%s\r\n",
-      response.status, mg_get_response_code_text(conn, response.status), response.content_type.c_str(),
-      response.body.size(), response.status == 401 ? "WWW-Authenticate: Bearer realm=\"mavswitch\"\r\n" : "");
-  mg_write(conn, response.body.data(), response.body.size());
-  return response.status;
+std::string HttpServer::websocket_url() const {
+  const std::string http = url();
+  return (window_->tls ? "wss" : "ws") + http.substr(http.find(':'));
 }
 
 }  // namespace mavswitch::daemon

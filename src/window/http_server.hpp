@@ -1,31 +1,28 @@
-// The HTTP server of the operator's window: civetweb (Debian's libcivetweb) on its own threads,
-// beside the I/O workers. It hands each request, body read and bounded, to one handler and
-// writes back what it answers; what a request may see or change is the handler's business
-// (daemon/http_api). It never touches the router itself.
+// The HTTP server of the operator's window: libwebsockets (Debian's) serving HTTP, WebSocket
+// and TLS on one thread of its own, beside the I/O workers, every connection an event on that
+// thread's poll (none holds a thread). It hands each request, body read and bounded, to one
+// handler and writes back what it answers; WebSocket upgrades at an endpoint's path become that
+// endpoint's clients. What a request may see or change is the handler's business
+// (window/http_api); it never touches the router itself.
 #pragma once
 
-#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
 
-struct mg_context;
-struct mg_connection;
-
 namespace mavswitch::daemon {
 
-class TlsFront;
 class WebSocketEndpoint;
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded, without the query
   std::string authorization;
-  std::string query;   // after '?', undecoded
+  std::string query;   // after '?': its parts joined by '&', each as the client sent it
   std::string origin;  // the Origin header a browser sends
   std::string host;    // the Host header
   std::string body;
@@ -38,7 +35,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   // Server-sent events: while set, `body` is ignored and each event is next_event()'s text,
-  // one every event_period_ms, until the client goes or the server stops.
+  // pushed every event_period_ms until the client goes or the server stops.
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
 };
@@ -46,43 +43,30 @@ struct HttpResponse {
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  // Who may open a WebSocket, from the upgrade request: 0 (let in) or the HTTP status that
+  // refuses it (401, 403).
+  using Admit = std::function<int(const HttpRequest&)>;
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
-  // Event streams hold a thread each: at most this many at once, so requests still get one.
-  static constexpr int kMaxStreams = 4;
+  static constexpr int kMaxStreams = 64;         // event streams at once
+  // A connection that has not sent a whole request (or finished its TLS handshake) this long
+  // after it came is closed: slow clients cannot hold the window.
+  static constexpr int kRequestSeconds = 5;
 
-  // Listens at once; throws std::runtime_error saying why it cannot (a port in use, a
-  // certificate that does not load). With a certificate: HTTPS only, through a TlsFront.
-  HttpServer(const HttpConfig& config, Handler handler);
+  // Listens at once and starts the window's thread; throws std::runtime_error saying why it
+  // cannot (a port in use, a certificate that does not load). With a certificate: HTTPS and
+  // wss:// only. The endpoints outlive the server.
+  HttpServer(const HttpConfig& config, Handler handler, std::vector<WebSocketEndpoint*> websockets, Admit admit);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  uint16_t port() const noexcept { return port_; }  // the one bound (the config may say 0)
-  // Serves MAVLink over WebSocket at the endpoint's path: `admit` decides from the upgrade
-  // request who may connect. Before the first client; the endpoint outlives the server.
-  using Admit = std::function<bool(const HttpRequest&)>;
-  void add_websocket(WebSocketEndpoint& endpoint, Admit admit);
-  std::string url() const;
+  uint16_t port() const noexcept;     // the one bound
+  std::string url() const;            // http://127.0.0.1:8080
+  std::string websocket_url() const;  // ws://127.0.0.1:8080
 
  private:
-  static int on_request(mg_connection* conn, void* self);
-  void stream(mg_connection* conn, const HttpResponse& response);
-  // With a TLS front, civetweb's port is private: only the front's relays are served.
-  bool came_through_front(const mg_connection* conn) const;
-  struct WebSocketRoute {
-    const HttpServer& server;
-    WebSocketEndpoint& endpoint;
-    Admit admit;
-  };
-  Handler handler_;
-  std::vector<std::unique_ptr<WebSocketRoute>> websockets_;  // civetweb holds their addresses
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> streams_{0};
-  mg_context* context_ = nullptr;
-  std::unique_ptr<TlsFront> front_;
-  uint16_t port_ = 0;
-  bool tls_ = false;
-  std::string address_;
+  struct Window;  // libwebsockets' context and the sessions, on the window's thread
+  std::unique_ptr<Window> window_;
 };
 
 }  // namespace mavswitch::daemon

@@ -94,13 +94,15 @@ void OperatorWindow::start() {
   options.fabrics = fabrics_;
   options.more_metrics = more_metrics_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
+  std::vector<WebSocketEndpoint*> websockets;
+  for (auto& w : websockets_) websockets.push_back(w.get());
   try {
-    server_ = std::make_unique<HttpServer>(http_, [this](const HttpRequest& r) { return api_->handle(r); });
+    server_ = std::make_unique<HttpServer>(
+        http_, [this](const HttpRequest& r) { return api_->handle(r); }, std::move(websockets),
+        [this](const HttpRequest& r) { return api_->admits_websocket(r); });
     log::info("http: listening on {}", server_->url());
-    for (auto& w : websockets_) {
-      server_->add_websocket(*w, [this](const HttpRequest& r) { return api_->admits_websocket(r); });
-      log::info("websocket {}: MAVLink at {}{}", w->name(), server_->url(), w->path());
-    }
+    for (auto& w : websockets_)
+      log::info("websocket {}: MAVLink at {}{}", w->name(), server_->websocket_url(), w->path());
   } catch (const std::runtime_error& e) {
     log::error("{}: http: {}; routing on without it", http_.source, e.what());
   }

@@ -1,29 +1,10 @@
 #include "window/websocket_link.hpp"
 
-#include <civetweb.h>
-
 #include <algorithm>
 
 #include "base/log.hpp"
 
 namespace mavswitch::daemon {
-
-// One connected client: its output is one WebSocket message a frame (what ground stations
-// expect).
-class WebSocketClient final : public ForeignLink {
- public:
-  WebSocketClient(Router& router, mg_connection* conn, std::string name)
-      : ForeignLink(router, std::move(name), WebSocketEndpoint::kMaxQueuedFrames), conn_(conn) {}
-  mg_connection* connection() const noexcept { return conn_; }
-
- private:
-  Written write(std::span<const uint8_t> frame) override {
-    const int n = mg_websocket_write(conn_, MG_WEBSOCKET_OPCODE_BINARY, reinterpret_cast<const char*>(frame.data()),
-                                     frame.size());
-    return n > 0 ? Written::kSent : Written::kGone;
-  }
-  mg_connection* const conn_;
-};
 
 WebSocketEndpoint::WebSocketEndpoint(Router& router, std::string name, std::string path,
                                      std::shared_ptr<const routing::LinkPolicy> policy, size_t max_clients)
@@ -34,7 +15,7 @@ WebSocketEndpoint::WebSocketEndpoint(Router& router, std::string name, std::stri
       max_clients_(max_clients) {}
 
 WebSocketEndpoint::~WebSocketEndpoint() {
-  std::vector<std::shared_ptr<WebSocketClient>> left;
+  std::vector<std::shared_ptr<ForeignLink>> left;
   {
     std::lock_guard lock(mutex_);
     left.swap(clients_);
@@ -42,50 +23,44 @@ WebSocketEndpoint::~WebSocketEndpoint() {
   for (auto& c : left) c->close();
 }
 
-bool WebSocketEndpoint::opened(mg_connection* conn, const std::string& peer) {
-  std::shared_ptr<WebSocketClient> client;
+bool WebSocketEndpoint::has_room() {
+  std::lock_guard lock(mutex_);
+  if (clients_.size() < max_clients_) return true;
+  ++refused_;
+  log::warning("websocket {}: a client refused: MaxClients ({}) reached", name_, max_clients_);
+  return false;
+}
+
+std::shared_ptr<ForeignLink> WebSocketEndpoint::open(const std::string& peer, std::function<void()> wake) {
+  auto client = std::make_shared<ForeignLink>(router_, name_ + " " + peer, kMaxQueuedFrames, std::move(wake));
   {
     std::lock_guard lock(mutex_);
-    if (clients_.size() >= max_clients_) {
+    if (clients_.size() >= max_clients_) {  // the room has_room() saw went to another
       ++refused_;
-      log::warning("websocket {}: client {} refused: MaxClients ({}) reached", name_, peer, max_clients_);
-      return false;
+      return nullptr;
     }
-    client = std::make_shared<WebSocketClient>(router_, conn, name_ + " " + peer);
     clients_.push_back(client);
   }
   try {
     client->start(policy_);
   } catch (const Router::Stopped&) {
-    return false;
+    close(client);
+    return nullptr;
   }
   log::info("websocket {}: client {} connected", name_, peer);
-  return true;
-}
-
-std::shared_ptr<WebSocketClient> WebSocketEndpoint::client_of(const mg_connection* conn, bool forget) {
-  std::lock_guard lock(mutex_);
-  const auto it =
-      std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) { return c->connection() == conn; });
-  if (it == clients_.end()) return nullptr;
-  auto client = *it;
-  if (forget) clients_.erase(it);
   return client;
 }
 
-void WebSocketEndpoint::received(mg_connection* conn, std::span<const uint8_t> message) {
-  if (const auto client = client_of(conn, false)) client->received(message);
-}
-
-void WebSocketEndpoint::closed(const mg_connection* conn) {
-  const auto client = client_of(conn, true);
-  if (!client) return;
+void WebSocketEndpoint::close(const std::shared_ptr<ForeignLink>& client) {
   client->close();
   const ForeignLinkReport last = client->report();
-  log::info("websocket {}: client {} gone", name_, last.name);
   std::lock_guard lock(mutex_);
+  const auto it = std::find(clients_.begin(), clients_.end(), client);
+  if (it == clients_.end()) return;
+  clients_.erase(it);
   gone_.counters += last.counters;
   gone_.parser += last.parser;
+  log::info("websocket {}: client {} gone", name_, last.name.substr(name_.size() + 1));
 }
 
 ForeignLinkReport WebSocketEndpoint::totals() const {
@@ -104,6 +79,7 @@ ForeignLinkReport WebSocketEndpoint::totals() const {
 std::vector<ForeignLinkReport> WebSocketEndpoint::clients() const {
   std::lock_guard lock(mutex_);
   std::vector<ForeignLinkReport> out;
+  out.reserve(clients_.size());
   for (const auto& c : clients_) out.push_back(c->report());
   return out;
 }

@@ -3,11 +3,13 @@
 // signed by the endpoint's keys like every other link. Raw MAVLink frames travel in binary
 // messages (several frames may share one message either way).
 //
-// Threads: each client is a ForeignLink: civetweb reads it on a thread of its own, the router's
-// thread routes it, and a writer thread of its own drains its bounded queue (512 frames).
+// Threads: the window's thread (window/http_server) reads and writes every client; each is a
+// ForeignLink, so the router's thread routes it and a bounded queue (kMaxQueuedFrames) lies
+// between them. A client costs its queue and libwebsockets' few hundred bytes, not a thread.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,11 +18,7 @@
 #include "router/router.hpp"
 #include "window/foreign_link.hpp"
 
-struct mg_connection;
-
 namespace mavswitch::daemon {
-
-class WebSocketClient;
 
 class WebSocketEndpoint {
  public:
@@ -32,25 +30,26 @@ class WebSocketEndpoint {
 
   const std::string& name() const noexcept { return name_; }
   const std::string& path() const noexcept { return path_; }
-  // civetweb's handlers (its threads): a new client, its messages, its end. opened() refuses
-  // one past MaxClients (false).
-  bool opened(mg_connection* conn, const std::string& peer);
-  void received(mg_connection* conn, std::span<const uint8_t> message);
-  void closed(const mg_connection* conn);
+  // The window's thread. Whether one more client fits (no: refused, counted).
+  bool has_room();
+  // A new client's link, attached to the router; null when the endpoint is full or the
+  // router has stopped. `wake` as ForeignLink's.
+  std::shared_ptr<ForeignLink> open(const std::string& peer, std::function<void()> wake);
+  // The client went: its link detaches, its counts stay in totals().
+  void close(const std::shared_ptr<ForeignLink>& client);
+  // Any thread.
   std::vector<ForeignLinkReport> clients() const;
-  // Every client's counts, those gone included.
-  ForeignLinkReport totals() const;
+  ForeignLinkReport totals() const;  // every client's counts, those gone included
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
 
  private:
-  std::shared_ptr<WebSocketClient> client_of(const mg_connection* conn, bool forget);
   Router& router_;
   const std::string name_, path_;
   const std::shared_ptr<const routing::LinkPolicy> policy_;
   const size_t max_clients_;
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<WebSocketClient>> clients_;  // under mutex_
-  ForeignLinkReport gone_;                                 // under mutex_
+  std::vector<std::shared_ptr<ForeignLink>> clients_;  // under mutex_
+  ForeignLinkReport gone_;                             // under mutex_
   std::atomic<uint64_t> refused_{0};
 };
 

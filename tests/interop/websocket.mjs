@@ -93,10 +93,20 @@ function groundStation (url, options = {}) {
   ws.binaryType = 'nodebuffer'
   ws.heard = []
   ws.refused = false
+  ws.status = 0 // the HTTP status of a refusal
   ws.on('message', parser((p) => ws.heard.push({ id: p.header.msgid, sys: p.header.sysid, data: decode(p) })))
-  ws.on('unexpected-response', () => { ws.refused = true })
-  ws.on('error', () => { ws.refused = true })
-  ws.opened = new Promise((resolve) => { ws.on('open', () => resolve(true)); ws.on('close', () => resolve(false)); ws.on('error', () => resolve(false)) })
+  ws.opened = new Promise((resolve) => {
+    ws.on('open', () => resolve(true))
+    ws.on('close', () => resolve(false))
+    ws.on('error', () => { ws.refused = true; resolve(false) })
+    // A refusal is an HTTP answer with its status line, not a hang-up.
+    ws.on('unexpected-response', (request, response) => {
+      ws.refused = true
+      ws.status = response.statusCode
+      request.destroy()
+      resolve(false)
+    })
+  })
   return ws
 }
 const fromGcs = new MavLinkProtocolV2(255, 190)
@@ -163,7 +173,9 @@ try {
 
   // Another site's page in the operator's browser: refused.
   const foreign = groundStation(`${base}/gcs`, { origin: 'http://attacker.example' })
-  check(!(await foreign.opened), 'a page of another origin is refused')
+  const nowhere = groundStation(`${base}/nothing-here`)
+  check(!(await nowhere.opened) && nowhere.status === 404, `a path no endpoint serves: 404 (${nowhere.status})`)
+  check(!(await foreign.opened) && foreign.status === 403, `a page of another origin is refused: 403 (${foreign.status})`)
 
   // The link is in the statistics.
   const links = await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()
@@ -181,7 +193,7 @@ try {
   const up = async () => { try { return (await fetch(`http://127.0.0.1:${httpPort}/api/v1`)).ok } catch { return false } }
   for (let i = 0; i < 50 && !(await up()); i++) await sleep(100)
   const locked = groundStation(`${base}/gcs`)
-  check(!(await locked.opened) && locked.refused, 'with a TokenFile, no token: refused')
+  check(!(await locked.opened) && locked.status === 401, `with a TokenFile, no token: 401 (${locked.status})`)
   const withToken = groundStation(`${base}/gcs?token=${token}`)
   check(await withToken.opened, 'with the token: open')
   // The restarted router routes a command only to a vehicle it has heard (an unknown target is
