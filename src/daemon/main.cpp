@@ -55,8 +55,9 @@ void raise_descriptor_limit() {
   log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
 }
 
-void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
-  std::string text = daemon::format_stats(router);
+void print_stats(Router& router, const std::vector<daemon::EndpointSnapshot>& foreign, const daemon::TelemetryLog* tlog,
+                 const daemon::FlightLog* flight_log) {
+  std::string text = daemon::format_stats(router) + daemon::format_stats(foreign);
   if (flight_log != nullptr) {
     const daemon::FlightLogStats f = flight_log->stats();
     text += fmt::format(
@@ -150,7 +151,11 @@ int main(int argc, char** argv) {
     router.add_endpoint(e->spec, e->policy);
     origin.push_back(e->port_at.empty() ? e->source : e->port_at + ": Port");
   }
-  if (router.endpoint_count() == 0) {
+  // WebSocket endpoints (on the HTTP server) and NATS connections are links too: a router of
+  // only those routes between them.
+  const size_t websockets = config.http.port != 0 ? config.websockets.size() : 0;
+  const size_t others = websockets + config.fabrics.size();
+  if (router.endpoint_count() == 0 && others == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
     return 2;
   }
@@ -198,8 +203,9 @@ int main(int argc, char** argv) {
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
-    router.event_loop().every(general.stats_interval_s * 1000,
-                              [&] { print_stats(router, tlog.get(), flight_log.get()); });
+    router.event_loop().every(general.stats_interval_s * 1000, [&] {
+      print_stats(router, window.control().foreign().snapshot(), tlog.get(), flight_log.get());
+    });
   }
   daemon::Signals signals(
       router.event_loop(),
@@ -207,7 +213,8 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router, tlog.get(), flight_log.get()); }, [&] { window.request_reload(); });
+      [&] { print_stats(router, window.control().foreign().snapshot(), tlog.get(), flight_log.get()); },
+      [&] { window.request_reload(); });
 
   // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
   // the router routes on without it, unless Strict asks for the exit; none at all is fatal.
@@ -225,14 +232,12 @@ int main(int argc, char** argv) {
     log::error("{}", e.what());
     return 1;
   }
-  if (not_opened == router.endpoint_count()) {
+  if (router.endpoint_count() > 0 && not_opened == router.endpoint_count() && others == 0) {
     log::error("no endpoint could be opened: nothing to route");
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
-  window.add_websockets(config.websockets);
-  const auto fabrics = daemon::open_fabrics(router, config.fabrics);
-  window.add_fabrics(&fabrics);
+  window.control().start_foreign(config, config.http.port != 0);
   // Listens beside the flight log writer, as component 192; it never sends.
   const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread

@@ -312,19 +312,4 @@ FabricLink::Report NatsEndpoint::report() const {
   return r;
 }
 
-std::vector<std::unique_ptr<NatsEndpoint>> open_fabrics(Router& router, std::vector<EndpointConfig>& sections) {
-  std::vector<std::unique_ptr<NatsEndpoint>> fabrics;
-  for (auto& section : sections) {
-    auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router, section, true));
-    auto fabric = std::make_unique<NatsEndpoint>(router, section, std::move(policy));
-    try {
-      fabric->start();
-      fabrics.push_back(std::move(fabric));
-    } catch (const std::exception& e) {
-      log::error("{}: nats {}: {}; routing on without it", section.source, section.spec.name, e.what());
-    }
-  }
-  return fabrics;
-}
-
 }  // namespace mavswitch::daemon

@@ -89,8 +89,4 @@ class NatsEndpoint {
   std::atomic<uint64_t> reconnects_{0};
 };
 
-// Opens a NatsEndpoint for each section; one that cannot start is an error line naming its
-// section, and the router routes on without it.
-std::vector<std::unique_ptr<NatsEndpoint>> open_fabrics(Router& router, std::vector<EndpointConfig>& sections);
-
 }  // namespace mavswitch::daemon

@@ -15,6 +15,11 @@ void EndpointControl::started_with(size_t index, const EndpointConfig& e) {
   open_[keys::lower(e.spec.name)] = {index, e.keys};
 }
 
+void EndpointControl::start_foreign(Config& config, bool websockets_served) {
+  websockets_served_ = websockets_served;
+  foreign_.reconcile(config.websockets, config.fabrics, websockets_served, true);
+}
+
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
   return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
 }
@@ -102,9 +107,13 @@ EndpointControl::Result EndpointControl::reload() {
       }
     }
   }
-  const std::string summary =
-      fmt::format("reload: {} added, {} removed, {} changed{}", added.size(), gone.size(), changed.size(),
-                  failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
+  // The WebSocket and NATS endpoints, the same way.
+  const ForeignEndpoints::Changes foreign =
+      foreign_.reconcile(config.websockets, config.fabrics, websockets_served_, false);
+  failed.insert(failed.end(), foreign.failed.begin(), foreign.failed.end());
+  const std::string summary = fmt::format("reload: {} added, {} removed, {} changed{}", added.size() + foreign.added,
+                                          gone.size() + foreign.removed, changed.size() + foreign.changed,
+                                          failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
   log::info("{}", summary);
   return {failed.empty() ? 200 : 409, summary + (failed.empty() ? "" : ": " + failed.front())};
 }

@@ -12,6 +12,7 @@
 
 #include "config/config.hpp"
 #include "router/router.hpp"
+#include "window/foreign_endpoints.hpp"
 
 namespace mavswitch::daemon {
 
@@ -19,10 +20,14 @@ class EndpointControl {
  public:
   // `read_config` reads the configuration again, as at start (throws ConfigError).
   EndpointControl(Router& router, std::function<Config()> read_config)
-      : router_(router), read_config_(std::move(read_config)) {}
+      : router_(router), read_config_(std::move(read_config)), foreign_(router) {}
 
   // An endpoint the router was started with, as the router numbered it (before start).
   void started_with(size_t index, const EndpointConfig& e);
+  // Opens the WebSocket and NATS endpoints the router starts with (their errors said, the
+  // router routes on without them). `websockets_served`: an HTTP server is configured.
+  void start_foreign(Config& config, bool websockets_served);
+  ForeignEndpoints& foreign() { return foreign_; }
 
   // An HTTP-like answer: 200/201 done, 400 a bad request (nothing changed), 404, 409.
   struct Result {
@@ -51,6 +56,8 @@ class EndpointControl {
   Router& router_;
   std::function<Config()> read_config_;
   std::map<std::string, Open> open_;  // by name, lower-cased
+  bool websockets_served_ = false;
+  ForeignEndpoints foreign_;  // locks its own
 };
 
 }  // namespace mavswitch::daemon

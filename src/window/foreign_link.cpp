@@ -63,6 +63,7 @@ void ForeignLink::close() {
     std::lock_guard lock(mutex_);
     if (closing_) return;
     closing_ = true;
+    closed_.store(true, std::memory_order_release);
     output_.clear();
     queued_bytes_ = 0;
   }

@@ -8,6 +8,7 @@
 //   the consumer (`wake`), which takes the frames on its own thread. The router never waits.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -51,8 +52,9 @@ class ForeignLink final : public LocalLink, public std::enable_shared_from_this<
   // counts those it wrote since the last call.
   void take(Frames& out);
   void count_sent(uint64_t frames, uint64_t bytes);
-  // The consumer's thread: the link goes (waits for the router's loop). Once.
+  // Any thread but the router's: the link goes (waits for the router's loop). Once.
   void close();
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   ForeignLinkReport report() const;
   const std::string& name() const noexcept { return name_; }
 
@@ -71,6 +73,7 @@ class ForeignLink final : public LocalLink, public std::enable_shared_from_this<
   Frames output_;                       // under mutex_
   size_t queued_bytes_ = 0;             // under mutex_
   bool closing_ = false;                // under mutex_
+  std::atomic<bool> closed_{false};     // closing_, for the consumer to look at without the lock
   uint64_t input_dropped_ = 0;          // under mutex_
   transport::LinkCounters counters_;    // under mutex_
   protocol::ParserStats parser_stats_;  // under mutex_

@@ -80,36 +80,10 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
          CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
 }
 
-// The router's links, and the WebSocket clients as the links of their endpoints.
+// The router's links, and the WebSocket and NATS endpoints' as theirs.
 RouterSnapshot HttpApi::snapshot() {
   RouterSnapshot s = take_snapshot(router_);
-  if (options_.fabrics != nullptr) {
-    for (const auto& f : *options_.fabrics) {
-      EndpointSnapshot e;
-      e.name = f->name();
-      e.kind = "nats";
-      e.description = f->description();
-      const FabricLink::Report r = f->report();
-      e.totals.counters = r.counters;
-      e.totals.parser = r.parser;
-      e.sequence_lost = r.sequence_lost;
-      e.links.push_back({f->name(), f->server(), 0, r.counters, r.parser, r.sequence_lost, 0, r.queued_bytes});
-      s.endpoints.push_back(std::move(e));
-    }
-  }
-  if (options_.websockets == nullptr) return s;
-  for (const auto& w : *options_.websockets) {
-    EndpointSnapshot e;
-    e.name = w->name();
-    e.kind = "websocket";
-    e.description = "websocket " + w->name() + " " + w->path();
-    const ForeignLinkReport total = w->totals();
-    e.totals.counters = total.counters;
-    e.totals.parser = total.parser;
-    for (const auto& c : w->clients())
-      e.links.push_back({c.name, c.name.substr(c.name.find(' ') + 1), 0, c.counters, c.parser, 0, 0, c.queued_bytes});
-    s.endpoints.push_back(std::move(e));
-  }
+  for (auto& e : control_.foreign().snapshot()) s.endpoints.push_back(std::move(e));
   return s;
 }
 

@@ -10,7 +10,6 @@
 
 #include <string>
 
-#include "fabric/nats_endpoint.hpp"
 #include "router/router.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/http_server.hpp"
@@ -27,9 +26,7 @@ class HttpApi {
     bool metrics_per_link = false;
     std::string page_dir;  // the status page's files; empty: none installed
     bool loopback_listener = true;
-    std::function<std::string()> more_metrics;                                    // appended to /metrics
-    const std::vector<std::unique_ptr<WebSocketEndpoint>>* websockets = nullptr;  // their links are reported
-    const std::vector<std::unique_ptr<NatsEndpoint>>* fabrics = nullptr;          // and these
+    std::function<std::string()> more_metrics;  // appended to /metrics
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}

@@ -144,7 +144,7 @@ struct Session {
   bool close_after = false;  // the connection ends with this response
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
-  WebSocketEndpoint* endpoint = nullptr;
+  std::shared_ptr<WebSocketEndpoint> endpoint;
   std::shared_ptr<ForeignLink> client;
   ForeignLink::Frames pending;  // taken from the client's queue, not written yet
   std::atomic<bool> wants_write{false};
@@ -155,7 +155,7 @@ struct Session {
 struct HttpServer::Window {
   Handler handler;
   Admit admit;
-  std::vector<WebSocketEndpoint*> websockets;
+  FindWebSocket find_websocket;
   bool tls = false;
   std::string address;
   uint16_t port = 0;
@@ -251,15 +251,14 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
       Session& s = session(wsi);
       s.request = request_of(wsi);
-      const auto it = std::find_if(websockets.begin(), websockets.end(),
-                                   [&](const WebSocketEndpoint* e) { return e->path() == s.request.path; });
-      if (it == websockets.end()) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
+      auto endpoint = find_websocket(s.request.path);
+      if (!endpoint) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
       if (const int status = admit(s.request); status != 0)
         return refuse_upgrade(wsi, status,
                               status == 401 ? "this WebSocket endpoint needs the bearer token\n"
                                             : "this origin may not open the WebSocket endpoint\n");
-      if (!(*it)->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
-      s.endpoint = *it;
+      if (!endpoint->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
+      s.endpoint = std::move(endpoint);
       return 0;
     }
     case LWS_CALLBACK_ESTABLISHED: {
@@ -282,7 +281,8 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
       wake_pending.store(false);  // before the scan: a wake after it is seen by the next one
       for (auto& [client_wsi, s] : sessions) {
-        if (s->client && s->wants_write.exchange(false)) lws_callback_on_writable(client_wsi);
+        // Frames to write, or a link closed under it (its endpoint went): hung up there.
+        if (s->client && (s->wants_write.exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
       }
       return 0;
     case LWS_CALLBACK_CLOSED:
@@ -380,7 +380,7 @@ int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& 
 }
 
 int HttpServer::Window::write_frames(lws* wsi, Session& s) {
-  if (!s.client) return -1;
+  if (!s.client || s.client->closed()) return -1;
   if (s.pending.empty()) s.client->take(s.pending);
   uint64_t frames = 0, bytes = 0;
   while (!s.pending.empty() && frames < kFramesPerTurn && !lws_send_pipe_choked(wsi)) {
@@ -398,13 +398,12 @@ int HttpServer::Window::write_frames(lws* wsi, Session& s) {
   return 0;
 }
 
-HttpServer::HttpServer(const HttpConfig& config, Handler handler, std::vector<WebSocketEndpoint*> websockets,
-                       Admit admit)
+HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit)
     : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.handler = std::move(handler);
   w.admit = std::move(admit);
-  w.websockets = std::move(websockets);
+  w.find_websocket = std::move(find_websocket);
   w.tls = !config.certificate.empty();
   w.address = config.address;
   if (w.tls) check_certificate(config.certificate);
@@ -467,6 +466,8 @@ HttpServer::~HttpServer() {
   w.owner = std::this_thread::get_id();  // what closing every connection calls runs here now
   lws_context_destroy(w.context);
 }
+
+void HttpServer::wake() { lws_cancel_service(window_->context); }
 
 uint16_t HttpServer::port() const noexcept { return window_->port; }
 

@@ -46,6 +46,8 @@ class HttpServer {
   // Who may open a WebSocket, from the upgrade request: 0 (let in) or the HTTP status that
   // refuses it (401, 403).
   using Admit = std::function<int(const HttpRequest&)>;
+  // The WebSocket endpoint at a path, or null (404).
+  using FindWebSocket = std::function<std::shared_ptr<WebSocketEndpoint>(const std::string& path)>;
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
   static constexpr int kMaxStreams = 64;         // event streams at once
   // A connection that has not sent a whole request (or finished its TLS handshake) this long
@@ -54,8 +56,8 @@ class HttpServer {
 
   // Listens at once and starts the window's thread; throws std::runtime_error saying why it
   // cannot (a port in use, a certificate that does not load). With a certificate: HTTPS and
-  // wss:// only. The endpoints outlive the server.
-  HttpServer(const HttpConfig& config, Handler handler, std::vector<WebSocketEndpoint*> websockets, Admit admit);
+  // wss:// only.
+  HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -63,6 +65,9 @@ class HttpServer {
   uint16_t port() const noexcept;     // the one bound
   std::string url() const;            // http://127.0.0.1:8080
   std::string websocket_url() const;  // ws://127.0.0.1:8080
+  // Any thread: look now for WebSocket clients whose links were closed (their endpoint went),
+  // and hang up on them.
+  void wake();
 
  private:
   struct Window;  // libwebsockets' context and the sessions, on the window's thread

@@ -37,6 +37,7 @@ OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Co
 OperatorWindow::~OperatorWindow() { stop(); }
 
 void OperatorWindow::stop() {
+  control_.foreign().on_clients_closed(nullptr);
   server_.reset();  // no request in flight from here on
   {
     std::lock_guard lock(mutex_);
@@ -46,20 +47,9 @@ void OperatorWindow::stop() {
   if (reloader_.joinable()) reloader_.join();
 }
 
-void OperatorWindow::add_websockets(std::vector<EndpointConfig>& sections) {
-  for (auto& e : sections) {
-    auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, true));
-    websockets_.push_back(std::make_unique<WebSocketEndpoint>(router_, e.spec.name, e.websocket_path, std::move(policy),
-                                                              e.spec.max_peers));
-  }
-}
-
 void OperatorWindow::start() {
   reloader_ = std::thread([this] { reload_loop(); });
-  if (http_.port == 0) {  // Port = 0: off
-    if (!websockets_.empty()) log::warning("[WebSocketEndpoint] sections need the HTTP server ([Http] Port = 0)");
-    return;
-  }
+  if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
   options.page_dir = find_page_dir();
@@ -90,19 +80,18 @@ void OperatorWindow::start() {
         "refused). Set TokenFile, or listen on 127.0.0.1",
         http_.address);
   }
-  options.websockets = &websockets_;
-  options.fabrics = fabrics_;
   options.more_metrics = more_metrics_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
-  std::vector<WebSocketEndpoint*> websockets;
-  for (auto& w : websockets_) websockets.push_back(w.get());
+  ForeignEndpoints& foreign = control_.foreign();
   try {
     server_ = std::make_unique<HttpServer>(
-        http_, [this](const HttpRequest& r) { return api_->handle(r); }, std::move(websockets),
+        http_, [this](const HttpRequest& r) { return api_->handle(r); },
+        [&foreign](const std::string& path) { return foreign.websocket_at(path); },
         [this](const HttpRequest& r) { return api_->admits_websocket(r); });
+    foreign.on_clients_closed([server = server_.get()] { server->wake(); });
     log::info("http: listening on {}", server_->url());
-    for (auto& w : websockets_)
-      log::info("websocket {}: MAVLink at {}{}", w->name(), server_->websocket_url(), w->path());
+    for (const auto& [name, path] : foreign.websocket_paths())
+      log::info("websocket {}: MAVLink at {}{}", name, server_->websocket_url(), path);
   } catch (const std::runtime_error& e) {
     log::error("{}: http: {}; routing on without it", http_.source, e.what());
   }

@@ -15,15 +15,9 @@
 
 namespace mavswitch::daemon {
 
-class NatsEndpoint;
-
 class OperatorWindow {
  public:
   OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config);
-  // Serves [WebSocketEndpoint] sections on the HTTP server. Before start().
-  void add_websockets(std::vector<EndpointConfig>& sections);
-  // Reports these connections' links too; they outlive stop(). Before start().
-  void add_fabrics(const std::vector<std::unique_ptr<NatsEndpoint>>* fabrics) { fabrics_ = fabrics; }
   ~OperatorWindow();
 
   EndpointControl& control() { return control_; }
@@ -44,8 +38,6 @@ class OperatorWindow {
   EndpointControl control_;
   std::function<std::string()> more_metrics_;
   std::unique_ptr<HttpApi> api_;
-  std::vector<std::unique_ptr<WebSocketEndpoint>> websockets_;  // outlive the server
-  const std::vector<std::unique_ptr<NatsEndpoint>>* fabrics_ = nullptr;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -14,17 +14,21 @@ WebSocketEndpoint::WebSocketEndpoint(Router& router, std::string name, std::stri
       policy_(std::move(policy)),
       max_clients_(max_clients) {}
 
-WebSocketEndpoint::~WebSocketEndpoint() {
+WebSocketEndpoint::~WebSocketEndpoint() { close_all(); }
+
+void WebSocketEndpoint::close_all() {
   std::vector<std::shared_ptr<ForeignLink>> left;
   {
     std::lock_guard lock(mutex_);
-    left.swap(clients_);
+    closing_ = true;
+    left = clients_;
   }
   for (auto& c : left) c->close();
 }
 
 bool WebSocketEndpoint::has_room() {
   std::lock_guard lock(mutex_);
+  if (closing_) return false;
   if (clients_.size() < max_clients_) return true;
   ++refused_;
   log::warning("websocket {}: a client refused: MaxClients ({}) reached", name_, max_clients_);
@@ -35,7 +39,7 @@ std::shared_ptr<ForeignLink> WebSocketEndpoint::open(const std::string& peer, st
   auto client = std::make_shared<ForeignLink>(router_, name_ + " " + peer, kMaxQueuedFrames, std::move(wake));
   {
     std::lock_guard lock(mutex_);
-    if (clients_.size() >= max_clients_) {  // the room has_room() saw went to another
+    if (closing_ || clients_.size() >= max_clients_) {  // the room has_room() saw went to another
       ++refused_;
       return nullptr;
     }

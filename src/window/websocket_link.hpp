@@ -37,6 +37,9 @@ class WebSocketEndpoint {
   std::shared_ptr<ForeignLink> open(const std::string& peer, std::function<void()> wake);
   // The client went: its link detaches, its counts stay in totals().
   void close(const std::shared_ptr<ForeignLink>& client);
+  // The endpoint goes (a reload removed it): every client's link detaches and no new one comes;
+  // the HTTP server hangs up on them when it next looks (ForeignLink::closed()).
+  void close_all();
   // Any thread.
   std::vector<ForeignLinkReport> clients() const;
   ForeignLinkReport totals() const;  // every client's counts, those gone included
@@ -49,6 +52,7 @@ class WebSocketEndpoint {
   const size_t max_clients_;
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<ForeignLink>> clients_;  // under mutex_
+  bool closing_ = false;                               // under mutex_
   ForeignLinkReport gone_;                             // under mutex_
   std::atomic<uint64_t> refused_{0};
 };

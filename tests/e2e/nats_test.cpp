@@ -277,3 +277,56 @@ TEST_F(Fabric, ALateConsumerSeesTheFleetAtOnce) {
       wait_until([&] { return lone.router->err().find("the cluster has no JetStream") != std::string::npos; }, 15000ms))
       << lone.router->err();
 }
+
+// The fabric is a link as any other: a router whose only endpoint is a [NatsEndpoint] starts and
+// routes (what the fabric brings reaches its own components: the vehicle shows in the API);
+// SIGUSR1 lists the NATS link with its counts; SIGHUP removes the section's connection and
+// adds it back, the other endpoints untouched.
+TEST_F(Fabric, ANatsOnlyRouterStartsAndSighupAddsAndRemovesTheFabric) {
+  NatsCluster cluster(1);
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site vehicle(scratch_, "vehicle", "Url = " + cluster.url(0) + "\n");
+  const uint16_t http = free_tcp_port();
+  const std::string nats = "[NatsEndpoint fabric]\nUrl = " + cluster.url(0) + "\n";
+  const std::string general = "[General]\nTcpServerPort = 0\n";
+  const std::string conf = scratch_.write("ground.conf", general + nats).string();
+  DaemonProcess ground({"-c", conf, "--http=127.0.0.1:" + std::to_string(http)});
+  const auto heard = [&] {
+    vehicle.send(heartbeat(1, 1));
+    return http_request(http, "GET", "/api/v1/systems").body.find("\"system\": 1,") != std::string::npos;
+  };
+  ASSERT_TRUE(wait_until(heard, 10000ms)) << ground.err();
+  EXPECT_GT(fabric_count(http, "rx_frames"), 0u);
+
+  ground.signal(SIGUSR1);
+  const std::regex counted(R"(nats fabric [^\n]*\n    totals: in [1-9]\d* frames)");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(ground.out(), counted); })) << ground.out();
+
+  // Gone from the file: the connection closes, the link leaves the API.
+  const uint16_t udp = free_udp_port();
+  scratch_.write("ground.conf", general + "[UdpEndpoint spare]\nMode = Server\nAddress = 127.0.0.1\nPort = " +
+                                    std::to_string(udp) + "\n");
+  ground.signal(SIGHUP);
+  ASSERT_TRUE(wait_until([&] {
+    return ground.err().find("reload: 1 added, 1 removed, 0 changed") != std::string::npos;
+  })) << ground.err();
+  EXPECT_EQ(http_request(http, "GET", "/api/v1/links").body.find("\"endpoint\": \"fabric\""), std::string::npos);
+  // Back in the file: connected again, and the vehicle heard through it.
+  scratch_.write("ground.conf", general + nats + "[UdpEndpoint spare]\nMode = Server\nAddress = 127.0.0.1\nPort = " +
+                                    std::to_string(udp) + "\n");
+  const size_t before = fabric_count(http, "rx_frames");
+  ground.signal(SIGHUP);
+  ASSERT_TRUE(wait_until([&] {
+    return ground.err().find("reload: 1 added, 0 removed, 0 changed") != std::string::npos;
+  })) << ground.err();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        vehicle.send(heartbeat(1, 1));
+        return fabric_count(http, "rx_frames") > before;
+      },
+      10000ms))
+      << ground.err();
+  EXPECT_TRUE(ground.running());
+  ground.signal(SIGTERM);
+  EXPECT_EQ(ground.wait_exit(), 0) << ground.err();
+}

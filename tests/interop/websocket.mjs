@@ -31,15 +31,20 @@ fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 })
 
 const vehiclePort = await freePort('udp')
 const httpPort = await freePort('tcp')
-function startDaemon (extra) {
-  const conf = path.join(scratch, 'main.conf')
+const conf = path.join(scratch, 'main.conf')
+const signedSection = `[WebSocketEndpoint signed]\nPath = /mavlink/signed\nSigningKeyFile = ${keyFile}\n`
+function writeConf (extra) {
   fs.writeFileSync(conf, `[General]\nTcpServerPort = 0\n[Http]\nAddress = 127.0.0.1\nPort = ${httpPort}\n${extra.http || ''}` +
     `[UdpEndpoint vehicle]\nMode = Server\nAddress = 127.0.0.1\nPort = ${vehiclePort}\n` +
-    '[WebSocketEndpoint gcs]\nAllowMsgIdOut = 0,77\n' +
-    `[WebSocketEndpoint signed]\nPath = /mavlink/signed\nSigningKeyFile = ${keyFile}\n`)
-  const d = spawn(daemon, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] })
+    '[WebSocketEndpoint gcs]\nAllowMsgIdOut = 0,77\n' + (extra.websockets ?? signedSection))
+}
+function startDaemon (extra) {
+  writeConf(extra)
+  const d = spawn(daemon, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
   d.log = ''
+  d.out = ''
   d.stderr.on('data', (b) => { d.log += b })
+  d.stdout.on('data', (b) => { d.out += b })
   return d
 }
 
@@ -183,6 +188,27 @@ try {
   check(wsLink && wsLink.rx_frames >= 2 && wsLink.tx_frames >= 2, `the WebSocket link in /api/v1/links (${JSON.stringify(wsLink)})`)
   const metrics = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text()
   check(metrics.includes('mavswitch_link_received_frames_total{endpoint="gcs",kind="websocket"}'), 'and in /metrics')
+
+  // SIGUSR1: the WebSocket endpoints and their clients are in the statistics, as every link is.
+  router.kill('SIGUSR1')
+  check(await until(() => router.out.includes('websocket gcs /mavlink/gcs') &&
+    /\n {4}127\.0\.0\.1:\d+: in [1-9]\d* frames/.test(router.out)), `SIGUSR1 lists the WebSocket links:\n${router.out}`)
+
+  // SIGHUP: a WebSocket endpoint gone from the file closes and hangs up on its clients, a new one
+  // opens, the unchanged one and its client are not touched.
+  const signedClosed = new Promise((resolve) => signedGcs.on('close', () => resolve(true)))
+  writeConf({ websockets: '[WebSocketEndpoint late]\nPath = /mavlink/late\n' })
+  router.kill('SIGHUP')
+  check(await Promise.race([signedClosed, sleep(5000).then(() => false)]), 'SIGHUP: the removed endpoint\'s client is hung up')
+  check(await until(() => router.log.includes('reload: 1 added, 1 removed, 0 changed')), `the reload says so:\n${router.log}`)
+  const late = groundStation(`${base}/late`)
+  check(await late.opened, 'the added endpoint takes clients')
+  check(await until(() => late.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1)), 'and they hear the vehicle')
+  const gone = groundStation(`${base}/signed`)
+  check(!(await gone.opened) && gone.status === 404, `the removed one's path is a 404 (${gone.status})`)
+  const beatsBefore = beats()
+  check(gcs.readyState === WebSocket.OPEN && await until(() => beats() > beatsBefore), 'the unchanged endpoint\'s client stays and hears')
+  late.close()
   gcs.close()
   signedGcs.close()
 
