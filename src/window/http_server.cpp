@@ -352,10 +352,10 @@ int HttpServer::Window::write_http(lws* wsi, Session& s) {
     if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
       return -1;
     s.out_at += n;
-    if (n < left) {
-      lws_callback_on_writable(wsi);
-      return 0;
-    }
+    // Once more when all is written: libwebsockets calls back only after it has sent what the
+    // kernel did not take, and ending the response before that would cut it short.
+    if (!s.next_event) lws_callback_on_writable(wsi);
+    return 0;
   }
   if (s.next_event) return 0;  // the stream goes on
   if (s.close_after) return -1;
