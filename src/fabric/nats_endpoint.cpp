@@ -7,9 +7,9 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "base/fleet_state.hpp"
 #include "base/log.hpp"
 #include "config/endpoint_policy.hpp"
+#include "fabric/fleet_state.hpp"
 #include "fabric/nats_credentials.hpp"
 #include "fabric/nats_poller.hpp"
 
@@ -152,9 +152,10 @@ bool NatsEndpoint::connect() {
 bool NatsEndpoint::keep_fleet_state() {
   jsCtx* js = nullptr;
   if (natsConnection_JetStream(&js, connection_, nullptr) != NATS_OK) return false;
-  const std::string name = base::fleet_stream_name(settings_.prefix);
+  const std::string name = fabric::fleet_stream_name(settings_.prefix);
   std::vector<std::string> subjects;
-  for (const char* m : base::kFleetStateMessages) subjects.push_back(base::fleet_state_subject(settings_.prefix, m));
+  for (const char* m : fabric::kFleetStateMessages)
+    subjects.push_back(fabric::fleet_state_subject(settings_.prefix, m));
   std::vector<const char*> subject_list;
   for (const auto& s : subjects) subject_list.push_back(s.c_str());
   jsStreamConfig config;
@@ -176,7 +177,7 @@ bool NatsEndpoint::keep_fleet_state() {
   } else {  // no JetStream on the cluster, or it is still electing its leader: tried again
     const char* why = nats_GetLastError(nullptr);
     note(fmt::format("FleetState: cannot keep stream {} ({}); trying again every {} s", name,
-                     s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? base::kNoJetStream
+                     s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? fabric::kNoJetStream
                      : why != nullptr && *why != '\0'             ? why
                                                                   : natsStatus_GetText(s),
                      kRetry.count()),

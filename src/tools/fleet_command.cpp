@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "base/fleet_state.hpp"
 #include "dialect/builtin.hpp"
 #include "dialect/vehicle_names.hpp"
+#include "fabric/fleet_state.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/sys_status.hpp"
@@ -43,7 +43,7 @@ std::string error_text(natsStatus s) {
 // subject, read until nothing is pending.
 bool read_state(jsCtx* js, const FleetOptions& o, const char* message, std::map<uint16_t, SystemState>* systems,
                 std::string* error) {
-  const std::string stream = base::fleet_stream_name(o.prefix);
+  const std::string stream = fabric::fleet_stream_name(o.prefix);
   jsSubOptions options;
   jsSubOptions_Init(&options);
   options.Stream = stream.c_str();
@@ -51,11 +51,11 @@ bool read_state(jsCtx* js, const FleetOptions& o, const char* message, std::map<
   options.Config.AckPolicy = js_AckNone;
   natsSubscription* sub = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
-  const std::string subject = base::fleet_state_subject(o.prefix, message);
+  const std::string subject = fabric::fleet_state_subject(o.prefix, message);
   natsStatus s = js_SubscribeSync(&sub, js, subject.c_str(), nullptr, &options, &code);
   if (s != NATS_OK) {
     *error = fmt::format("the fleet state ({} in stream {}): {}", subject, stream,
-                         s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? base::kNoJetStream : error_text(s));
+                         s == NATS_NO_RESPONDERS || s == NATS_TIMEOUT ? fabric::kNoJetStream : error_text(s));
     return false;
   }
   protocol::FrameParser parser(dialect::builtin::message_table());
@@ -128,7 +128,7 @@ int run_fleet(const FleetOptions& o) {
     fmt::print(stderr, "mavswitch: cannot reach the cluster at {}: {}\n", fmt::join(o.urls, ","), error_text(s));
     status = 1;
   } else {
-    for (const char* m : base::kFleetStateMessages) {
+    for (const char* m : fabric::kFleetStateMessages) {
       if (!read_state(js, o, m, &systems, &error)) {
         fmt::print(stderr, "mavswitch: {}\n", error);
         status = 1;

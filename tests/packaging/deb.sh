@@ -16,7 +16,8 @@ trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; rm -rf "$work"' EX
 
 cpack -G DEB -B "$work/out" --config "$build/CPackConfig.cmake" >/dev/null
 deb=$(ls "$work"/out/mavswitch_*.deb)
-dpkg-deb --field "$deb" Depends | grep -q libcivetweb1
+dpkg-deb --field "$deb" Depends | grep -q libwebsockets17
+dpkg-deb --field "$deb" Depends | grep -q libcurl4
 dpkg-deb --field "$deb" Depends | grep -q adduser
 dpkg -x "$deb" "$work/root"
 dpkg-deb -e "$deb" "$work/control"

@@ -8,7 +8,7 @@
 #include <cctype>
 #include <string>
 
-namespace mavswitch::base {
+namespace mavswitch::fabric {
 
 // What a request to JetStream's API that nobody answers means, in the user's words (libnats says
 // "No responders available for request", or "Timeout").
@@ -29,4 +29,4 @@ inline std::string fleet_state_subject(const std::string& prefix, const char* me
   return prefix + ".from.*.*." + message;
 }
 
-}  // namespace mavswitch::base
+}  // namespace mavswitch::fabric
