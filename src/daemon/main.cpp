@@ -240,6 +240,7 @@ int main(int argc, char** argv) {
   window.control().start_foreign(config, config.http.port != 0);
   // Listens beside the flight log writer, as component 192; it never sends.
   const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
+  window.add_vehicles(&vehicles);
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(
         "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"

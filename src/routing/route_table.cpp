@@ -90,29 +90,6 @@ bool RouteTable::clock_went_back(uint8_t sysid, uint8_t compid, uint32_t boot_ms
   return before != 0 && now < before;
 }
 
-void RouteTable::note_heartbeat(uint8_t sysid, uint8_t compid, std::span<const uint8_t> payload, Millis now) noexcept {
-  const Component* c = component(sysid, compid);
-  if (c == nullptr) return;
-  uint64_t packed = 0;  // custom_mode (LE uint32), type, autopilot, base_mode, system_status
-  for (size_t k = 0; k < 8 && k < payload.size(); ++k) packed |= uint64_t{payload[k]} << (8 * k);
-  c->heartbeat.store(packed, std::memory_order_relaxed);
-  c->heartbeat_at.store(now, std::memory_order_relaxed);
-}
-
-RouteTable::Heartbeat RouteTable::heartbeat(uint8_t sysid, uint8_t compid) const noexcept {
-  Heartbeat h;
-  const Component* c = component(sysid, compid);
-  if (c == nullptr) return h;
-  const uint64_t p = c->heartbeat.load(std::memory_order_relaxed);
-  h.custom_mode = static_cast<uint32_t>(p);
-  h.type = static_cast<uint8_t>(p >> 32);
-  h.autopilot = static_cast<uint8_t>(p >> 40);
-  h.base_mode = static_cast<uint8_t>(p >> 48);
-  h.system_status = static_cast<uint8_t>(p >> 56);
-  h.at = c->heartbeat_at.load(std::memory_order_relaxed);
-  return h;
-}
-
 Millis RouteTable::last_heard(uint8_t sysid, uint8_t compid) const noexcept {
   Millis last = 0;
   if (const Component* c = component(sysid, compid))

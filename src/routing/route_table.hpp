@@ -71,15 +71,6 @@ class RouteTable {
   // Records a component's SYSTEM_TIME.time_boot_ms; true when it went backwards (the component
   // rebooted). A component not yet heard has nowhere to keep it: its first SYSTEM_TIME only arms it.
   bool clock_went_back(uint8_t sysid, uint8_t compid, uint32_t boot_ms) noexcept;
-  // What a component's last HEARTBEAT said (for the operator's window, read on demand; kept as
-  // its raw bytes, one relaxed store per HEARTBEAT), and when any of its links last heard it.
-  struct Heartbeat {
-    uint32_t custom_mode = 0;
-    uint8_t type = 0, autopilot = 0, base_mode = 0, system_status = 0;
-    Millis at = 0;  // 0: no HEARTBEAT seen
-  };
-  void note_heartbeat(uint8_t sysid, uint8_t compid, std::span<const uint8_t> payload, Millis now) noexcept;
-  Heartbeat heartbeat(uint8_t sysid, uint8_t compid) const noexcept;
   Millis last_heard(uint8_t sysid, uint8_t compid) const noexcept;
   // Drops every entry last heard before `cutoff`; returns how many went.
   size_t expire(Millis cutoff);
@@ -99,9 +90,7 @@ class RouteTable {
   // system should not cost a segment each.
   struct Component {
     SlotList<Entry, 2> links;
-    mutable std::atomic<uint64_t> boot_ms{0};    // last SYSTEM_TIME.time_boot_ms | 1 << 32 once known
-    mutable std::atomic<uint64_t> heartbeat{0};  // HEARTBEAT's first 8 payload bytes
-    mutable std::atomic<Millis> heartbeat_at{0};
+    mutable std::atomic<uint64_t> boot_ms{0};  // last SYSTEM_TIME.time_boot_ms | 1 << 32 once known
   };
   // A system's components in the order first heard, for walks over the whole system. A
   // component, once heard, stays (without links when they expire): at most 256 per system.

@@ -7,8 +7,7 @@
 namespace mavswitch::routing {
 namespace {
 
-constexpr uint32_t kSystemTimeId = 2;  // SYSTEM_TIME (common.xml)
-constexpr uint32_t kHeartbeatId = 0;
+constexpr uint32_t kSystemTimeId = 2;       // SYSTEM_TIME (common.xml)
 constexpr uint32_t kSetupSigningId = 256;   // SETUP_SIGNING (common.xml)
 constexpr int kSystemTimeBootMsOffset = 8;  // uint32 time_boot_ms after uint64 time_unix_usec
 
@@ -285,8 +284,6 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
       if (sys != 0) learn(from, sys, comp, now);
       table_.for_each_component_link(sys, comp, mark);
     }
-    if (f.msgid() == kHeartbeatId && f.verified()) [[unlikely]]
-      table_.note_heartbeat(sys, comp, f.payload(), now);
     for (LinkId base = 0; base < count; base += kChunkSize) {  // one chunk pointer per 256 links
       LinkSlot* chunk = chunks_[base >> kChunkBits].load(std::memory_order_acquire);
       const LinkId n = std::min<LinkId>(count - base, kChunkSize);

@@ -1,5 +1,7 @@
 #include "window/foreign_link.hpp"
 
+#include "transport/event_loop.hpp"
+
 namespace mavswitch::daemon {
 
 ForeignLink::ForeignLink(Router& router, std::string name, size_t max_queued_frames, std::function<void()> wake)
@@ -32,6 +34,7 @@ void ForeignLink::received(std::span<const uint8_t> bytes) {
 }
 
 void ForeignLink::deliver(const protocol::FrameView&, std::span<const uint8_t> bytes) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "ForeignLink::deliver");
   bool was_empty = false;
   {
     std::lock_guard lock(mutex_);
@@ -84,6 +87,7 @@ ForeignLinkReport ForeignLink::report() const {
 }
 
 void ForeignLink::route_input() {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "ForeignLink::route_input");
   std::vector<uint8_t> bytes;
   {
     std::lock_guard lock(mutex_);

@@ -80,6 +80,12 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
          CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
 }
 
+std::map<uint16_t, VehicleWatch::Heartbeat> HttpApi::heartbeats() {
+  std::map<uint16_t, VehicleWatch::Heartbeat> got;
+  if (options_.vehicles != nullptr) router_.run_on_loop([&] { got = options_.vehicles->heartbeats(); });
+  return got;
+}
+
 // The router's links, and the WebSocket and NATS endpoints' as theirs.
 RouterSnapshot HttpApi::snapshot() {
   RouterSnapshot s = take_snapshot(router_);
@@ -124,7 +130,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
-  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_) + "\n"};
+  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_, heartbeats()) + "\n"};
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");
     events.next_event = [this] { return live_state(); };
@@ -163,7 +169,7 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 
 std::string HttpApi::live_state() {
   const RouterSnapshot s = snapshot();
-  return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, false) +
+  return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, heartbeats(), false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }
 

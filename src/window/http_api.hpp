@@ -27,6 +27,7 @@ class HttpApi {
     std::string page_dir;  // the status page's files; empty: none installed
     bool loopback_listener = true;
     std::function<std::string()> more_metrics;  // appended to /metrics
+    const VehicleWatch* vehicles = nullptr;     // what components' HEARTBEATs said; read on the router's thread
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
@@ -42,6 +43,7 @@ class HttpApi {
  private:
   bool token_matches(const HttpRequest& request) const;
   RouterSnapshot snapshot();
+  std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats();
   HttpResponse page_file(const std::string& path) const;
   std::string live_state();  // one event of /api/v1/events
   HttpResponse change(const HttpRequest& request);

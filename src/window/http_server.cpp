@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 
 #include "base/file_read.hpp"
 #include "base/log.hpp"
+#include "transport/event_loop.hpp"
 #include "transport/socket_address.hpp"
 #include "window/websocket_link.hpp"
 
@@ -177,9 +180,11 @@ struct HttpServer::Window {
     if (!s) s = std::make_unique<Session>();
     return *s;
   }
-  void assert_owner() const {
-    if (owner != std::thread::id() && std::this_thread::get_id() != owner)
-      throw std::logic_error("http: called off the window's thread");
+  // As EventLoop's: the sessions are the window's thread's (MAVSWITCH_ASSERT_OWNER).
+  void assert_in_loop_thread(const char* what) const noexcept {
+    if (owner == std::thread::id() || std::this_thread::get_id() == owner) return;
+    std::fprintf(stderr, "mavswitch: %s called off the window's thread\n", what);
+    std::abort();
   }
   // Any thread (the router's): a client has frames to write.
   void wake() {
@@ -200,9 +205,9 @@ int HttpServer::Window::callback(lws* wsi, lws_callback_reasons reason, void* us
 }
 
 int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len) {
+  MAVSWITCH_ASSERT_OWNER(*this, "HttpServer's callback");
   switch (reason) {
     case LWS_CALLBACK_HTTP: {
-      assert_owner();
       Session& s = session(wsi);
       s.request = request_of(wsi);
       s.request.path = in != nullptr ? static_cast<const char*>(in) : s.request.path;

@@ -81,6 +81,7 @@ void OperatorWindow::start() {
         http_.address);
   }
   options.more_metrics = more_metrics_;
+  options.vehicles = vehicles_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   ForeignEndpoints& foreign = control_.foreign();
   try {

@@ -11,6 +11,7 @@
 #include "window/endpoint_control.hpp"
 #include "window/http_api.hpp"
 #include "window/http_server.hpp"
+#include "window/vehicle_watch.hpp"
 #include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
@@ -30,6 +31,8 @@ class OperatorWindow {
   void stop();
   // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
+  // Where the systems' HEARTBEATs are kept (the API's systems); it outlives stop(). Before start().
+  void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
 
  private:
   void reload_loop();
@@ -37,6 +40,7 @@ class OperatorWindow {
   HttpConfig http_;
   EndpointControl control_;
   std::function<std::string()> more_metrics_;
+  const VehicleWatch* vehicles_ = nullptr;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;

@@ -191,7 +191,7 @@ std::string endpoints_json(Router& router) {
   return json_text(Json{{"endpoints", list}}, 2);
 }
 
-std::string systems_json(Router& router, bool pretty) {
+std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats, bool pretty) {
   Json list = Json::array();
   const auto& routes = router.routing().routes();
   const routing::Millis now = transport::now_ms();  // the clock routing stamps with
@@ -204,8 +204,8 @@ std::string systems_json(Router& router, bool pretty) {
       Json s = {{"system", sys}, {"component", comp}, {"links", links}};
       const routing::Millis heard = routes.last_heard(uint8_t(sys), uint8_t(comp));
       if (heard != 0) s["heard_ms_ago"] = std::max<routing::Millis>(0, now - heard);
-      const auto hb = routes.heartbeat(uint8_t(sys), uint8_t(comp));
-      if (hb.at != 0) {
+      if (const auto it = heartbeats.find(static_cast<uint16_t>(sys << 8 | comp)); it != heartbeats.end()) {
+        const VehicleWatch::Heartbeat& hb = it->second;
         s["type"] = dialect::vehicle_type_name(hb.type);
         s["autopilot"] = dialect::autopilot_name(hb.autopilot);
         s["mode"] = dialect::mode_name(hb.autopilot, hb.type, hb.base_mode, hb.custom_mode);

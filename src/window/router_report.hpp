@@ -3,11 +3,13 @@
 // for the API or as Prometheus' text exposition. Nothing here runs per frame.
 #pragma once
 
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "router/router.hpp"
+#include "window/vehicle_watch.hpp"
 
 namespace mavswitch::daemon {
 
@@ -49,7 +51,10 @@ std::string links_json(const RouterSnapshot& s, bool pretty = true);
 std::string endpoints_json(Router& router);  // their configuration
 std::string stats_json(const RouterSnapshot& s);
 // The components the route table knows, each with the links it was heard on.
-std::string systems_json(Router& router, bool pretty = true);
+// The systems the route table knows, with what each component's last HEARTBEAT said (`heartbeats`:
+// VehicleWatch's, keyed system << 8 | component).
+std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
+                         bool pretty = true);
 // Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);

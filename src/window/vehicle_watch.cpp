@@ -18,6 +18,8 @@ VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
     : router_(router), component_(std::make_unique<Component>(router, sysid, compid)) {
   subscriptions_.push_back(
       component_->subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+        heartbeats_[static_cast<uint16_t>(f.sysid() << 8 | f.compid())] = {
+            hb.custom_mode, hb.type, hb.autopilot, hb.base_mode, hb.system_status, router_.event_loop().now()};
         if (f.compid() != kAutopilotComponent || hb.autopilot == kAutopilotInvalid) return;
         Vehicle& v = vehicles_[f.sysid()];
         v.heard = router_.event_loop().now();
@@ -27,6 +29,11 @@ VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
       component_->subscribe<msg::SysStatus>([this](const msg::SysStatus& s, const protocol::FrameView& f) {
         if (f.compid() == kAutopilotComponent) vehicles_[f.sysid()].battery = s.battery_remaining;
       }));
+}
+
+std::map<uint16_t, VehicleWatch::Heartbeat> VehicleWatch::heartbeats() const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleWatch::heartbeats");
+  return heartbeats_;
 }
 
 std::string VehicleWatch::metrics(routing::Millis now) const {

@@ -3,10 +3,13 @@
 // ground stations or peripherals), when each was last heard, whether it is armed, and its battery
 // remaining from SYS_STATUS. A component on the router's thread subscribed to those two messages
 // only (a few frames a second a vehicle); at most 256 vehicles, kept while the router runs.
+// It also keeps what every component's last HEARTBEAT said, for the systems the window lists
+// (at most one entry per system and component: 65,536).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +25,14 @@ class VehicleWatch {
   VehicleWatch(Router& router, uint8_t sysid, uint8_t compid);
   // The per-vehicle Prometheus families. The router's thread.
   std::string metrics(routing::Millis now) const;
+  // What a component's last HEARTBEAT said, and when (the router's clock).
+  struct Heartbeat {
+    uint32_t custom_mode = 0;
+    uint8_t type = 0, autopilot = 0, base_mode = 0, system_status = 0;
+    routing::Millis at = 0;
+  };
+  // Every component heard sending one, keyed system << 8 | component. The router's thread.
+  std::map<uint16_t, Heartbeat> heartbeats() const;
 
  private:
   struct Vehicle {
@@ -33,7 +44,8 @@ class VehicleWatch {
   Router& router_;
   std::unique_ptr<Component> component_;
   std::vector<Subscription> subscriptions_;
-  std::array<Vehicle, 256> vehicles_{};  // the router's thread's
+  std::array<Vehicle, 256> vehicles_{};       // the router's thread's
+  std::map<uint16_t, Heartbeat> heartbeats_;  // the router's thread's
 };
 
 }  // namespace mavswitch::daemon
