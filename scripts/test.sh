@@ -2,7 +2,8 @@
 # Sets up, builds and runs every test once: unit, end-to-end, interop and packaging. Then the
 # sanitizer passes run what each can catch: ThreadSanitizer the tests that cross threads (every
 # end-to-end test, with three I/O workers so that links of one test land on different workers,
-# and the unit tests of the lock-free structures); AddressSanitizer + UBSan the rest (unit and
+# the WebSocket tests, where the window's thread meets the router's, and the unit tests of the
+# lock-free structures); AddressSanitizer + UBSan the rest (unit and
 # interop tests, built with clang beside the fuzz targets); and each fuzz target for a bounded
 # time. MAVSWITCH_QUICK=1 runs the first pass only. For a quick check while changing code:
 # ctest --test-dir build -L unit.
@@ -25,6 +26,9 @@ threaded_units='Epochs.*:EventLoop*:RoutingTest.*:SlotList.*:FrameRing.*:DirectW
   cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_unit_tests mavswitchd mavswitch_cli
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" MAVSWITCH_TEST_WORKERS=3 \
     ctest --test-dir build-tsan -L e2e --output-on-failure --timeout 300 -j2
+  # The window's thread against the router's: WebSocket clients (npm ws), 1,000 of them at once.
+  TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" \
+    ctest --test-dir build-tsan -R '^interop[.](websocket_link|window_under_load)' --output-on-failure --timeout 300 -j2
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" build-tsan/tests/mavswitch_unit_tests --gtest_brief=1 --gtest_filter="$threaded_units"
 }
 

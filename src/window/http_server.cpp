@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -29,6 +30,7 @@ namespace {
 constexpr size_t kMaxPem = 1 << 20;   // a certificate chain and its key are a few KiB
 constexpr size_t kChunk = 16 * 1024;  // of a response body, per writable turn
 constexpr int kFramesPerTurn = 64;    // WebSocket messages per writable turn: others get theirs
+constexpr int kWriteSeconds = 30;     // for a client to take the next chunk of an answer
 
 // libwebsockets says why it failed (a port in use) only in its log: the last error line, kept
 // for the exception, and the rest at debug level.
@@ -344,6 +346,9 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   }
   s.out = s.request.method == "HEAD" ? "" : std::move(r.body);
   s.out_at = 0;
+  // The request's own time is up (it came whole): the answer gets kWriteSeconds a chunk, so a
+  // slow reader of a large one is served and one that stops reading is closed.
+  lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
   lws_callback_on_writable(wsi);
   return 0;
 }
@@ -357,6 +362,7 @@ int HttpServer::Window::write_http(lws* wsi, Session& s) {
     if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
       return -1;
     s.out_at += n;
+    if (!s.next_event) lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
     // Once more when all is written: libwebsockets calls back only after it has sent what the
     // kernel did not take, and ending the response before that would cut it short.
     if (!s.next_event) lws_callback_on_writable(wsi);
@@ -458,6 +464,7 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket 
   const int bound = vhost != nullptr ? lws_get_vhost_listen_port(vhost) : -1;
   w.port = bound > 0 ? static_cast<uint16_t>(bound) : config.port;
   w.thread = std::thread([&w] {
+    pthread_setname_np(pthread_self(), "mavswitch-http");  // as top -H and /proc show it
     w.owner = std::this_thread::get_id();
     while (!w.stopping.load()) lws_service(w.context, 0);
   });

@@ -1,6 +1,6 @@
 #include "window/operator_window.hpp"
 
-#include "config/endpoint_policy.hpp"
+#include <pthread.h>
 
 #include <filesystem>
 
@@ -48,7 +48,10 @@ void OperatorWindow::stop() {
 }
 
 void OperatorWindow::start() {
-  reloader_ = std::thread([this] { reload_loop(); });
+  reloader_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "mavswitch-load");  // the configuration's reloads
+    reload_loop();
+  });
   if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
