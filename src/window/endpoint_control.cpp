@@ -32,19 +32,39 @@ EndpointControl::Result EndpointControl::add_read(const std::function<void(Confi
   Config parsed;
   try {
     read(parsed);
-    if (parsed.endpoints.size() != 1) return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
+    if (parsed.endpoints.size() + parsed.websockets.size() + parsed.fabrics.size() != 1)
+      return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
     finish_config(parsed);
   } catch (const ConfigError& e) {
     return {400, e.what()};
   }
+  const bool websocket = !parsed.websockets.empty();
+  EndpointConfig& e = !parsed.endpoints.empty() ? parsed.endpoints[0]
+                      : websocket               ? parsed.websockets[0]
+                                                : parsed.fabrics[0];
   std::lock_guard lock(mutex_);
-  if (open_.count(keys::lower(parsed.endpoints[0].spec.name)))
-    return {409, "an endpoint named '" + parsed.endpoints[0].spec.name + "' is open: remove it first"};
-  return open(std::move(parsed.endpoints[0]));
+  if (open_.count(keys::lower(e.spec.name)) || foreign_.has(e.spec.name))
+    return {409, "an endpoint named '" + e.spec.name + "' is open: remove it first"};
+  if (!parsed.endpoints.empty()) return open(std::move(e));
+  if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
+  try {
+    foreign_.add(e, websocket);
+  } catch (const ConfigError& err) {
+    return {400, err.what()};
+  } catch (const std::runtime_error& err) {
+    return {409, e.spec.name + ": " + err.what()};
+  }
+  const std::string what = (websocket ? "websocket " : "nats ") + e.spec.name;
+  log::info("{}: opened", what);
+  return {201, what};
 }
 
 EndpointControl::Result EndpointControl::remove(const std::string& name) {
   std::lock_guard lock(mutex_);
+  if (open_.count(keys::lower(name)) == 0 && foreign_.remove(name)) {
+    log::info("{}: closed", name);
+    return {200, name};
+  }
   return close(name);
 }
 

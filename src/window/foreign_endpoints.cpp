@@ -76,33 +76,80 @@ ForeignEndpoints::Changes ForeignEndpoints::reconcile(std::vector<EndpointConfig
   std::vector<EndpointConfig> none;
   reconcile_kind(
       websockets_, websockets_served ? websockets : none,
-      [&](EndpointConfig& e) {
-        auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, at_start));
-        return std::make_shared<WebSocketEndpoint>(router_, e.spec.name, e.websocket_path, std::move(policy),
-                                                   e.spec.max_peers);
-      },
-      [&](WebSocketEndpoint& w) {
-        w.close_all();
-        std::function<void()> wake;
-        {
-          std::lock_guard lock(mutex_);
-          wake = wake_;
-        }
-        if (wake) wake();  // the HTTP server hangs up on its clients
-      },
+      [&](EndpointConfig& e) { return make_websocket(e, at_start); }, [&](WebSocketEndpoint& w) { close_websocket(w); },
       changes);
   if (!websockets_served && !websockets.empty())
     log::warning("[WebSocketEndpoint] sections need the HTTP server ([Http] Port = 0)");
   reconcile_kind(
-      fabrics_, fabrics,
-      [&](EndpointConfig& e) {
-        auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, at_start));
-        auto fabric = std::make_shared<NatsEndpoint>(router_, e, std::move(policy));
-        fabric->start();
-        return fabric;
-      },
-      [](NatsEndpoint&) {}, changes);
+      fabrics_, fabrics, [&](EndpointConfig& e) { return make_fabric(e, at_start); }, [](NatsEndpoint&) {}, changes);
   return changes;
+}
+
+std::shared_ptr<WebSocketEndpoint> ForeignEndpoints::make_websocket(EndpointConfig& e, bool at_start) {
+  auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, at_start));
+  return std::make_shared<WebSocketEndpoint>(router_, e.spec.name, e.websocket_path, std::move(policy),
+                                             e.spec.max_peers);
+}
+
+std::shared_ptr<NatsEndpoint> ForeignEndpoints::make_fabric(EndpointConfig& e, bool at_start) {
+  auto policy = std::make_shared<const routing::LinkPolicy>(policy_of(router_, e, at_start));
+  auto fabric = std::make_shared<NatsEndpoint>(router_, e, std::move(policy));
+  fabric->start();
+  return fabric;
+}
+
+void ForeignEndpoints::close_websocket(WebSocketEndpoint& w) {
+  w.close_all();
+  std::function<void()> wake;
+  {
+    std::lock_guard lock(mutex_);
+    wake = wake_;
+  }
+  if (wake) wake();  // the HTTP server hangs up on its clients
+}
+
+void ForeignEndpoints::add(EndpointConfig& e, bool websocket) {
+  std::lock_guard change(change_mutex_);
+  const std::string name = keys::lower(e.spec.name);
+  if (websocket) {
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& [other, w] : websockets_) {
+        if (w.endpoint->path() == e.websocket_path)
+          throw std::runtime_error("the WebSocket endpoint '" + w.endpoint->name() + "' serves " + e.websocket_path);
+      }
+    }
+    auto endpoint = make_websocket(e, false);
+    std::lock_guard lock(mutex_);
+    websockets_[name] = {std::move(endpoint), e.keys};
+  } else {
+    auto endpoint = make_fabric(e, false);
+    std::lock_guard lock(mutex_);
+    fabrics_[name] = {std::move(endpoint), e.keys};
+  }
+}
+
+bool ForeignEndpoints::remove(const std::string& name) {
+  std::lock_guard change(change_mutex_);
+  std::shared_ptr<WebSocketEndpoint> websocket;
+  std::shared_ptr<NatsEndpoint> fabric;
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto it = websockets_.find(keys::lower(name)); it != websockets_.end()) {
+      websocket = std::move(it->second.endpoint);
+      websockets_.erase(it);
+    } else if (const auto f = fabrics_.find(keys::lower(name)); f != fabrics_.end()) {
+      fabric = std::move(f->second.endpoint);
+      fabrics_.erase(f);
+    }
+  }
+  if (websocket) close_websocket(*websocket);
+  return websocket || fabric;  // a NATS endpoint's connection ends as `fabric` goes
+}
+
+bool ForeignEndpoints::has(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  return websockets_.count(keys::lower(name)) != 0 || fabrics_.count(keys::lower(name)) != 0;
 }
 
 std::shared_ptr<WebSocketEndpoint> ForeignEndpoints::websocket_at(const std::string& path) const {

@@ -37,6 +37,12 @@ class ForeignEndpoints {
   // `at_start`: groups may still be made (policy_of).
   Changes reconcile(std::vector<EndpointConfig>& websockets, std::vector<EndpointConfig>& fabrics,
                     bool websockets_served, bool at_start);
+  // One more (the API's POST): throws std::runtime_error (or ConfigError) when it cannot open;
+  // the caller has checked that the name is free. Not at start: groups must exist.
+  void add(EndpointConfig& e, bool websocket);
+  // Closes the one of this name (the API's DELETE); false when there is none.
+  bool remove(const std::string& name);
+  bool has(const std::string& name) const;
   // The WebSocket endpoints: (name, path) of each.
   std::vector<std::pair<std::string, std::string>> websocket_paths() const;
   // The WebSocket endpoint at this path, or null.
@@ -59,6 +65,9 @@ class ForeignEndpoints {
   template <typename T, typename Make, typename Close>
   void reconcile_kind(std::map<std::string, Open<T>>& open, std::vector<EndpointConfig>& wanted, const Make& make,
                       const Close& close, Changes& changes);
+  std::shared_ptr<WebSocketEndpoint> make_websocket(EndpointConfig& e, bool at_start);
+  std::shared_ptr<NatsEndpoint> make_fabric(EndpointConfig& e, bool at_start);
+  void close_websocket(WebSocketEndpoint& w);
   Router& router_;
   std::mutex change_mutex_;
   mutable std::mutex mutex_;

@@ -129,7 +129,8 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   }
   if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
-  if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
+  if (path == kEndpoints)
+    return {200, "application/json", endpoints_json(router_, control_.foreign().snapshot()) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_, heartbeats()) + "\n"};
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");

@@ -166,7 +166,7 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
   return pretty ? json_text(Json{{"links", links}}, 2) : json_text(links);
 }
 
-std::string endpoints_json(Router& router) {
+std::string endpoints_json(Router& router, const std::vector<EndpointSnapshot>& others) {
   Json list = Json::array();
   router.run_on_loop([&] {
     for (size_t i = 0; i < router.endpoint_count(); ++i) {
@@ -188,6 +188,8 @@ std::string endpoints_json(Router& router) {
       list.push_back(std::move(j));
     }
   });
+  for (const auto& e : others)
+    list.push_back({{"name", e.name}, {"kind", e.kind}, {"description", e.description}, {"links", e.links.size()}});
   return json_text(Json{{"endpoints", list}}, 2);
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -326,6 +327,46 @@ TEST_F(Fabric, ANatsOnlyRouterStartsAndSighupAddsAndRemovesTheFabric) {
       },
       10000ms))
       << ground.err();
+  EXPECT_TRUE(ground.running());
+  ground.signal(SIGTERM);
+  EXPECT_EQ(ground.wait_exit(), 0) << ground.err();
+}
+
+// Through the API, with the token: a NATS connection opened at run time routes, is listed, and
+// closes; its name cannot be taken twice.
+TEST_F(Fabric, ANatsEndpointOpensAndClosesThroughTheApi) {
+  NatsCluster cluster(1);
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  Site vehicle(scratch_, "vehicle", "Url = " + cluster.url(0) + "\n");
+  const std::string token = "fabric-api-token-0123456789";
+  const auto token_file = scratch_.write("token", token + "\n");
+  std::filesystem::permissions(token_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
+  const uint16_t http = free_tcp_port();
+  const std::string conf =
+      scratch_
+          .write("ground.conf", "[General]\nTcpServerPort = 0\n[Http]\nTokenFile = " + token_file.string() +
+                                    "\n[UdpEndpoint gcs]\nMode = Server\nAddress = 127.0.0.1\nPort = " +
+                                    std::to_string(free_udp_port()) + "\n")
+          .string();
+  DaemonProcess ground({"-c", conf, "--http=127.0.0.1:" + std::to_string(http)});
+  const std::string section = "[NatsEndpoint fabric]\nUrl = " + cluster.url(0) + "\n";
+  ASSERT_TRUE(wait_until([&] { return http_request(http, "GET", "/api/v1").status == 200; })) << ground.err();
+  EXPECT_EQ(http_request(http, "POST", "/api/v1/endpoints", section).status, 401) << "no token: no change";
+  const HttpReply added = http_request(http, "POST", "/api/v1/endpoints", section, token);
+  ASSERT_EQ(added.status, 201) << added.body << ground.err();
+  EXPECT_EQ(http_request(http, "POST", "/api/v1/endpoints", section, token).status, 409) << "the name is taken";
+  EXPECT_NE(http_request(http, "GET", "/api/v1/endpoints").body.find("\"kind\": \"nats\""), std::string::npos);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        vehicle.send(heartbeat(1, 1));
+        return fabric_count(http, "rx_frames") > 0;
+      },
+      10000ms))
+      << ground.err();
+  EXPECT_EQ(http_request(http, "DELETE", "/api/v1/endpoints/fabric", "", token).status, 200);
+  EXPECT_EQ(http_request(http, "GET", "/api/v1/links").body.find("\"endpoint\": \"fabric\""), std::string::npos);
+  EXPECT_EQ(http_request(http, "DELETE", "/api/v1/endpoints/fabric", "", token).status, 404);
   EXPECT_TRUE(ground.running());
   ground.signal(SIGTERM);
   EXPECT_EQ(ground.wait_exit(), 0) << ground.err();

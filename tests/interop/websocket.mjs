@@ -230,6 +230,24 @@ try {
     'and it commands the vehicle')
   withToken.close()
 
+  // Through the API (with the token): a WebSocket endpoint opened at run time takes clients and is
+  // listed; closed, its clients are hung up.
+  const api = (method, p, body) => fetch(`http://127.0.0.1:${httpPort}${p}`,
+    { method, body, headers: { Authorization: `Bearer ${token}` } })
+  const added = await api('POST', '/api/v1/endpoints', '[WebSocketEndpoint live]\nPath = /mavlink/live\n')
+  check(added.status === 201, `POST opens a WebSocket endpoint (${added.status} ${await added.text()})`)
+  const listed = await (await api('GET', '/api/v1/endpoints')).json()
+  check(listed.endpoints.some((e) => e.name === 'live' && e.kind === 'websocket'), 'it is listed')
+  const twice = await api('POST', '/api/v1/endpoints', '[WebSocketEndpoint live]\n')
+  check(twice.status === 409, `the same name again: 409 (${twice.status})`)
+  const live = groundStation(`${base}/live?token=${token}`)
+  check(await live.opened, 'its path takes clients')
+  check(await until(() => live.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1)), 'they hear the vehicle')
+  const liveClosed = new Promise((resolve) => live.on('close', () => resolve(true)))
+  const removed = await api('DELETE', '/api/v1/endpoints/live')
+  check(removed.status === 200, `DELETE closes it (${removed.status})`)
+  check(await Promise.race([liveClosed, sleep(5000).then(() => false)]), 'and hangs up on its client')
+
   // With a Certificate: wss:// only, through the daemon's TLS front, the certificate checked.
   const pem = path.join(scratch, 'server.pem'), cert = path.join(scratch, 'cert.pem')
   const openssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
