@@ -5,8 +5,9 @@
 // the workers that received its frames, in parallel. Ordering across workers is not owed
 // (UDP); each source's frames are routed by one worker, so their order holds.
 //
-// A DirectTarget is what the owner publishes in the link's routing slot; the writer reads it
-// per frame and uses it only until the end of that iteration (see epochs.hpp for its lifetime).
+// A DirectTarget is what the owner publishes in the router's placements (placements.hpp); the
+// writer reads it per frame and uses it only until the end of that iteration (see epochs.hpp
+// for its lifetime).
 // Peers of one UDP server share its socket, so their datagrams leave in one sendmmsg.
 #pragma once
 
@@ -34,7 +35,7 @@ struct DirectTarget {
 class DirectWriter {
  public:
   explicit DirectWriter(size_t writer) : writer_(writer) {}  // the worker's index
-  // Queues a frame for link `to`, whose routing slot named `target` in this iteration.
+  // Queues a frame for link `to`, whose placement named `target` in this iteration.
   void queue(routing::LinkId to, const DirectTarget& target, std::span<const uint8_t> frame);
   // Sends everything queued. Afterwards nothing read before is used again.
   void flush();

@@ -152,7 +152,8 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
 
 routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
-  const routing::LinkId id = routing_.add_link(std::move(policy), 0);
+  const routing::LinkId id =
+      routing_.add_link(std::move(policy), [&](routing::LinkId added) { placements_.set(added, 0, nullptr); });
   workers_[0]->attach_local(id, link);
   routing_.pin(id, sysid, compid, event_loop().now());
   return id;
@@ -160,7 +161,8 @@ routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t com
 
 routing::LinkId Router::attach_local(LocalLink& link, std::shared_ptr<const routing::LinkPolicy> policy) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
-  const routing::LinkId id = routing_.add_link(std::move(policy), 0);
+  const routing::LinkId id =
+      routing_.add_link(std::move(policy), [&](routing::LinkId added) { placements_.set(added, 0, nullptr); });
   workers_[0]->attach_local(id, link);
   return id;
 }

@@ -25,6 +25,7 @@
 #include "protocol/message_table.hpp"
 #include "router/epochs.hpp"
 #include "router/local_link.hpp"
+#include "router/placements.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
 #include "transport/endpoint.hpp"
@@ -189,7 +190,8 @@ class Router final {
 
   const protocol::MessageTable* table_;
   routing::Routing routing_;
-  Epochs epochs_;  // when a link's DirectTarget, which every worker may read, can be freed
+  Placements placements_;  // where each link lives: its owner, its DirectTarget
+  Epochs epochs_;          // when a link's DirectTarget, which every worker may read, can be freed
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<transport::EndpointSpec> specs_;
   std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint

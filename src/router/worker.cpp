@@ -73,7 +73,9 @@ void Worker::link_up(transport::Link& link) {
   }
   const auto policy = policies_.find(&link.endpoint());
   if (policy == policies_.end()) throw std::logic_error("Worker::link_up: an endpoint this worker does not run");
-  const routing::LinkId id = router_.routing_.add_link(policy->second, static_cast<uint32_t>(index_), direct.get());
+  const routing::LinkId id = router_.routing_.add_link(policy->second, [&](routing::LinkId added) {
+    router_.placements_.set(added, static_cast<uint32_t>(index_), direct.get());
+  });
   link.id = id;
   if (link.endpoint().spec().name.empty())
     router_.name_link(id, link.peer());
@@ -86,7 +88,8 @@ void Worker::link_down(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_down");
   if (link.id >= links_.size() || links_[link.id].wire != &link) return;
   link.endpoint().retire(counters_of(link), link.parser_stats());
-  router_.routing_.remove_link(link.id);  // unpublishes its DirectTarget: retire it
+  router_.placements_.clear_direct(link.id);  // no new reader finds its DirectTarget: retire it
+  router_.routing_.remove_link(link.id);
   if (links_[link.id].direct) retired_.emplace_back(router_.epochs_.retire(), std::move(links_[link.id].direct));
   links_[link.id] = {};
   std::erase(to_flush_, &link);
@@ -209,24 +212,26 @@ void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
 }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
-  const routing::Routing::SendInfo dest = router_.routing_.send_info(to);
-  if (dest.signs) [[unlikely]] {
-    deliver_signed(to, dest, frame);
-  } else if (dest.owner == index_) {
+  if (router_.routing_.signs_out(to)) [[unlikely]] {
+    deliver_signed(to, frame);
+    return;
+  }
+  const Placements::Entry& place = router_.placements_.at(to);
+  const uint32_t owner = place.owner.load(std::memory_order_relaxed);
+  if (owner == index_) {
     write_here(to, frame, frame.bytes());
-  } else if (dest.direct != nullptr) {
-    direct_.queue(to, *static_cast<const DirectTarget*>(dest.direct), frame.bytes());
+  } else if (const DirectTarget* direct = place.direct.load()) {
+    direct_.queue(to, *direct, frame.bytes());
   } else {
     // Gathered per owner while the decision runs: one ring record each, whatever the fan-out.
-    auto& ids = remote_[dest.owner];
-    if (ids.empty()) remote_owners_.push_back(dest.owner);
+    auto& ids = remote_[owner];
+    if (ids.empty()) remote_owners_.push_back(owner);
     ids.push_back(to);
   }
 }
 
 // Out of line: its frame-sized buffer and the signing stay off the common path.
-void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
-                            const protocol::FrameView& frame) {
+void Worker::deliver_signed(routing::LinkId to, const protocol::FrameView& frame) {
   const routing::LinkPolicy* policy = router_.routing_.find_policy(to);
   if (policy == nullptr) return;  // its owner just closed it
   const auto& gate = *policy->signing;
@@ -235,17 +240,18 @@ void Worker::deliver_signed(routing::LinkId to, const routing::Routing::SendInfo
                                         router_.next_signing_timestamp(), signed_frame);
   // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
   policy->signing->count_out(n != 0);
-  send(dest, to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
+  send(to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
 }
 
-void Worker::send(const routing::Routing::SendInfo& dest, routing::LinkId to, const protocol::FrameView& frame,
-                  std::span<const uint8_t> bytes) {
-  if (dest.owner == index_) {
+void Worker::send(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
+  const Placements::Entry& place = router_.placements_.at(to);
+  const uint32_t owner = place.owner.load(std::memory_order_relaxed);
+  if (owner == index_) {
     write_here(to, frame, bytes);
-  } else if (dest.direct != nullptr) {
-    direct_.queue(to, *static_cast<const DirectTarget*>(dest.direct), bytes);
+  } else if (const DirectTarget* direct = place.direct.load()) {
+    direct_.queue(to, *direct, bytes);
   } else {
-    hand_over(dest.owner, std::span<const routing::LinkId>(&to, 1), frame, bytes);
+    hand_over(owner, std::span<const routing::LinkId>(&to, 1), frame, bytes);
   }
 }
 

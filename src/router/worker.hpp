@@ -92,12 +92,12 @@ class Worker final : public transport::LinkHost {
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_deferred();
   [[gnu::noinline]] void route_traced(routing::LinkId from, const protocol::FrameView& frame);
-  // The routing decision's callback: where a frame for link `to` goes.
+  // The routing decision's callback: where a frame for link `to` goes (signed when routing says
+  // the link signs; then by the router's placements: this worker, a direct write, or the owner's
+  // ring).
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
-  [[gnu::noinline]] void deliver_signed(routing::LinkId to, const routing::Routing::SendInfo& dest,
-                                        const protocol::FrameView& frame);
-  void send(const routing::Routing::SendInfo& dest, routing::LinkId to, const protocol::FrameView& frame,
-            std::span<const uint8_t> bytes);
+  [[gnu::noinline]] void deliver_signed(routing::LinkId to, const protocol::FrameView& frame);
+  void send(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   // Into a link or component this worker owns.
   void write_here(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   // The one way a frame crosses to another worker: a record in that worker's ring, for the

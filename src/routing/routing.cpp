@@ -38,7 +38,7 @@ RoutingContext& Routing::add_context() {
   return *contexts_.back();
 }
 
-LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner, const void* direct) {
+LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, FunctionRef<void(LinkId)> before_routable) {
   std::lock_guard lock(mutex_);
   if (std::find(policies_.begin(), policies_.end(), policy) == policies_.end()) policies_.push_back(policy);
   LinkId id;
@@ -55,8 +55,7 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owne
   }
   LinkSlot& s = slot(id);
   s.stats = {};
-  s.owner.store(owner, std::memory_order_relaxed);
-  s.direct.store(direct, std::memory_order_release);
+  before_routable(id);  // published with the policy and traits below (release)
   s.policy.store(policy.get(), std::memory_order_release);
   s.traits.store(static_cast<uint8_t>(kActive | (policy->out.empty() ? 0 : kFiltersOut) |
                                       (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
@@ -88,7 +87,6 @@ void Routing::remove_link(LinkId link) {
   s.member.store(nullptr, std::memory_order_release);
   s.traits.store(0, std::memory_order_release);
   s.policy.store(nullptr, std::memory_order_release);
-  s.direct.store(nullptr);  // seq_cst: ordered before the retiring epoch (router/epochs.hpp)
   std::erase_if(pinned_, [&](const Pinned& p) { return p.link == link; });
   // Its routes go before its id can be handed out again, or a new link could inherit them.
   table_.forget_link(link);

@@ -132,16 +132,18 @@ class Routing {
   Routing& operator=(const Routing&) = delete;
 
   // Adds a link (its id is the smallest free one) or removes it, with every route through it.
-  // `owner` is the caller's tag for whoever sends on the link (the I/O worker); `direct`, an
-  // object of the caller's through which any sender may write to the link itself (null: only
-  // the owner writes). Routing only hands both back (send_info); the caller keeps `direct`
-  // alive for as long as a sender may still hold what it read. A policy passed by shared
+  // `before_routable` runs with the new id before any route() can deliver to it, so the caller
+  // can record what it keeps of the link (where it lives) first. A policy passed by shared
   // pointer is kept (once) for the Routing's lifetime, so links sharing an endpoint's policy
   // cost nothing more; one passed by value is kept too.
-  LinkId add_link(std::shared_ptr<const LinkPolicy> policy, uint32_t owner = 0, const void* direct = nullptr);
-  LinkId add_link(LinkPolicy policy, uint32_t owner = 0) {
-    return add_link(std::make_shared<const LinkPolicy>(std::move(policy)), owner);
+  LinkId add_link(std::shared_ptr<const LinkPolicy> policy, FunctionRef<void(LinkId)> before_routable);
+  LinkId add_link(std::shared_ptr<const LinkPolicy> policy) {
+    return add_link(std::move(policy), [](LinkId) {});
   }
+  LinkId add_link(LinkPolicy policy, FunctionRef<void(LinkId)> before_routable) {
+    return add_link(std::make_shared<const LinkPolicy>(std::move(policy)), before_routable);
+  }
+  LinkId add_link(LinkPolicy policy) { return add_link(std::make_shared<const LinkPolicy>(std::move(policy))); }
   void remove_link(LinkId link);
   bool active(LinkId link) const noexcept {
     return link < link_count() && slot(link).policy.load(std::memory_order_acquire);
@@ -152,17 +154,9 @@ class Routing {
   const LinkPolicy* find_policy(LinkId link) const noexcept {
     return link < link_count() ? slot(link).policy.load(std::memory_order_acquire) : nullptr;
   }
-  // What a sender needs of a link route() delivered to, from one read of its slot: who sends
-  // on it, whether frames to it are signed, and how others may write to it themselves.
-  struct SendInfo {
-    uint32_t owner;
-    bool signs;
-    const void* direct;
-  };
-  SendInfo send_info(LinkId link) const noexcept {
-    const LinkSlot& l = slot(link);
-    return {l.owner.load(std::memory_order_relaxed), (l.traits.load(std::memory_order_acquire) & kSignsOut) != 0,
-            l.direct.load()};  // seq_cst: see router/epochs.hpp
+  // Whether frames to a link route() delivered to are signed on their way out.
+  bool signs_out(LinkId link) const noexcept {
+    return (slot(link).traits.load(std::memory_order_acquire) & kSignsOut) != 0;
   }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
@@ -236,9 +230,7 @@ class Routing {
   struct LinkSlot {
     std::atomic<const LinkPolicy*> policy{nullptr};  // null: free
     std::atomic<uint8_t> traits{0};                  // 0: free
-    std::atomic<uint32_t> owner{0};
-    std::atomic<const void*> direct{nullptr};
-    std::atomic<GroupMember*> member{nullptr};  // in its group, when it has one
+    std::atomic<GroupMember*> member{nullptr};       // in its group, when it has one
     BasicLinkRoutingStats<Counter> stats;
   };
   // Link slots live in chunks that never move, so readers need no lock while links come and go.

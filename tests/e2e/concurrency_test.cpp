@@ -58,7 +58,7 @@ TEST(Concurrency, OneRoutingDecidesOnSeveralThreadsWhileLinksComeAndGo) {
   routing::Routing r;
   r.set_route_timeout(5);
   std::vector<routing::LinkId> stable;
-  for (int i = 0; i < 8; ++i) stable.push_back(r.add_link(routing::LinkPolicy{}, static_cast<uint32_t>(i % 2)));
+  for (int i = 0; i < 8; ++i) stable.push_back(r.add_link(routing::LinkPolicy{}));
   routing::RoutingContext& second = r.add_context();
   std::vector<Bytes> frames;
   for (uint8_t s = 1; s <= 8; ++s) frames.push_back(heartbeat(s, 1));
@@ -83,7 +83,7 @@ TEST(Concurrency, OneRoutingDecidesOnSeveralThreadsWhileLinksComeAndGo) {
   };
   std::thread churn([&] {  // links come and go; routes age out
     for (int i = 0; i < 2000 && !stop; ++i) {
-      const routing::LinkId l = r.add_link(routing::LinkPolicy{}, 1);
+      const routing::LinkId l = r.add_link(routing::LinkPolicy{});
       if (i % 3 == 0) r.expire(i / 40);
       r.remove_link(l);
     }
