@@ -6,7 +6,6 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,21 +15,17 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 
 #include "base/file_read.hpp"
 #include "base/log.hpp"
 #include "transport/event_loop.hpp"
-#include "transport/socket_address.hpp"
+#include "window/http_window.hpp"
 #include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 namespace {
 
-constexpr size_t kMaxPem = 1 << 20;   // a certificate chain and its key are a few KiB
-constexpr size_t kChunk = 16 * 1024;  // of a response body, per writable turn
-constexpr int kFramesPerTurn = 64;    // WebSocket messages per writable turn: others get theirs
-constexpr int kWriteSeconds = 30;     // for a client to take the next chunk of an answer
+constexpr size_t kMaxPem = 1 << 20;  // a certificate chain and its key are a few KiB
 
 // libwebsockets says why it failed (a port in use) only in its log: the last error line, kept
 // for the exception, and the rest at debug level.
@@ -79,126 +74,7 @@ void check_certificate(const std::string& pem) {
   if (!key || X509_check_private_key(leaf.get(), key.get()) != 1) throw fail();
 }
 
-std::string header(lws* wsi, lws_token_indexes token) {
-  const int n = lws_hdr_total_length(wsi, token);
-  if (n <= 0) return "";
-  std::string text(static_cast<size_t>(n) + 1, '\0');
-  const int copied = lws_hdr_copy(wsi, text.data(), n + 1, token);
-  text.resize(copied > 0 ? static_cast<size_t>(copied) : 0);
-  return text;
-}
-
-// The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
-std::string query_of(lws* wsi) {
-  std::string query;
-  char part[1024];
-  for (int i = 0; i < 64; ++i) {
-    const int n = lws_hdr_copy_fragment(wsi, part, sizeof part, WSI_TOKEN_HTTP_URI_ARGS, i);
-    if (n < 0) break;
-    if (!query.empty()) query += '&';
-    query.append(part, static_cast<size_t>(n));
-  }
-  return query;
-}
-
-HttpRequest request_of(lws* wsi) {
-  static constexpr std::pair<lws_token_indexes, const char*> kMethods[] = {
-      {WSI_TOKEN_GET_URI, "GET"},        {WSI_TOKEN_POST_URI, "POST"},   {WSI_TOKEN_PUT_URI, "PUT"},
-      {WSI_TOKEN_DELETE_URI, "DELETE"},  {WSI_TOKEN_PATCH_URI, "PATCH"}, {WSI_TOKEN_HEAD_URI, "HEAD"},
-      {WSI_TOKEN_OPTIONS_URI, "OPTIONS"}};
-  HttpRequest request;
-  for (const auto& [token, name] : kMethods) {
-    if (lws_hdr_total_length(wsi, token) > 0) {
-      request.method = name;
-      request.path = header(wsi, token);
-      break;
-    }
-  }
-  request.query = query_of(wsi);
-  request.authorization = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
-  request.origin = header(wsi, WSI_TOKEN_ORIGIN);
-  request.host = header(wsi, WSI_TOKEN_HOST);
-  return request;
-}
-
-std::string peer_of(lws* wsi) {
-  transport::SocketAddress peer;
-  socklen_t len = sizeof(sockaddr_storage);
-  if (::getpeername(lws_get_socket_fd(wsi), peer.get_mut(), &len) != 0) return "?";
-  peer.set_size(len);
-  return peer.to_string();
-}
-
-const char* reason_of(int status) {
-  switch (status) {
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 503: return "Service Unavailable";
-    default: return "";
-  }
-}
-
-// One connection: an HTTP request being read or answered, an event stream, or a WebSocket
-// client. The window's thread only, but `wants_write`, which the router's thread sets.
-struct Session {
-  HttpRequest request;
-  size_t body_expected = 0;
-  std::string out;  // what is left to send of a response (headers already sent)
-  size_t out_at = 0;
-  bool close_after = false;  // the connection ends with this response
-  std::function<std::string()> next_event;
-  int event_period_ms = 1000;
-  std::shared_ptr<WebSocketEndpoint> endpoint;
-  std::shared_ptr<ForeignLink> client;
-  ForeignLink::Frames pending;  // taken from the client's queue, not written yet
-  std::atomic<bool> wants_write{false};
-};
-
 }  // namespace
-
-struct HttpServer::Window {
-  Handler handler;
-  Admit admit;
-  FindWebSocket find_websocket;
-  bool tls = false;
-  std::string address;
-  uint16_t port = 0;
-  lws_context* context = nullptr;
-  lws_retry_bo_t idle{};
-  lws_protocols protocols[2]{};
-  std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
-  int streams = 0;                                              // the window's thread
-  std::atomic<bool> stopping{false};
-  std::atomic<bool> wake_pending{false};
-  std::thread thread;
-  std::thread::id owner;
-  std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
-
-  static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len);
-  int on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len);
-  Session& session(lws* wsi) {
-    auto& s = sessions[wsi];
-    if (!s) s = std::make_unique<Session>();
-    return *s;
-  }
-  // As EventLoop's: the sessions are the window's thread's (MAVSWITCH_ASSERT_OWNER).
-  void assert_in_loop_thread(const char* what) const noexcept {
-    if (owner == std::thread::id() || std::this_thread::get_id() == owner) return;
-    std::fprintf(stderr, "mavswitch: %s called off the window's thread\n", what);
-    std::abort();
-  }
-  // Any thread (the router's): a client has frames to write.
-  void wake() {
-    if (!wake_pending.exchange(true)) lws_cancel_service(context);
-  }
-  int answer(lws* wsi, Session& s);
-  int respond(lws* wsi, Session& s, HttpResponse r);
-  int write_http(lws* wsi, Session& s);
-  int refuse_upgrade(lws* wsi, int status, const std::string& why);
-  int write_frames(lws* wsi, Session& s);
-  void forget(lws* wsi);
-};
 
 int HttpServer::Window::callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len) {
   auto* window = static_cast<Window*>(lws_context_user(lws_get_context(wsi)));
@@ -306,107 +182,6 @@ void HttpServer::Window::forget(lws* wsi) {
   if (s.client) s.endpoint->close(s.client);  // no wake for it after this
   if (s.next_event) --streams;
   sessions.erase(it);
-}
-
-int HttpServer::Window::answer(lws* wsi, Session& s) {
-  HttpResponse r;
-  try {
-    r = handler(s.request);
-  } catch (const std::exception& e) {  // the router stopping under it
-    r = {503, "text/plain", std::string(e.what()) + "\n"};
-  }
-  return respond(wsi, s, std::move(r));
-}
-
-int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
-  if (r.next_event && streams >= kMaxStreams) r = {503, "text/plain", "too many event streams open; try again later\n"};
-  const bool stream = r.next_event != nullptr;
-  uint8_t head[LWS_PRE + 2048];
-  uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
-  const auto add = [&](const char* name, const std::string& value) {
-    return lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>(name),
-                                       reinterpret_cast<const uint8_t*>(value.data()), int(value.size()), &p, end) == 0;
-  };
-  const lws_filepos_t length = stream ? LWS_ILLEGAL_HTTP_CONTENT_LEN : r.body.size();
-  bool ok =
-      lws_add_http_common_headers(wsi, static_cast<unsigned>(r.status), r.content_type.c_str(), length, &p, end) == 0 &&
-      add("cache-control:", "no-store") && add("x-content-type-options:", "nosniff");
-  // The page's own files and scripts only: no inline script, nothing from elsewhere.
-  if (ok && !stream) ok = add("content-security-policy:", "default-src 'self'");
-  if (ok && r.status == 401) ok = add("www-authenticate:", "Bearer realm=\"mavswitch\"");
-  if (ok && (stream || s.close_after)) ok = add("connection:", "close");
-  if (!ok || lws_finalize_write_http_header(wsi, start, &p, end) != 0) return -1;
-  if (stream) {
-    ++streams;
-    s.next_event = std::move(r.next_event);
-    s.event_period_ms = r.event_period_ms;
-    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-    lws_set_timer_usecs(wsi, 1);  // the first event at once
-    return 0;
-  }
-  s.out = s.request.method == "HEAD" ? "" : std::move(r.body);
-  s.out_at = 0;
-  // The request's own time is up (it came whole): the answer gets kWriteSeconds a chunk, so a
-  // slow reader of a large one is served and one that stops reading is closed.
-  lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
-  lws_callback_on_writable(wsi);
-  return 0;
-}
-
-int HttpServer::Window::write_http(lws* wsi, Session& s) {
-  const size_t left = s.out.size() - s.out_at;
-  if (left > 0) {
-    const size_t n = std::min(left, kChunk);
-    std::memcpy(buffer.data() + LWS_PRE, s.out.data() + s.out_at, n);
-    const bool last = !s.next_event && n == left;
-    if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
-      return -1;
-    s.out_at += n;
-    if (!s.next_event) lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
-    // Once more when all is written: libwebsockets calls back only after it has sent what the
-    // kernel did not take, and ending the response before that would cut it short.
-    if (!s.next_event) lws_callback_on_writable(wsi);
-    return 0;
-  }
-  if (s.next_event) return 0;  // the stream goes on
-  if (s.close_after) return -1;
-  return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
-}
-
-int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& why) {
-  uint8_t head[LWS_PRE + 1024];
-  uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
-  const std::string bearer = "Bearer realm=\"mavswitch\"";
-  if (lws_add_http_common_headers(wsi, static_cast<unsigned>(status), "text/plain", why.size(), &p, end) != 0 ||
-      (status == 401 && lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>("www-authenticate:"),
-                                                    reinterpret_cast<const uint8_t*>(bearer.data()), int(bearer.size()),
-                                                    &p, end) != 0) ||
-      lws_finalize_write_http_header(wsi, start, &p, end) != 0)
-    return -1;
-  std::memcpy(buffer.data() + LWS_PRE, why.data(), why.size());
-  if (lws_write(wsi, buffer.data() + LWS_PRE, why.size(), LWS_WRITE_HTTP_FINAL) < static_cast<int>(why.size()))
-    return -1;
-  log::debug("http: a WebSocket upgrade refused: {} {}", status, reason_of(status));
-  return 1;
-}
-
-int HttpServer::Window::write_frames(lws* wsi, Session& s) {
-  if (!s.client || s.client->closed()) return -1;
-  if (s.pending.empty()) s.client->take(s.pending);
-  uint64_t frames = 0, bytes = 0;
-  while (!s.pending.empty() && frames < kFramesPerTurn && !lws_send_pipe_choked(wsi)) {
-    const auto& frame = s.pending.front();
-    std::memcpy(buffer.data() + LWS_PRE, frame.data(), frame.size());
-    if (lws_write(wsi, buffer.data() + LWS_PRE, frame.size(), LWS_WRITE_BINARY) < static_cast<int>(frame.size()))
-      return -1;
-    ++frames;
-    bytes += frame.size();
-    s.pending.pop_front();
-    if (s.pending.empty()) s.client->take(s.pending);
-  }
-  s.client->count_sent(frames, bytes);
-  if (!s.pending.empty()) lws_callback_on_writable(wsi);
-  return 0;
 }
 
 HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit)

@@ -1,8 +1,10 @@
 // What the node tests share: a tally of checks, free ports on loopback, bounded waits, and
 // node-mavlink's parser over bytes that arrive in pieces.
+import { spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
-import { readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import net from 'node:net'
+import path from 'node:path'
 import { Readable } from 'node:stream'
 import { MavLinkPacketParser, MavLinkPacketSplitter, common, minimal } from 'node-mavlink'
 
@@ -71,3 +73,15 @@ export const parser = (onPacket) => {
 const REGISTRY = { ...minimal.REGISTRY, ...common.REGISTRY }
 // A packet's fields (common dialect), or null for a message it does not know.
 export const decode = (p) => { const c = REGISTRY[p.header.msgid]; return c ? p.protocol.data(p.payload, c) : null }
+
+// A self-signed certificate for 127.0.0.1 in `dir` (openssl, Debian's): { pem (its chain and key,
+// a router's Certificate), cert (what a client trusts) }, or null without openssl.
+export function makeCertificate (dir) {
+  const pem = path.join(dir, 'server.pem')
+  const cert = path.join(dir, 'cert.pem')
+  const openssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', pem, '-out', cert])
+  if (openssl.status !== 0) return null
+  appendFileSync(pem, readFileSync(cert))
+  return { pem, cert }
+}

@@ -4,7 +4,7 @@
 // another site's page is refused; with a TokenFile only the token opens it; and the link shows
 // in the router's statistics.
 // Usage: node websocket.mjs MAVSWITCHD
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import dgram from 'node:dgram'
 import fs from 'node:fs'
 import https from 'node:https'
@@ -14,7 +14,7 @@ import {
   MavLinkPacketSignature, MavLinkProtocolV2, common, minimal,
 } from 'node-mavlink'
 import WebSocket from 'ws'
-import { decode, freePort, parser, sleep, tally, until } from './support.mjs'
+import { decode, freePort, makeCertificate, parser, sleep, tally, until } from './support.mjs'
 
 const [daemon] = process.argv.slice(2)
 const t = tally()
@@ -248,14 +248,12 @@ try {
   check(removed.status === 200, `DELETE closes it (${removed.status})`)
   check(await Promise.race([liveClosed, sleep(5000).then(() => false)]), 'and hangs up on its client')
 
-  // With a Certificate: wss:// only, through the daemon's TLS front, the certificate checked.
-  const pem = path.join(scratch, 'server.pem'), cert = path.join(scratch, 'cert.pem')
-  const openssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', pem, '-out', cert])
-  if (openssl.status !== 0) {
+  // With a Certificate: wss:// only (libwebsockets on OpenSSL), the certificate checked.
+  const certificate = makeCertificate(scratch)
+  if (!certificate) {
     console.log('SKIP wss: no openssl (Debian\'s openssl package) to make a certificate')
   } else {
-    fs.appendFileSync(pem, fs.readFileSync(cert))
+    const { pem, cert } = certificate
     router.kill('SIGTERM')
     await new Promise((resolve) => router.on('exit', resolve))
     router = startDaemon({ http: `TokenFile = ${tokenFile}\nCertificate = ${pem}\n` })

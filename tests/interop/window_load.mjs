@@ -14,7 +14,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
 import WebSocket from 'ws'
-import { freePort, sleep, tally, until } from './support.mjs'
+import { freePort, makeCertificate, sleep, tally, until } from './support.mjs'
 
 const [daemon] = process.argv.slice(2)
 const clients = Number(process.env.CLIENTS || 1000)
@@ -172,13 +172,11 @@ try {
   slow.stop()
 
   // 1,000 TLS connections that never finish their handshake (with a Certificate).
-  const pem = path.join(scratch, 'server.pem'), cert = path.join(scratch, 'cert.pem')
-  const openssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', pem, '-out', cert])
-  if (openssl.status !== 0) {
+  const certificate = makeCertificate(scratch)
+  if (!certificate) {
     console.log('SKIP TLS: no openssl (Debian\'s openssl package) to make a certificate')
   } else {
-    fs.appendFileSync(pem, fs.readFileSync(cert))
+    const { pem, cert } = certificate
     router.kill('SIGTERM')
     await router.exited
     router = startDaemon(`Certificate = ${pem}\n`)

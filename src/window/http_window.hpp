@@ -1,0 +1,92 @@
+// What the window's thread keeps (window/http_server): libwebsockets' context and a session per
+// connection, and the parts of an exchange that http_server.cpp (the context, its thread and
+// the events) and http_exchange.cpp (reading requests, writing answers and frames) share. Private
+// to those two files.
+#pragma once
+
+#include <libwebsockets.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "window/foreign_link.hpp"
+#include "window/http_server.hpp"
+#include "window/websocket_link.hpp"
+
+namespace mavswitch::daemon {
+
+constexpr size_t kChunk = 16 * 1024;  // of a response body, per writable turn
+
+// A request header's value ("" when absent).
+std::string header(lws* wsi, lws_token_indexes token);
+// The request as the handler sees it (method, path, query, the headers it reads).
+HttpRequest request_of(lws* wsi);
+// "127.0.0.1:50412"
+std::string peer_of(lws* wsi);
+
+// One connection: an HTTP request being read or answered, an event stream, or a WebSocket
+// client. The window's thread only, but `wants_write`, which the router's thread sets.
+struct Session {
+  HttpRequest request;
+  size_t body_expected = 0;
+  std::string out;  // what is left to send of a response (headers already sent)
+  size_t out_at = 0;
+  bool close_after = false;  // the connection ends with this response
+  std::function<std::string()> next_event;
+  int event_period_ms = 1000;
+  std::shared_ptr<WebSocketEndpoint> endpoint;
+  std::shared_ptr<ForeignLink> client;
+  ForeignLink::Frames pending;  // taken from the client's queue, not written yet
+  std::atomic<bool> wants_write{false};
+};
+
+struct HttpServer::Window {
+  Handler handler;
+  Admit admit;
+  FindWebSocket find_websocket;
+  bool tls = false;
+  std::string address;
+  uint16_t port = 0;
+  lws_context* context = nullptr;
+  lws_retry_bo_t idle{};
+  lws_protocols protocols[2]{};
+  std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
+  int streams = 0;                                              // the window's thread
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> wake_pending{false};
+  std::thread thread;
+  std::thread::id owner;
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
+
+  static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len);
+  int on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len);
+  Session& session(lws* wsi) {
+    auto& s = sessions[wsi];
+    if (!s) s = std::make_unique<Session>();
+    return *s;
+  }
+  // As EventLoop's: the sessions are the window's thread's (MAVSWITCH_ASSERT_OWNER).
+  void assert_in_loop_thread(const char* what) const noexcept {
+    if (owner == std::thread::id() || std::this_thread::get_id() == owner) return;
+    std::fprintf(stderr, "mavswitch: %s called off the window's thread\n", what);
+    std::abort();
+  }
+  // Any thread (the router's): a client has frames to write.
+  void wake() {
+    if (!wake_pending.exchange(true)) lws_cancel_service(context);
+  }
+  int answer(lws* wsi, Session& s);
+  int respond(lws* wsi, Session& s, HttpResponse r);
+  int write_http(lws* wsi, Session& s);
+  int refuse_upgrade(lws* wsi, int status, const std::string& why);
+  int write_frames(lws* wsi, Session& s);
+  void forget(lws* wsi);
+};
+
+}  // namespace mavswitch::daemon
