@@ -202,7 +202,9 @@ void NatsEndpoint::keep_connected() {
     const bool fleet_kept =
         !connected || !settings_.fleet_state || (!reconnect && !fleet_pending) || keep_fleet_state();
     lock.lock();
-    closed_ = !connected;
+    // A connection libnats already gave up (a server that sends an oversized message at once
+    // is cut before this thread is back here) stays closed: its closed callback has run.
+    closed_ = !connected || closed_calls_ >= connections_made_;
     fleet_pending = !fleet_kept;
   }
 }
