@@ -252,7 +252,9 @@ int main(int argc, char** argv) {
     });
     return text;
   });
-  window.start();
+  // The window opens once the router runs: its requests call into the router's thread, which
+  // is only safe from another thread while run() is active.
+  router.event_loop().post([&window] { window.start(); });
   router.run();
   window.stop();
   if (tlog) tlog->close();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -122,12 +123,20 @@ void Router::run() {
   workers_[0]->run();
   // Worker 0 stops first, so whatever it waits for on the others still runs.
   for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->stop_and_join();
+  has_run_ = true;
   loop_thread_ = std::thread::id{};
 }
 
 void Router::stop() { event_loop().stop(); }
 
 void Router::run_on_loop(const std::function<void()>& f) {
+#ifdef MAVSWITCH_CHECK_OWNERS
+  // Before run(), f would run here while run() may be starting on the thread that built us.
+  if (!running() && !has_run_ && std::this_thread::get_id() != built_on_) {
+    std::fprintf(stderr, "mavswitch: Router::run_on_loop called from another thread before run()\n");
+    std::abort();
+  }
+#endif
   if (on_loop_thread() || !running()) {
     f();
     return;

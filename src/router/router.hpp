@@ -199,6 +199,8 @@ class Router final {
   std::vector<char> closed_;                                          // per endpoint
   size_t next_worker_ = 0;  // where the next endpoint that is not listening goes
   std::atomic<std::thread::id> loop_thread_{};
+  const std::thread::id built_on_ = std::this_thread::get_id();  // may call run_on_loop() before run()
+  std::atomic<bool> has_run_{false};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
   mutable std::mutex link_names_mutex_;

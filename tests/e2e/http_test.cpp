@@ -243,7 +243,7 @@ TEST_F(Http, BeyondLoopbackEveryRequestNeedsTheToken) {
     DaemonProcess d({"-c", conf, "--http=0.0.0.0:" + std::to_string(http_port_)});
     ASSERT_TRUE(wait_until([&] { return http_request(http_port_, "GET", "/metrics").status == 401; }, 5000ms))
         << d.err();
-    EXPECT_EQ(http_request(http_port_, "GET", "/metrics", "", kToken).status, 200);
+    EXPECT_EQ(http_request(http_port_, "GET", "/metrics", "", kToken).status, 200) << d.err();
     EXPECT_EQ(d.err().find("without a TokenFile"), std::string::npos);
   }
   const std::string conf = config("");

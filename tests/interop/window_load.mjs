@@ -61,6 +61,9 @@ await new Promise((resolve) => udpGcs.bind(0, '127.0.0.1', resolve))
 udpGcs.heard = 0
 udpGcs.on('message', () => { udpGcs.heard++ })
 const gcsHello = () => udpGcs.send(new MavLinkProtocolV2(255, 190).serialize(heartbeat, 0), udpPort, '127.0.0.1')
+// A HEARTBEAT a second, as a real ground station sends: the UDP server forgets a peer silent for
+// 30 s, and a run under ThreadSanitizer on a busy machine outlasts that.
+const gcsTimer = setInterval(gcsHello, 1000)
 // Routing goes on: the UDP ground station hears the vehicle (a HEARTBEAT every 50 ms) within 3 s,
 // a bound a busy machine running this under ThreadSanitizer meets.
 const routing = async () => { const before = udpGcs.heard; return until(() => udpGcs.heard > before, 3000) }
@@ -196,6 +199,7 @@ try {
   check(router.exitCode === null, 'the router runs on')
 } finally {
   clearInterval(vehicleTimer)
+  clearInterval(gcsTimer)
   router.kill('SIGTERM')
   const code = await Promise.race([router.exited, sleep(5000).then(() => 'hung')])
   check(code === 0, `the router stops cleanly (${code})`)
