@@ -33,16 +33,14 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
   return c.endpoints.back();
 }
 
-// A section of a link the router does not read itself: [WebSocketEndpoint], [NatsEndpoint].
-EndpointConfig& foreign_for(std::vector<EndpointConfig>& list, const std::string& type, const std::string& name,
-                            const Where& w) {
+// [NatsEndpoint]: a connection the fabric keeps, not an endpoint of the router's workers.
+EndpointConfig& fabric_for(std::vector<EndpointConfig>& list, const std::string& type, const std::string& name,
+                           const Where& w) {
   for (auto& e : list) {
     if (lower(e.spec.name) == lower(name)) return e;
   }
   EndpointConfig e;
   e.spec.name = name;
-  e.spec.max_peers = 1024;  // as a TCP server: a client costs its queue, not a thread
-  e.websocket_path = "/mavlink/" + name;
   e.section_type = type;
   e.source = w.text();
   list.push_back(std::move(e));
@@ -57,8 +55,8 @@ void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
   if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
     throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
   }
-  if (s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.address.empty())
-    throw ConfigError(where + ": Address is required");
+  const bool addressed = s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.kind != Kind::kWebSocket;
+  if (addressed && s.address.empty()) throw ConfigError(where + ": Address is required");
   if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
   const bool needs_port = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
   if (needs_port && e.port_set && s.port == 0) {
@@ -151,12 +149,13 @@ class SectionReader {
       if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
           std::string::npos)
         w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
-      endpoint_ = &foreign_for(config_.websockets, type, name, at);
+      endpoint_ = &endpoint_for(config_, Kind::kWebSocket, type, name, at);
+      if (endpoint_->spec.path.empty()) endpoint_->spec.path = "/mavlink/" + name;
       kind_keys_ = &websocket_keys();
       return;
     }
     if (type == "natsendpoint") {  // a connection to a NATS cluster
-      endpoint_ = &foreign_for(config_.fabrics, type, name, at);
+      endpoint_ = &fabric_for(config_.fabrics, type, name, at);
       kind_keys_ = &nats_keys();
       return;
     }

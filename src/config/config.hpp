@@ -51,12 +51,11 @@ struct EndpointConfig {
   std::string section_type;  // "uartendpoint", "udpendpoint", "tcpendpoint"; empty from the command line
   std::string source;        // "file:line" where it was defined, or "command line"
   bool port_set = false;
-  bool mode_set = false;       // [UdpEndpoint]: Mode was given
-  std::string address_at;      // "file:line" of its Address key; empty: not from a file
-  std::string port_at;         // "file:line" of its Port key
-  std::string keys;            // every "key=value" it was given, in order: a reload compares them
-  std::string websocket_path;  // [WebSocketEndpoint]: the HTTP path its clients connect to
-  NatsSettings nats;           // [NatsEndpoint]
+  bool mode_set = false;   // [UdpEndpoint]: Mode was given
+  std::string address_at;  // "file:line" of its Address key; empty: not from a file
+  std::string port_at;     // "file:line" of its Port key
+  std::string keys;        // every "key=value" it was given, in order: a reload compares them
+  NatsSettings nats;       // [NatsEndpoint]
 };
 
 // [Http]: the operator's window (daemon/http/): status page, /metrics, the JSON API.
@@ -103,9 +102,9 @@ struct GeneralConfig {
 struct Config {
   GeneralConfig general;
   HttpConfig http;
+  // Every endpoint the router's workers serve, [WebSocketEndpoint NAME] included (a path on the
+  // HTTP server, its clients served by the window's thread; spec.max_peers: MaxClients).
   std::vector<EndpointConfig> endpoints;
-  // [WebSocketEndpoint NAME]: paths on the HTTP server (spec.max_peers: MaxClients).
-  std::vector<EndpointConfig> websockets;
   // [NatsEndpoint NAME]: connections to a NATS cluster.
   std::vector<EndpointConfig> fabrics;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start

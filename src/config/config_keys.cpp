@@ -204,15 +204,15 @@ void with_policy_keys(std::map<std::string, Setter>& keys) {
 
 const std::map<std::string, Setter>& websocket_keys() {
   static const std::map<std::string, Setter> keys = [] {
-    std::map<std::string, Setter> k = {
+    std::map<std::string, Setter> k = with_shaping_keys({
         {"path",
          [](const Where& w, std::string_view v, EndpointConfig& e) {
            if (v.size() < 2 || v[0] != '/' || v.find_first_of(" ?#") != std::string_view::npos)
              w.fail(quoted(v) + " is not a path (as /mavlink)");
-           e.websocket_path = std::string(v);
+           e.spec.path = std::string(v);
          }},
         {"maxclients", set_max_peers},
-    };
+    });
     with_policy_keys(k);
     return k;
   }();

@@ -52,7 +52,7 @@ const std::map<std::string, Setter>& tcp_keys();
 // Of the common keys, the filters and signing: what a link the router does not read itself
 // (a WebSocket client, the NATS fabric) takes.
 void with_policy_keys(std::map<std::string, Setter>& keys);
-// [WebSocketEndpoint]: Path, MaxClients, and the policy keys.
+// [WebSocketEndpoint]: Path, MaxClients, the shaping keys and the policy keys.
 const std::map<std::string, Setter>& websocket_keys();
 // [NatsEndpoint] (nats_keys.cpp): the cluster, credentials, TLS, subjects, and the policy keys.
 const std::map<std::string, Setter>& nats_keys();

@@ -143,18 +143,17 @@ int main(int argc, char** argv) {
     if (!again) throw daemon::ConfigError("the configuration has an error (said above)");
     return std::move(again->config);
   });
+  window.control().serve_websockets(config.http.port != 0);
   for (daemon::EndpointConfig* e : endpoints) {
-    any_signing |= e->signing != nullptr;
     e->policy = daemon::policy_of(router, *e, true);
+    if (!window.control().started_with(router.endpoint_count(), *e)) continue;
+    any_signing |= e->signing != nullptr;
     warn_if_open(e->spec, e->policy);
-    window.control().started_with(router.endpoint_count(), *e);
     router.add_endpoint(e->spec, e->policy);
     origin.push_back(e->port_at.empty() ? e->source : e->port_at + ": Port");
   }
-  // WebSocket endpoints (on the HTTP server) and NATS connections are links too: a router of
-  // only those routes between them.
-  const size_t websockets = config.http.port != 0 ? config.websockets.size() : 0;
-  const size_t others = websockets + config.fabrics.size();
+  // NATS connections are links too: a router of only those routes between them.
+  const size_t others = config.fabrics.size();
   if (router.endpoint_count() == 0 && others == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
     return 2;
@@ -237,7 +236,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
-  window.control().start_foreign(config, config.http.port != 0);
+  window.control().start_fabrics(config);
   // Listens beside the flight log writer, as component 192; it never sends.
   const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
   window.add_vehicles(&vehicles);

@@ -13,13 +13,15 @@ const char* kind_name(EndpointSpec::Kind kind) noexcept {
     case EndpointSpec::Kind::kUdpClient: return "udp-client";
     case EndpointSpec::Kind::kTcpServer: return "tcp-server";
     case EndpointSpec::Kind::kTcpClient: return "tcp-client";
+    case EndpointSpec::Kind::kWebSocket: return "websocket";
   }
   return "?";
 }
 
 std::string Endpoint::describe() const {
-  std::string where = spec_.kind == EndpointSpec::Kind::kSerial
-                          ? spec_.device
+  std::string where = spec_.kind == EndpointSpec::Kind::kSerial ? spec_.device
+                      : spec_.kind == EndpointSpec::Kind::kWebSocket
+                          ? spec_.path
                           : (spec_.address.find(':') != std::string::npos ? "[" + spec_.address + "]" : spec_.address) +
                                 ":" + std::to_string(spec_.port);
   return std::string(kind_name(spec_.kind)) + " " + spec_.name + " " + where;
@@ -60,6 +62,7 @@ std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
     case EndpointSpec::Kind::kUdpClient: return make_udp_client_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kTcpServer: return make_tcp_server_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kTcpClient: return make_tcp_client_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kWebSocket: return make_handoff_endpoint(std::move(spec), host);
   }
   return nullptr;
 }

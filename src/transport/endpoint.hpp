@@ -20,9 +20,11 @@
 namespace mavswitch::transport {
 
 struct ListenerGroup;
+class HandoffEntrance;
 
 struct EndpointSpec {
-  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient };
+  // kWebSocket: links another thread serves (the HTTP window's clients), through `entrance`.
+  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient, kWebSocket };
   Kind kind = Kind::kUdpClient;
   std::string name;
 
@@ -33,12 +35,15 @@ struct EndpointSpec {
   std::string address;  // UDP/TCP: host name or numeric address (no brackets)
   uint16_t port = 0;
 
+  std::string path;                           // WebSocket: the HTTP path its clients connect to
+  std::shared_ptr<HandoffEntrance> entrance;  // WebSocket: how the serving thread opens links
+
   Millis retry_timeout = 5000;             // TCP client: longest wait between reconnects; 0: never
   Millis idle_timeout = 30000;             // UDP server: a peer silent this long is forgotten
   size_t max_peers = 1024;                 // UDP server peers / TCP server clients; oldest idle evicted
   std::vector<AddressRange> allow_from;    // listening endpoints: who may connect (empty: anyone)
   size_t stream_queue_bytes = 256 * 1024;  // output queue of a stream link
-  size_t datagram_queue_frames = 512;      // output queue of a datagram link
+  size_t datagram_queue_frames = 512;      // output queue of a message link (UDP, WebSocket)
   bool coalesce = true;                    // UDP: frames queued together share datagrams
   bool gso = true;                         // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.

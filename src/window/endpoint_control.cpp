@@ -10,15 +10,26 @@
 
 namespace mavswitch::daemon {
 
-void EndpointControl::started_with(size_t index, const EndpointConfig& e) {
+bool EndpointControl::started_with(size_t index, EndpointConfig& e) {
   std::lock_guard lock(mutex_);
+  if (e.spec.kind == transport::EndpointSpec::Kind::kWebSocket) {
+    if (!websockets_served_) {
+      log::warning("{}: [WebSocketEndpoint] {} needs the HTTP server ([Http] Port is 0): not served", e.source,
+                   e.spec.name);
+      return false;
+    }
+    try {
+      doors_.enter(e.spec);
+    } catch (const std::runtime_error& err) {
+      log::error("{}: {}: {}; routing on without it", e.source, e.spec.name, err.what());
+      return false;
+    }
+  }
   open_[keys::lower(e.spec.name)] = {index, e.keys};
+  return true;
 }
 
-void EndpointControl::start_foreign(Config& config, bool websockets_served) {
-  websockets_served_ = websockets_served;
-  foreign_.reconcile(config.websockets, config.fabrics, websockets_served, true);
-}
+void EndpointControl::start_fabrics(Config& config) { foreign_.reconcile(config.fabrics, true); }
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
   return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
@@ -32,29 +43,25 @@ EndpointControl::Result EndpointControl::add_read(const std::function<void(Confi
   Config parsed;
   try {
     read(parsed);
-    if (parsed.endpoints.size() + parsed.websockets.size() + parsed.fabrics.size() != 1)
+    if (parsed.endpoints.size() + parsed.fabrics.size() != 1)
       return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
     finish_config(parsed);
   } catch (const ConfigError& e) {
     return {400, e.what()};
   }
-  const bool websocket = !parsed.websockets.empty();
-  EndpointConfig& e = !parsed.endpoints.empty() ? parsed.endpoints[0]
-                      : websocket               ? parsed.websockets[0]
-                                                : parsed.fabrics[0];
+  EndpointConfig& e = !parsed.endpoints.empty() ? parsed.endpoints[0] : parsed.fabrics[0];
   std::lock_guard lock(mutex_);
   if (open_.count(keys::lower(e.spec.name)) || foreign_.has(e.spec.name))
     return {409, "an endpoint named '" + e.spec.name + "' is open: remove it first"};
   if (!parsed.endpoints.empty()) return open(std::move(e));
-  if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
   try {
-    foreign_.add(e, websocket);
+    foreign_.add(e);
   } catch (const ConfigError& err) {
     return {400, err.what()};
   } catch (const std::runtime_error& err) {
     return {409, e.spec.name + ": " + err.what()};
   }
-  const std::string what = (websocket ? "websocket " : "nats ") + e.spec.name;
+  const std::string what = "nats " + e.spec.name;
   log::info("{}: opened", what);
   return {201, what};
 }
@@ -69,8 +76,11 @@ EndpointControl::Result EndpointControl::remove(const std::string& name) {
 }
 
 EndpointControl::Result EndpointControl::open(EndpointConfig e) {
+  const bool websocket = e.spec.kind == transport::EndpointSpec::Kind::kWebSocket;
+  if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
   try {
     const routing::LinkPolicy policy = policy_of(router_, e, false);
+    if (websocket) doors_.enter(e.spec);
     const size_t index = router_.open_endpoint(e.spec, policy);
     open_[keys::lower(e.spec.name)] = {index, e.keys};
     log::info("{}: opened", router_.endpoint_description(index));
@@ -78,7 +88,10 @@ EndpointControl::Result EndpointControl::open(EndpointConfig e) {
   } catch (const ConfigError& err) {
     return {400, err.what()};
   } catch (const Router::StartError& err) {
+    if (websocket) doors_.leave(e.spec.name);
     return {409, err.what()};
+  } catch (const std::runtime_error& err) {  // its path is served already
+    return {409, e.spec.name + ": " + err.what()};
   }
 }
 
@@ -86,6 +99,7 @@ EndpointControl::Result EndpointControl::close(const std::string& name) {
   const auto it = open_.find(keys::lower(name));
   if (it == open_.end()) return {404, "no open endpoint named '" + name + "'"};
   const std::string what = router_.endpoint_description(it->second.index);
+  doors_.leave(name);  // no new client; the endpoint hangs up on those it has as it closes
   router_.close_endpoint(it->second.index);
   open_.erase(it);
   log::info("{}: closed", what);
@@ -127,9 +141,8 @@ EndpointControl::Result EndpointControl::reload() {
       }
     }
   }
-  // The WebSocket and NATS endpoints, the same way.
-  const ForeignEndpoints::Changes foreign =
-      foreign_.reconcile(config.websockets, config.fabrics, websockets_served_, false);
+  // The NATS endpoints, the same way.
+  const ForeignEndpoints::Changes foreign = foreign_.reconcile(config.fabrics, false);
   failed.insert(failed.end(), foreign.failed.begin(), foreign.failed.end());
   const std::string summary = fmt::format("reload: {} added, {} removed, {} changed{}", added.size() + foreign.added,
                                           gone.size() + foreign.removed, changed.size() + foreign.changed,

@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "router/router.hpp"
 #include "window/foreign_endpoints.hpp"
+#include "window/websocket_doors.hpp"
 
 namespace mavswitch::daemon {
 
@@ -22,12 +23,17 @@ class EndpointControl {
   EndpointControl(Router& router, std::function<Config()> read_config)
       : router_(router), read_config_(std::move(read_config)), foreign_(router) {}
 
-  // An endpoint the router was started with, as the router numbered it (before start).
-  void started_with(size_t index, const EndpointConfig& e);
-  // Opens the WebSocket and NATS endpoints the router starts with (their errors said, the
-  // router routes on without them). `websockets_served`: an HTTP server is configured.
-  void start_foreign(Config& config, bool websockets_served);
+  // `websockets_served`: an HTTP server is configured to serve [WebSocketEndpoint]s. Before
+  // started_with().
+  void serve_websockets(bool websockets_served) { websockets_served_ = websockets_served; }
+  // An endpoint the router is to start with, as the router will number it (before start):
+  // false when it cannot be served here (a WebSocket endpoint without the HTTP server; said).
+  bool started_with(size_t index, EndpointConfig& e);
+  // Opens the NATS endpoints the router starts with (their errors said, the router routes on
+  // without them).
+  void start_fabrics(Config& config);
   ForeignEndpoints& foreign() { return foreign_; }
+  const WebSocketDoors& websockets() const { return doors_; }
 
   // An HTTP-like answer: 200/201 done, 400 a bad request (nothing changed), 404, 409.
   struct Result {
@@ -58,6 +64,7 @@ class EndpointControl {
   std::map<std::string, Open> open_;  // by name, lower-cased
   bool websockets_served_ = false;
   ForeignEndpoints foreign_;  // locks its own
+  WebSocketDoors doors_;      // locks its own
 };
 
 }  // namespace mavswitch::daemon

@@ -14,7 +14,6 @@
 #include "window/endpoint_control.hpp"
 #include "window/http_server.hpp"
 #include "window/router_report.hpp"
-#include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 

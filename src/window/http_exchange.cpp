@@ -160,20 +160,24 @@ int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& 
 
 int HttpServer::Window::write_frames(lws* wsi, Session& s) {
   if (!s.client || s.client->closed()) return -1;
-  if (s.pending.empty()) s.client->take(s.pending);
-  uint64_t frames = 0, bytes = 0;
-  while (!s.pending.empty() && frames < kFramesPerTurn && !lws_send_pipe_choked(wsi)) {
-    const auto& frame = s.pending.front();
-    std::memcpy(buffer.data() + LWS_PRE, frame.data(), frame.size());
-    if (lws_write(wsi, buffer.data() + LWS_PRE, frame.size(), LWS_WRITE_BINARY) < static_cast<int>(frame.size()))
-      return -1;
-    ++frames;
-    bytes += frame.size();
-    s.pending.pop_front();
-    if (s.pending.empty()) s.client->take(s.pending);
+  transport::FrameBatch& p = s.pending;
+  int frames = 0;
+  for (;;) {
+    if (s.pending_frame == p.sizes.size()) {
+      s.client->take(p);
+      s.pending_frame = 0, s.pending_at = 0;
+      if (p.empty()) break;
+    }
+    if (frames == kFramesPerTurn || lws_send_pipe_choked(wsi)) {
+      lws_callback_on_writable(wsi);
+      break;
+    }
+    // One frame a message: a client may read them as it reads a stream, but need not.
+    const size_t size = p.sizes[s.pending_frame];
+    std::memcpy(buffer.data() + LWS_PRE, p.bytes.data() + s.pending_at, size);
+    if (lws_write(wsi, buffer.data() + LWS_PRE, size, LWS_WRITE_BINARY) < static_cast<int>(size)) return -1;
+    ++frames, ++s.pending_frame, s.pending_at += size;
   }
-  s.client->count_sent(frames, bytes);
-  if (!s.pending.empty()) lws_callback_on_writable(wsi);
   return 0;
 }
 

@@ -20,7 +20,6 @@
 #include "base/log.hpp"
 #include "transport/event_loop.hpp"
 #include "window/http_window.hpp"
-#include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 namespace {
@@ -134,38 +133,37 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
       Session& s = session(wsi);
       s.request = request_of(wsi);
-      auto endpoint = find_websocket(s.request.path);
-      if (!endpoint) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
+      auto entrance = find_websocket(s.request.path);
+      if (!entrance) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
       if (const int status = admit(s.request); status != 0)
         return refuse_upgrade(wsi, status,
                               status == 401 ? "this WebSocket endpoint needs the bearer token\n"
                                             : "this origin may not open the WebSocket endpoint\n");
-      if (!endpoint->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
-      s.endpoint = std::move(endpoint);
+      if (!entrance->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
+      s.entrance = std::move(entrance);
       return 0;
     }
     case LWS_CALLBACK_ESTABLISHED: {
       Session& s = session(wsi);
-      if (s.endpoint == nullptr) return -1;
-      Session* target = &s;  // lives until the client is closed (forget), after which no wake comes
-      s.client = s.endpoint->open(peer_of(wsi), [this, target] {
-        target->wants_write.store(true);
-        wake();
+      if (s.entrance == nullptr) return -1;
+      s.client = s.entrance->open(peer_of(wsi), [bell = bell, wants_write = s.wants_write] {
+        wants_write->store(true);
+        bell->ring();
       });
       return s.client ? 0 : -1;
     }
     case LWS_CALLBACK_RECEIVE: {
       Session& s = session(wsi);
       if (s.client && lws_frame_is_binary(wsi))  // text carries no MAVLink
-        s.client->received({static_cast<const uint8_t*>(in), len});
+        s.client->put({static_cast<const uint8_t*>(in), len});
       return 0;
     }
     case LWS_CALLBACK_SERVER_WRITEABLE: return write_frames(wsi, session(wsi));
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-      wake_pending.store(false);  // before the scan: a wake after it is seen by the next one
+      bell->pending.store(false);  // before the scan: a ring after it is seen by the next one
       for (auto& [client_wsi, s] : sessions) {
         // Frames to write, or a link closed under it (its endpoint went): hung up there.
-        if (s->client && (s->wants_write.exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
+        if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
       }
       return 0;
     case LWS_CALLBACK_CLOSED:
@@ -179,7 +177,7 @@ void HttpServer::Window::forget(lws* wsi) {
   const auto it = sessions.find(wsi);
   if (it == sessions.end()) return;
   Session& s = *it->second;
-  if (s.client) s.endpoint->close(s.client);  // no wake for it after this
+  if (s.client) s.client->close();
   if (s.next_event) --streams;
   sessions.erase(it);
 }
@@ -235,6 +233,10 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket 
     throw std::runtime_error(fmt::format("cannot listen on {}: {}", where,
                                          lws_last_error.empty() ? "libwebsockets refused" : lws_last_error));
   }
+  {
+    std::lock_guard lock(w.bell->mutex);
+    w.bell->context = w.context;
+  }
   lws_vhost* vhost = lws_get_vhost_by_name(w.context, "mavswitch");
   const int bound = vhost != nullptr ? lws_get_vhost_listen_port(vhost) : -1;
   w.port = bound > 0 ? static_cast<uint16_t>(bound) : config.port;
@@ -248,13 +250,15 @@ HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket 
 HttpServer::~HttpServer() {
   Window& w = *window_;
   w.stopping = true;
+  {
+    std::lock_guard lock(w.bell->mutex);
+    w.bell->context = nullptr;  // links that outlive the window ring nothing
+  }
   lws_cancel_service(w.context);
   w.thread.join();
   w.owner = std::this_thread::get_id();  // what closing every connection calls runs here now
   lws_context_destroy(w.context);
 }
-
-void HttpServer::wake() { lws_cancel_service(window_->context); }
 
 uint16_t HttpServer::port() const noexcept { return window_->port; }
 

@@ -13,10 +13,9 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "transport/handoff.hpp"
 
 namespace mavswitch::daemon {
-
-class WebSocketEndpoint;
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -47,7 +46,7 @@ class HttpServer {
   // refuses it (401, 403).
   using Admit = std::function<int(const HttpRequest&)>;
   // The WebSocket endpoint at a path, or null (404).
-  using FindWebSocket = std::function<std::shared_ptr<WebSocketEndpoint>(const std::string& path)>;
+  using FindWebSocket = std::function<std::shared_ptr<transport::HandoffEntrance>(const std::string& path)>;
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
   static constexpr int kMaxStreams = 64;         // event streams at once
   // A connection that has not sent a whole request (or finished its TLS handshake) this long
@@ -65,9 +64,6 @@ class HttpServer {
   uint16_t port() const noexcept;     // the one bound
   std::string url() const;            // http://127.0.0.1:8080
   std::string websocket_url() const;  // ws://127.0.0.1:8080
-  // Any thread: look now for WebSocket clients whose links were closed (their endpoint went),
-  // and hang up on them.
-  void wake();
 
  private:
   struct Window;  // libwebsockets' context and the sessions, on the window's thread

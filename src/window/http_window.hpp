@@ -10,14 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "window/foreign_link.hpp"
+#include "transport/handoff.hpp"
 #include "window/http_server.hpp"
-#include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 
@@ -30,8 +30,23 @@ HttpRequest request_of(lws* wsi);
 // "127.0.0.1:50412"
 std::string peer_of(lws* wsi);
 
+// How other threads (the workers, flushing a WebSocket client's frames) wake the window's
+// thread: held by each client's link as long as it lives, which may be longer than the window;
+// it wakes nothing once the window stopped.
+struct Bell {
+  std::mutex mutex;
+  lws_context* context = nullptr;  // under mutex; null once the window stops
+  std::atomic<bool> pending{false};
+  void ring() {
+    if (pending.exchange(true)) return;  // one wake for many rings
+    std::lock_guard lock(mutex);
+    if (context != nullptr) lws_cancel_service(context);
+  }
+};
+
 // One connection: an HTTP request being read or answered, an event stream, or a WebSocket
-// client. The window's thread only, but `wants_write`, which the router's thread sets.
+// client. The window's thread only, but `wants_write`, which a worker sets (shared with the
+// client's link, which may outlive the session).
 struct Session {
   HttpRequest request;
   size_t body_expected = 0;
@@ -40,10 +55,12 @@ struct Session {
   bool close_after = false;  // the connection ends with this response
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
-  std::shared_ptr<WebSocketEndpoint> endpoint;
-  std::shared_ptr<ForeignLink> client;
-  ForeignLink::Frames pending;  // taken from the client's queue, not written yet
-  std::atomic<bool> wants_write{false};
+  std::shared_ptr<transport::HandoffEntrance> entrance;  // a WebSocket client's endpoint
+  std::shared_ptr<transport::Handoff> client;            // its link's side here
+  transport::FrameBatch pending;                         // taken from the client's link, not all written yet
+  size_t pending_frame = 0;                              // the next of `pending` to write
+  size_t pending_at = 0;                                 // its first byte
+  std::shared_ptr<std::atomic<bool>> wants_write = std::make_shared<std::atomic<bool>>(false);
 };
 
 struct HttpServer::Window {
@@ -59,7 +76,7 @@ struct HttpServer::Window {
   std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
   int streams = 0;                                              // the window's thread
   std::atomic<bool> stopping{false};
-  std::atomic<bool> wake_pending{false};
+  std::shared_ptr<Bell> bell = std::make_shared<Bell>();
   std::thread thread;
   std::thread::id owner;
   std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
@@ -76,10 +93,6 @@ struct HttpServer::Window {
     if (owner == std::thread::id() || std::this_thread::get_id() == owner) return;
     std::fprintf(stderr, "mavswitch: %s called off the window's thread\n", what);
     std::abort();
-  }
-  // Any thread (the router's): a client has frames to write.
-  void wake() {
-    if (!wake_pending.exchange(true)) lws_cancel_service(context);
   }
   int answer(lws* wsi, Session& s);
   int respond(lws* wsi, Session& s, HttpResponse r);

@@ -37,7 +37,6 @@ OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Co
 OperatorWindow::~OperatorWindow() { stop(); }
 
 void OperatorWindow::stop() {
-  control_.foreign().on_clients_closed(nullptr);
   server_.reset();  // no request in flight from here on
   {
     std::lock_guard lock(mutex_);
@@ -86,15 +85,14 @@ void OperatorWindow::start() {
   options.more_metrics = more_metrics_;
   options.vehicles = vehicles_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
-  ForeignEndpoints& foreign = control_.foreign();
+  const WebSocketDoors& doors = control_.websockets();
   try {
     server_ = std::make_unique<HttpServer>(
         http_, [this](const HttpRequest& r) { return api_->handle(r); },
-        [&foreign](const std::string& path) { return foreign.websocket_at(path); },
+        [&doors](const std::string& path) { return doors.at(path); },
         [this](const HttpRequest& r) { return api_->admits_websocket(r); });
-    foreign.on_clients_closed([server = server_.get()] { server->wake(); });
     log::info("http: listening on {}", server_->url());
-    for (const auto& [name, path] : foreign.websocket_paths())
+    for (const auto& [name, path] : doors.paths())
       log::info("websocket {}: MAVLink at {}{}", name, server_->websocket_url(), path);
   } catch (const std::runtime_error& e) {
     log::error("{}: http: {}; routing on without it", http_.source, e.what());

@@ -12,7 +12,6 @@
 #include "window/http_api.hpp"
 #include "window/http_server.hpp"
 #include "window/vehicle_watch.hpp"
-#include "window/websocket_link.hpp"
 
 namespace mavswitch::daemon {
 

@@ -1,0 +1,227 @@
+#include "transport/handoff.hpp"
+
+#include <algorithm>
+
+#include "base/log.hpp"
+#include "transport/endpoint_kinds.hpp"
+#include "transport/event_loop.hpp"
+#include "transport/link.hpp"
+
+namespace mavswitch::transport {
+
+void FrameBatch::append(const FrameBatch& more) {
+  bytes.insert(bytes.end(), more.bytes.begin(), more.bytes.end());
+  sizes.insert(sizes.end(), more.sizes.begin(), more.sizes.end());
+}
+
+// The worker's side of one peer.
+class HandoffLink final : public Link {
+ public:
+  HandoffLink(Endpoint& endpoint, LinkHost& host, std::shared_ptr<Handoff> handoff,
+              std::function<void(HandoffLink&)> gone)
+      : Link(endpoint, host, handoff->peer()), handoff_(std::move(handoff)), gone_(std::move(gone)) {}
+
+  Handoff& handoff() const noexcept { return *handoff_; }
+
+  // What the peer sent, all of it.
+  void read() {
+    MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::read");
+    uint64_t dropped = 0;
+    {
+      std::lock_guard lock(handoff_->mutex_);
+      std::swap(reading_, handoff_->input_);
+      handoff_->read_posted_ = false;
+      dropped = std::exchange(handoff_->input_dropped_, 0);
+    }
+    counters_.dropped_queue_full += dropped;
+    received(reading_, true);
+    reading_.clear();
+  }
+  void peer_gone() {
+    MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::peer_gone");
+    received_end();
+    gone_(*this);
+  }
+
+  // The batch goes to the serving thread once per loop iteration.
+  void flush() override {
+    if (staged_.empty()) return;
+    bool was_empty = false;
+    {
+      std::lock_guard lock(handoff_->mutex_);
+      was_empty = handoff_->output_.empty();
+      if (was_empty)
+        std::swap(handoff_->output_, staged_);
+      else
+        handoff_->output_.append(staged_);
+      handoff_->queued_frames_.store(handoff_->output_.sizes.size(), std::memory_order_relaxed);
+      handoff_->queued_bytes_.store(handoff_->output_.bytes.size(), std::memory_order_relaxed);
+    }
+    staged_.clear();
+    if (was_empty) handoff_->wake_();
+  }
+  size_t queued_bytes() const noexcept override {
+    return staged_.bytes.size() + handoff_->queued_bytes_.load(std::memory_order_relaxed);
+  }
+  size_t queue_storage() const noexcept override { return staged_.bytes.capacity(); }
+
+ private:
+  bool enqueue(std::span<const uint8_t> frame) override {
+    if (staged_.sizes.size() + handoff_->queued_frames_.load(std::memory_order_relaxed) >= handoff_->max_queued_frames_)
+      return false;
+    staged_.bytes.insert(staged_.bytes.end(), frame.begin(), frame.end());
+    staged_.sizes.push_back(static_cast<uint16_t>(frame.size()));
+    ++counters_.frames_out;
+    counters_.bytes_out += frame.size();
+    return true;
+  }
+
+  const std::shared_ptr<Handoff> handoff_;
+  const std::function<void(HandoffLink&)> gone_;
+  FrameBatch staged_;             // queued this iteration, not handed over yet
+  std::vector<uint8_t> reading_;  // the input being read
+};
+
+// The links of one entrance, on one worker.
+class HandoffEndpoint final : public Endpoint {
+ public:
+  using Endpoint::Endpoint;
+  ~HandoffEndpoint() override {
+    if (entrance_ == nullptr) return;
+    {
+      std::lock_guard lock(entrance_->mutex_);
+      entrance_->loop_ = nullptr;
+    }
+    entrance_->endpoint_ = nullptr;
+    for (auto& link : links_) {
+      link->handoff().hang_up();
+      entrance_->gone();
+    }
+  }
+
+  void start() override {
+    MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::start");
+    if (spec_.entrance == nullptr) throw std::runtime_error(describe() + ": nothing serves it");
+    entrance_ = spec_.entrance;
+    std::lock_guard lock(entrance_->mutex_);
+    entrance_->loop_ = &host_.loop();
+    entrance_->endpoint_ = this;
+  }
+
+  void for_each_link(const std::function<void(const Link&)>& f) const override {
+    for (const auto& l : links_) f(*l);
+  }
+
+  void adopt(const std::shared_ptr<Handoff>& handoff) {
+    MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::adopt");
+    auto link = std::make_unique<HandoffLink>(*this, host_, handoff, [this](HandoffLink& l) { gone(l); });
+    handoff->link_ = link.get();
+    log::info("{}: client {} connected", describe(), link->peer());
+    host_.link_up(*link);
+    links_.push_back(std::move(link));
+  }
+
+ private:
+  void gone(HandoffLink& link) {
+    const auto it = std::find_if(links_.begin(), links_.end(), [&](const auto& l) { return l.get() == &link; });
+    if (it == links_.end()) return;
+    log::info("{}: client {} gone", describe(), link.peer());
+    host_.link_down(link);
+    link.handoff().link_ = nullptr;
+    // Destroyed on a later turn of the loop: we are inside its own call now.
+    host_.loop().post([dead = std::shared_ptr<HandoffLink>(std::move(*it))] {});
+    links_.erase(it);
+    entrance_->gone();
+  }
+
+  std::shared_ptr<HandoffEntrance> entrance_;
+  std::vector<std::unique_ptr<HandoffLink>> links_;
+};
+
+Handoff::Handoff(std::string peer, size_t max_queued_frames, std::function<void()> wake)
+    : peer_(std::move(peer)), max_queued_frames_(max_queued_frames), wake_(std::move(wake)) {}
+
+// Under the lock, so that the worker's loop is not posted to after the link went down there.
+void Handoff::post(std::function<void()> task) {
+  if (loop_ != nullptr) loop_->post(std::move(task));
+}
+
+void Handoff::put(std::span<const uint8_t> bytes) {
+  std::lock_guard lock(mutex_);
+  if (closed()) return;
+  if (input_.size() + bytes.size() > kMaxInput) {
+    ++input_dropped_;
+    return;
+  }
+  input_.insert(input_.end(), bytes.begin(), bytes.end());
+  if (read_posted_) return;
+  read_posted_ = true;
+  post([self = shared_from_this()] {
+    if (self->link_ != nullptr) self->link_->read();
+  });
+}
+
+void Handoff::take(FrameBatch& out) {
+  std::lock_guard lock(mutex_);
+  out.clear();
+  std::swap(out, output_);
+  queued_frames_.store(0, std::memory_order_relaxed);
+  queued_bytes_.store(0, std::memory_order_relaxed);
+}
+
+void Handoff::close() {
+  std::lock_guard lock(mutex_);
+  if (closed()) return;
+  closed_.store(true, std::memory_order_release);
+  post([self = shared_from_this()] {
+    if (self->link_ != nullptr) self->link_->peer_gone();
+  });
+  loop_ = nullptr;
+}
+
+void Handoff::hang_up() {
+  link_ = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    closed_.store(true, std::memory_order_release);
+    loop_ = nullptr;
+    output_.clear();
+    queued_frames_.store(0, std::memory_order_relaxed);
+    queued_bytes_.store(0, std::memory_order_relaxed);
+  }
+  wake_();  // the serving thread sees closed() and closes its peer
+}
+
+bool HandoffEntrance::has_room() {
+  std::lock_guard lock(mutex_);
+  if (loop_ != nullptr && links_.load(std::memory_order_relaxed) < max_links_) return true;
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+std::shared_ptr<Handoff> HandoffEntrance::open(std::string peer, std::function<void()> wake) {
+  std::lock_guard lock(mutex_);
+  if (loop_ == nullptr || links_.load(std::memory_order_relaxed) >= max_links_) {
+    refused_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  links_.fetch_add(1, std::memory_order_relaxed);
+  auto handoff = std::make_shared<Handoff>(std::move(peer), max_queued_frames_, std::move(wake));
+  handoff->loop_ = loop_;
+  // Posted before anything the peer sends is: the link is up when its first bytes are read.
+  loop_->post([self = shared_from_this(), handoff] {
+    if (self->endpoint_ == nullptr || handoff->closed()) {
+      self->gone();
+      if (!handoff->closed()) handoff->hang_up();
+      return;
+    }
+    self->endpoint_->adopt(handoff);
+  });
+  return handoff;
+}
+
+std::unique_ptr<Endpoint> make_handoff_endpoint(EndpointSpec spec, LinkHost& host) {
+  return std::make_unique<HandoffEndpoint>(std::move(spec), host);
+}
+
+}  // namespace mavswitch::transport

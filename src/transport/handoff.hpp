@@ -1,0 +1,105 @@
+// Links whose peer another thread serves: a WebSocket client, read and written by the HTTP
+// window's thread. The link itself is a transport::Link on an I/O worker like any other (the
+// same parser, counters, filters, signing, shaping, statistics and reload); only its bytes cross
+// a thread, through a Handoff, in the two shapes the router allows:
+// - in: the serving thread's bytes wait in a bounded buffer (kMaxInput; beyond it they are
+//   dropped and counted) and one task is posted to the worker's loop to read them all;
+// - out: the worker queues frames in a buffer of its own and hands the batch over once per loop
+//   iteration (flush); the frames waiting are bounded (EndpointSpec::datagram_queue_frames: a
+//   slow peer fills only its own), and the serving thread is woken (`wake`) when there were none.
+// Not built: a lock-free ring. One uncontended lock per loop iteration and per read costs less
+// than the syscalls around it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mavswitch::transport {
+
+class EventLoop;
+class HandoffLink;
+class HandoffEndpoint;
+
+// Whole frames, back to back, and each one's size: a batch handed over at once.
+struct FrameBatch {
+  std::vector<uint8_t> bytes;
+  std::vector<uint16_t> sizes;
+  bool empty() const noexcept { return sizes.empty(); }
+  void clear() noexcept { bytes.clear(), sizes.clear(); }
+  void append(const FrameBatch& more);
+};
+
+class Handoff : public std::enable_shared_from_this<Handoff> {
+ public:
+  static constexpr size_t kMaxInput = 64 * 1024;
+
+  // `wake` runs on the worker's thread, without the handoff's lock: it must only signal.
+  Handoff(std::string peer, size_t max_queued_frames, std::function<void()> wake);
+  Handoff(const Handoff&) = delete;
+  Handoff& operator=(const Handoff&) = delete;
+
+  // The serving thread. Bytes from the peer.
+  void put(std::span<const uint8_t> bytes);
+  // The serving thread. Swaps the frames handed over with `out` (to be empty: its storage is
+  // reused by the next batch).
+  void take(FrameBatch& out);
+  // The serving thread: the peer went. Its link goes down on its worker.
+  void close();
+  // Either side hung up: the serving thread closes the peer when it sees this.
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+  const std::string& peer() const noexcept { return peer_; }
+
+ private:
+  friend class HandoffLink;
+  friend class HandoffEndpoint;
+  friend class HandoffEntrance;
+  void post(std::function<void()> task);  // to the link's worker; not once closed
+  void hang_up();                         // the worker's: the link went down
+
+  const std::string peer_;
+  const size_t max_queued_frames_;
+  const std::function<void()> wake_;
+  mutable std::mutex mutex_;
+  EventLoop* loop_ = nullptr;   // under mutex_: the worker the link lives on
+  std::vector<uint8_t> input_;  // under mutex_
+  bool read_posted_ = false;    // under mutex_
+  uint64_t input_dropped_ = 0;  // under mutex_
+  FrameBatch output_;           // under mutex_
+  // output_'s, for the worker to bound and report it without the lock
+  std::atomic<size_t> queued_frames_{0}, queued_bytes_{0};
+  std::atomic<bool> closed_{false};  // set under mutex_
+  HandoffLink* link_ = nullptr;      // the worker's: null before it is up and once it is down
+};
+
+// How a serving thread opens links on a handoff endpoint: one per endpoint, shared by its spec
+// (EndpointSpec::entrance) and the serving thread, and attached to the endpoint while it is open.
+class HandoffEntrance : public std::enable_shared_from_this<HandoffEntrance> {
+ public:
+  // At most `max_links` at once (MaxClients), each with at most `max_queued_frames` waiting.
+  HandoffEntrance(size_t max_links, size_t max_queued_frames)
+      : max_links_(max_links), max_queued_frames_(max_queued_frames) {}
+  // The serving thread: whether one more link fits now (no: counted as refused).
+  bool has_room();
+  // The serving thread: a new peer's handoff, its link to come up on the endpoint's worker; null
+  // when the endpoint is full or not open. `wake` as Handoff's.
+  std::shared_ptr<Handoff> open(std::string peer, std::function<void()> wake);
+  uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class HandoffEndpoint;
+  void gone() noexcept { links_.fetch_sub(1, std::memory_order_relaxed); }
+  const size_t max_links_, max_queued_frames_;
+  std::mutex mutex_;
+  EventLoop* loop_ = nullptr;            // under mutex_: the open endpoint's worker
+  HandoffEndpoint* endpoint_ = nullptr;  // the worker's
+  std::atomic<size_t> links_{0};         // open or opening
+  std::atomic<uint64_t> refused_{0};
+};
+
+}  // namespace mavswitch::transport
