@@ -197,13 +197,20 @@ try {
   // SIGHUP: a WebSocket endpoint gone from the file closes and hangs up on its clients, a new one
   // opens, the unchanged one and its client are not touched.
   const signedClosed = new Promise((resolve) => signedGcs.on('close', () => resolve(true)))
-  writeConf({ websockets: '[WebSocketEndpoint late]\nPath = /mavlink/late\n' })
+  // The new one shapes its clients as any link is shaped: HEARTBEATs at most 2 a second a source.
+  writeConf({ websockets: '[WebSocketEndpoint late]\nPath = /mavlink/late\nRateLimitOut = HEARTBEAT:2\n' })
   router.kill('SIGHUP')
   check(await Promise.race([signedClosed, sleep(5000).then(() => false)]), 'SIGHUP: the removed endpoint\'s client is hung up')
   check(await until(() => router.log.includes('reload: 1 added, 1 removed, 0 changed')), `the reload says so:\n${router.log}`)
   const late = groundStation(`${base}/late`)
   check(await late.opened, 'the added endpoint takes clients')
   check(await until(() => late.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1)), 'and they hear the vehicle')
+  const lateBeats = () => late.heard.filter((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1).length
+  const lateFrom = lateBeats()
+  await sleep(2000) // the vehicle sends 40 HEARTBEATs meanwhile
+  const lateLink = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()).links.find((l) => l.endpoint === 'late')
+  check(lateBeats() - lateFrom <= 6 && lateLink && lateLink.dropped.rate_limited_out > 20,
+    `RateLimitOut on a WebSocket endpoint: ${lateBeats() - lateFrom} HEARTBEATs in 2 s (${lateLink && lateLink.dropped.rate_limited_out} held back)`)
   const gone = groundStation(`${base}/signed`)
   check(!(await gone.opened) && gone.status === 404, `the removed one's path is a 404 (${gone.status})`)
   const beatsBefore = beats()
