@@ -17,7 +17,7 @@ ctest --test-dir build --output-on-failure --timeout 300 -j2
 [ "${MAVSWITCH_QUICK:-0}" = 1 ] && exit 0
 
 # The unit suites whose structures are shared between threads without locks.
-threaded_units='Epochs.*:Handoff.*:EventLoop*:RoutingTest.*:SlotList.*:FrameRing.*:DirectWriter.*:SubscriberIndex.*'
+threaded_units='Epochs.*:BlockingWork.*:Handoff.*:EventLoop*:RoutingTest.*:SlotList.*:FrameRing.*:DirectWriter.*:SubscriberIndex.*'
 
 # ThreadSanitizer.
 {

@@ -3,7 +3,8 @@
 #include <netdb.h>
 
 #include <mutex>
-#include <thread>
+
+#include "base/blocking_work.hpp"
 
 namespace mavswitch::transport {
 
@@ -24,7 +25,7 @@ void Resolver::resolve(const std::string& host, uint16_t port, int socktype, Cal
     shared_->loop->post([cb = std::move(callback), a = *numeric] { cb({a}, {}); });
     return;
   }
-  std::thread([shared = shared_, host, port, socktype, cb = std::move(callback)]() mutable {
+  blocking_work::run([shared = shared_, host, port, socktype, cb = std::move(callback)]() mutable {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = socktype;
@@ -40,7 +41,7 @@ void Resolver::resolve(const std::string& host, uint16_t port, int socktype, Cal
     }
     std::lock_guard lock(shared->mutex);
     if (shared->loop) shared->loop->post([cb = std::move(cb), addresses, error] { cb(addresses, error); });
-  }).detach();
+  });
 }
 
 }  // namespace mavswitch::transport

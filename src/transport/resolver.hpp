@@ -1,5 +1,6 @@
 // Name resolution that never blocks the event loop: numeric addresses resolve at once; host
-// names are looked up on a short-lived thread whose answer is posted back to the loop.
+// names are looked up on the blocking-work thread (base/blocking_work), whose answer is posted
+// back to the loop.
 #pragma once
 
 #include <functional>
@@ -17,7 +18,7 @@ class Resolver {
   using Callback = std::function<void(std::vector<SocketAddress> addresses, std::string error)>;
 
   explicit Resolver(EventLoop& loop);
-  ~Resolver();  // pending answers are dropped; their threads finish on their own
+  ~Resolver();  // pending answers are dropped; their lookups finish on their own
 
   // Calls back on the loop's thread (never from inside this call).
   void resolve(const std::string& host, uint16_t port, int socktype, Callback callback);

@@ -1,7 +1,7 @@
 // Endpoints changed while the router runs: one added or removed through the API, or what a
 // reloaded configuration added, removed and changed (SIGHUP). Every other link stays as it is.
 // Changes are made one at a time (a lock), from threads outside the router: the HTTP server's
-// and the reload thread.
+// and the blocking-work thread, where SIGHUP's reloads run.
 #pragma once
 
 #include <functional>

@@ -1,9 +1,8 @@
 #include "window/operator_window.hpp"
 
-#include <pthread.h>
-
 #include <filesystem>
 
+#include "base/blocking_work.hpp"
 #include "base/log.hpp"
 #include "config/key_file.hpp"
 
@@ -38,19 +37,12 @@ OperatorWindow::~OperatorWindow() { stop(); }
 
 void OperatorWindow::stop() {
   server_.reset();  // no request in flight from here on
-  {
-    std::lock_guard lock(mutex_);
-    quitting_ = true;
-  }
-  wake_.notify_all();
-  if (reloader_.joinable()) reloader_.join();
+  std::unique_lock lock(mutex_);
+  quitting_ = true;
+  settled_.wait(lock, [this] { return reloads_ == 0; });
 }
 
 void OperatorWindow::start() {
-  reloader_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "mavswitch-load");  // the configuration's reloads
-    reload_loop();
-  });
   if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
@@ -102,26 +94,31 @@ void OperatorWindow::start() {
 void OperatorWindow::request_reload() {
   {
     std::lock_guard lock(mutex_);
-    reload_wanted_ = true;
+    if (quitting_ || reload_queued_) return;
+    reload_queued_ = true;
+    ++reloads_;
   }
-  wake_.notify_all();
+  blocking_work::run([this] { reload(); });
 }
 
-void OperatorWindow::reload_loop() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    wake_.wait(lock, [this] { return reload_wanted_ || quitting_; });
-    if (quitting_) return;
-    reload_wanted_ = false;
-    lock.unlock();
+void OperatorWindow::reload() {
+  bool quitting = false;
+  {
+    std::lock_guard lock(mutex_);
+    reload_queued_ = false;
+    quitting = quitting_;
+  }
+  if (!quitting) {
     log::info("reloading the configuration (SIGHUP)");
     try {
       control_.reload();
     } catch (const std::exception& e) {
       log::error("reload: {}", e.what());
     }
-    lock.lock();
   }
+  std::lock_guard lock(mutex_);
+  --reloads_;
+  settled_.notify_all();
 }
 
 }  // namespace mavswitch::daemon

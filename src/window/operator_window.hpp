@@ -1,12 +1,12 @@
-// The operator's window on a running daemon: the HTTP server with its API, and the thread
-// that reloads the configuration on SIGHUP (a reload waits for the router, so it cannot run on
-// the router's own thread). Made after the signal mask is set, started after the router.
+// The operator's window on a running daemon: the HTTP server with its API, and the reloads of
+// the configuration on SIGHUP (a reload waits for the router, so it cannot run on the router's
+// own thread: it runs on the blocking-work thread, base/blocking_work). Made after the signal
+// mask is set, started from the router's loop.
 #pragma once
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "window/endpoint_control.hpp"
 #include "window/http_api.hpp"
@@ -21,12 +21,13 @@ class OperatorWindow {
   ~OperatorWindow();
 
   EndpointControl& control() { return control_; }
-  // Opens the HTTP server (one error line if it cannot: the router routes on without it) and
-  // the reload thread.
+  // Opens the HTTP server (one error line if it cannot: the router routes on without it).
   void start();
-  void request_reload();  // any thread; the signal handler's
-  // Closes the HTTP server and ends the reload thread: called as soon as the router stops,
-  // before what its requests read (the log writers) goes away.
+  // Any thread (the signal handler's): a reload soon. Requests that come while one waits to
+  // start are that one.
+  void request_reload();
+  // Closes the HTTP server and waits for a reload under way: called as soon as the router
+  // stops, before what its requests read (the log writers) goes away.
   void stop();
   // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
@@ -34,7 +35,7 @@ class OperatorWindow {
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
 
  private:
-  void reload_loop();
+  void reload();  // the blocking-work thread
   Router& router_;
   HttpConfig http_;
   EndpointControl control_;
@@ -43,9 +44,9 @@ class OperatorWindow {
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;
-  std::condition_variable wake_;
-  bool reload_wanted_ = false, quitting_ = false;
-  std::thread reloader_;
+  std::condition_variable settled_;
+  bool reload_queued_ = false, quitting_ = false;  // under mutex_
+  int reloads_ = 0;                                // queued or running; under mutex_
 };
 
 }  // namespace mavswitch::daemon
