@@ -38,7 +38,7 @@ threaded_units='Epochs.*:BlockingWork.*:Handoff.*:EventLoop*:RoutingTest.*:SlotL
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_FUZZ=ON \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF >/dev/null
   cmake --build build-fuzz --target mavswitch_unit_tests mavswitchd mavswitch_cli interop_encode command_sender telemetry_printer
-  ASAN_OPTIONS="detect_leaks=1" ctest --test-dir build-fuzz -L 'unit|interop' --output-on-failure --timeout 300 -j2
+  ASAN_OPTIONS="detect_leaks=1" LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" ctest --test-dir build-fuzz -L 'unit|interop' --output-on-failure --timeout 300 -j2
 }
 
 # libFuzzer: every target, bounded in time (the long runs are in docs/FUZZING.md).

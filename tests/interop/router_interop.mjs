@@ -30,7 +30,7 @@ const parser = (onPacket) => {
 
 const udpPort = await freePort('udp')
 const tcpPort = await freePort('tcp')
-const router = spawn(daemon, ['-t', String(tcpPort), `127.0.0.1:${udpPort}`], { stdio: ['ignore', 'ignore', 'pipe'] })
+const router = spawn(daemon, ['-t', String(tcpPort), '--http=0', `127.0.0.1:${udpPort}`], { stdio: ['ignore', 'ignore', 'pipe'] })
 let routerLog = ''
 router.stderr.on('data', (d) => { routerLog += d })
 

@@ -37,6 +37,9 @@ writeFileSync(join(work, 'main.conf'), `[General]
 TcpServerPort = 0
 SigningStateFile = ${join(work, 'signing.state')}
 
+[Http]
+Port = 0
+
 [UdpEndpoint vehicle]
 Mode = Server
 Address = 127.0.0.1

@@ -93,8 +93,8 @@ struct Served {
 }  // namespace
 
 TEST(Handoff, BytesFromTheServingThreadAreParsedOnTheWorkerAsAnyLinksAre) {
+  std::atomic<int> wakes{0};  // before `s`: its endpoint's end wakes the client once more
   Served s(4);
-  std::atomic<int> wakes{0};
   const auto client = s.entrance->open("127.0.0.1:50000", [&] { ++wakes; });
   ASSERT_NE(client, nullptr);
   const test::Bytes a = test::heartbeat(255, 190), b = test::attitude(255, 190, 1);
@@ -114,8 +114,8 @@ TEST(Handoff, BytesFromTheServingThreadAreParsedOnTheWorkerAsAnyLinksAre) {
 }
 
 TEST(Handoff, FramesGoOverInOneBatchAWakeAndABoundedQueue) {
-  Served s(4, 8);
   std::atomic<int> wakes{0};
+  Served s(4, 8);
   const auto client = s.entrance->open("p", [&] { ++wakes; });
   ASSERT_TRUE(s.worker.until([&] { return s.worker.up.size() == 1; }));
   const test::Bytes frame = test::heartbeat(1, 1);
@@ -167,8 +167,8 @@ TEST(Handoff, MaxClientsRefusesAndAPeerGoneMakesRoom) {
 }
 
 TEST(Handoff, AnEndpointThatClosesHangsUpOnItsPeersAndLetsNoneIn) {
-  auto s = std::make_unique<Served>(4);
   std::atomic<int> wakes{0};
+  auto s = std::make_unique<Served>(4);
   const auto client = s->entrance->open("a", [&] { ++wakes; });
   ASSERT_TRUE(s->worker.until([&] { return s->worker.up.size() == 1; }));
   const auto entrance = s->entrance;
