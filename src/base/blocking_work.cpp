@@ -3,6 +3,8 @@
 #include <pthread.h>
 
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -59,6 +61,12 @@ bool on_thread() noexcept {
   Queue& q = queue();
   std::lock_guard lock(q.mutex);
   return q.started && q.thread == std::this_thread::get_id();
+}
+
+void assert_on_thread(const char* what) noexcept {
+  if (on_thread()) return;
+  std::fprintf(stderr, "mavswitch: %s called off the blocking-work thread\n", what);
+  std::abort();
 }
 
 }  // namespace mavswitch::blocking_work

@@ -13,5 +13,14 @@ namespace mavswitch::blocking_work {
 void run(std::function<void()> job);
 // True on the blocking-work thread.
 bool on_thread() noexcept;
+// Aborts, saying `what`, off the blocking-work thread (see MAVSWITCH_ASSERT_BLOCKING_WORK).
+void assert_on_thread(const char* what) noexcept;
 
 }  // namespace mavswitch::blocking_work
+
+// Checked builds (as MAVSWITCH_ASSERT_OWNER): what must run on the blocking-work thread says so.
+#ifdef MAVSWITCH_CHECK_OWNERS
+#define MAVSWITCH_ASSERT_BLOCKING_WORK(what) ::mavswitch::blocking_work::assert_on_thread(what)
+#else
+#define MAVSWITCH_ASSERT_BLOCKING_WORK(what) static_cast<void>(0)
+#endif

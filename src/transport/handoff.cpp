@@ -45,6 +45,7 @@ class HandoffLink final : public Link {
 
   // The batch goes to the serving thread once per loop iteration.
   void flush() override {
+    MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::flush");
     if (staged_.empty()) return;
     bool was_empty = false;
     {

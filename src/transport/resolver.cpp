@@ -26,6 +26,7 @@ void Resolver::resolve(const std::string& host, uint16_t port, int socktype, Cal
     return;
   }
   blocking_work::run([shared = shared_, host, port, socktype, cb = std::move(callback)]() mutable {
+    MAVSWITCH_ASSERT_BLOCKING_WORK("a host name lookup");
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = socktype;

@@ -102,6 +102,7 @@ void OperatorWindow::request_reload() {
 }
 
 void OperatorWindow::reload() {
+  MAVSWITCH_ASSERT_BLOCKING_WORK("OperatorWindow::reload");
   bool quitting = false;
   {
     std::lock_guard lock(mutex_);

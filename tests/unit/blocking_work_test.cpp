@@ -67,3 +67,8 @@ TEST(BlockingWork, AHostNameIsLookedUpThereAndAnsweredOnTheLoop) {
   EXPECT_EQ(answered_on, std::this_thread::get_id()) << "on the loop's thread";
   EXPECT_GE(addresses, 1u) << error;
 }
+
+TEST(BlockingWork, WhatMustRunThereAbortsElsewhere) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the blocking-work thread may be running
+  EXPECT_DEATH(blocking_work::assert_on_thread("a reload"), "a reload called off the blocking-work thread");
+}
