@@ -32,16 +32,18 @@ std::string format_stats(Router& router) {
   }
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     if (router.endpoint_closed(i)) continue;
-    const uint64_t refused = router.endpoint_refused(i), refused_no_fd = router.endpoint_refused_no_fd(i);
+    const uint64_t refused = router.endpoint_refused(i), refused_no_fd = router.endpoint_refused_no_fd(i),
+                   refused_full = router.endpoint_refused_full(i);
     // A listening endpoint has a socket on every worker: how its peers are shared among them.
     const bool shared = router.worker_count() > 1 && transport::listens(router.endpoint_spec(i));
     if (!router.endpoint_error(i).empty()) {
       fmt::format_to(it, "  {} (not open: {})\n", router.endpoint_description(i), router.endpoint_error(i));
       continue;
     }
-    fmt::format_to(it, "  {}{}{}{}\n", router.endpoint_description(i),
+    fmt::format_to(it, "  {}{}{}{}{}\n", router.endpoint_description(i),
                    refused ? fmt::format(" (refused {} peers not in AllowFrom)", refused) : "",
                    refused_no_fd ? fmt::format(" (refused {} clients: out of file descriptors)", refused_no_fd) : "",
+                   refused_full ? fmt::format(" (refused {} clients: MaxClients reached)", refused_full) : "",
                    shared ? fmt::format(" (peers by worker: {})", fmt::join(router.links_by_worker(i), ", ")) : "");
     {
       const transport::Endpoint::Totals t = router.endpoint_totals(i);

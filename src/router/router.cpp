@@ -233,6 +233,7 @@ uint64_t Router::sum_over_instances(size_t i, uint64_t (transport::Endpoint::*co
 
 uint64_t Router::endpoint_refused(size_t i) { return sum_over_instances(i, &transport::Endpoint::refused); }
 uint64_t Router::endpoint_refused_no_fd(size_t i) { return sum_over_instances(i, &transport::Endpoint::refused_no_fd); }
+uint64_t Router::endpoint_refused_full(size_t i) { return sum_over_instances(i, &transport::Endpoint::refused_full); }
 
 void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
   run_on_loop([&] {

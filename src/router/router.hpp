@@ -130,6 +130,7 @@ class Router final {
   uint64_t endpoint_refused(size_t i);  // peers refused by AllowFrom, every worker
   // TCP clients refused while the process was out of file descriptors, every worker.
   uint64_t endpoint_refused_no_fd(size_t i);
+  uint64_t endpoint_refused_full(size_t i);  // clients refused at MaxClients
   // Why endpoint i could not be opened at start; empty when it was.
   std::string endpoint_error(size_t i) const { return i < start_errors_.size() ? start_errors_[i] : std::string(); }
   // One link as statistics see it.

@@ -85,6 +85,9 @@ class Endpoint {
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
   // Clients refused because the process had no file descriptor left for them.
   uint64_t refused_no_fd() const noexcept { return refused_no_fd_.load(std::memory_order_relaxed); }
+  // Clients refused because the endpoint was full (MaxClients), where it refuses rather than
+  // evicting its longest-silent peer. Any thread.
+  virtual uint64_t refused_full() const noexcept { return 0; }
   bool listening() const noexcept { return listens(spec_); }
 
   // What the endpoint's links counted, those gone included (a client that sent 100 MB of

@@ -112,6 +112,7 @@ class HandoffEndpoint final : public Endpoint {
   void for_each_link(const std::function<void(const Link&)>& f) const override {
     for (const auto& l : links_) f(*l);
   }
+  uint64_t refused_full() const noexcept override { return spec_.entrance ? spec_.entrance->refused() : 0; }
 
   void adopt(const std::shared_ptr<Handoff>& handoff) {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::adopt");

@@ -139,7 +139,10 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
         return refuse_upgrade(wsi, status,
                               status == 401 ? "this WebSocket endpoint needs the bearer token\n"
                                             : "this origin may not open the WebSocket endpoint\n");
-      if (!entrance->has_room()) return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
+      if (!entrance->has_room()) {
+        log::warning("websocket {}: client {} refused: MaxClients reached", s.request.path, peer_of(wsi));
+        return refuse_upgrade(wsi, 503, "the WebSocket endpoint is full (MaxClients)\n");
+      }
       s.entrance = std::move(entrance);
       return 0;
     }

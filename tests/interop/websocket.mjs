@@ -198,7 +198,8 @@ try {
   // opens, the unchanged one and its client are not touched.
   const signedClosed = new Promise((resolve) => signedGcs.on('close', () => resolve(true)))
   // The new one shapes its clients as any link is shaped: HEARTBEATs at most 2 a second a source.
-  writeConf({ websockets: '[WebSocketEndpoint late]\nPath = /mavlink/late\nRateLimitOut = HEARTBEAT:2\n' })
+  // It takes one client at a time (MaxClients = 1): a second is refused with 503, counted.
+  writeConf({ websockets: '[WebSocketEndpoint late]\nPath = /mavlink/late\nRateLimitOut = HEARTBEAT:2\nMaxClients = 1\n' })
   router.kill('SIGHUP')
   check(await Promise.race([signedClosed, sleep(5000).then(() => false)]), 'SIGHUP: the removed endpoint\'s client is hung up')
   check(await until(() => router.log.includes('reload: 1 added, 1 removed, 0 changed')), `the reload says so:\n${router.log}`)
@@ -211,6 +212,13 @@ try {
   const lateLink = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()).links.find((l) => l.endpoint === 'late')
   check(lateBeats() - lateFrom <= 6 && lateLink && lateLink.dropped.rate_limited_out > 20,
     `RateLimitOut on a WebSocket endpoint: ${lateBeats() - lateFrom} HEARTBEATs in 2 s (${lateLink && lateLink.dropped.rate_limited_out} held back)`)
+  const crowded = groundStation(`${base}/late`)
+  check(!(await crowded.opened) && crowded.status === 503, `MaxClients = 1: a second client gets 503 (${crowded.status})`)
+  router.out = ''
+  router.kill('SIGUSR1')
+  check(await until(() => router.out.includes('websocket late /mavlink/late (refused 1 clients: MaxClients reached)')),
+    `SIGUSR1 counts the refusal:\n${router.out}`)
+  check(router.log.includes('refused: MaxClients reached'), 'and the log says it')
   const gone = groundStation(`${base}/signed`)
   check(!(await gone.opened) && gone.status === 404, `the removed one's path is a 404 (${gone.status})`)
   const beatsBefore = beats()
