@@ -139,13 +139,15 @@ try {
   router = startDaemon('0.0.0.0', ['-c', writeConf()])
   const locked = await browser.newPage()
   await until(async () => { try { return (await locked.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
-  const asked = await until(() => locked.$eval('#login', (f) => !f.hidden))
+  // A look at the page that a navigation under way (the login reloads it) counts as "not yet".
+  const look = (f) => async () => { try { return await f() } catch { return false } }
+  const asked = await until(look(() => locked.$eval('#login', (f) => !f.hidden)))
   check(asked, 'the page asks for the token')
   await locked.type('#token', 'page-test-token-0123456789abcdef')
   await locked.click('#login button')
-  const live = await until(() => locked.$eval('#state', (s) => s.textContent === 'live'))
+  const live = await until(look(() => locked.$eval('#state', (s) => s.textContent === 'live')))
   check(live, 'with the token the page is live')
-  const rows = await until(() => locked.$$eval('#links tbody tr', (r) => (r.length >= 2 ? r.length : 0)))
+  const rows = await until(look(() => locked.$$eval('#links tbody tr', (r) => (r.length >= 2 ? r.length : 0))))
   check(rows >= 2, `with the token the links show (${rows})`)
   await locked.close()
 } finally {
