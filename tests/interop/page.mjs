@@ -77,7 +77,11 @@ try {
   const elsewhere = []
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
   page.on('pageerror', (e) => errors.push(e.message))
-  page.on('request', (r) => { if (!r.url().startsWith(`http://127.0.0.1:${httpPort}/`)) elsewhere.push(r.url()) })
+  // data: URLs come from the page itself (a canvas read back, say), not from another server.
+  page.on('request', (r) => {
+    const url = r.url()
+    if (!url.startsWith(`http://127.0.0.1:${httpPort}/`) && !url.startsWith('data:')) elsewhere.push(url)
+  })
   await page.setViewport({ width: 1200, height: 800 })
   await until(async () => { try { return (await page.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
 
