@@ -33,20 +33,6 @@ EndpointConfig& endpoint_for(Config& c, Kind kind, const std::string& type, cons
   return c.endpoints.back();
 }
 
-// [NatsEndpoint]: a connection the fabric keeps, not an endpoint of the router's workers.
-EndpointConfig& fabric_for(std::vector<EndpointConfig>& list, const std::string& type, const std::string& name,
-                           const Where& w) {
-  for (auto& e : list) {
-    if (lower(e.spec.name) == lower(name)) return e;
-  }
-  EndpointConfig e;
-  e.spec.name = name;
-  e.section_type = type;
-  e.source = w.text();
-  list.push_back(std::move(e));
-  return list.back();
-}
-
 // What every endpoint must hold once all files are read; `e` names where it was defined.
 void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
   const auto& s = e.spec;
@@ -55,7 +41,8 @@ void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
   if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
     throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
   }
-  const bool addressed = s.kind != Kind::kSerial && s.kind != Kind::kTcpServer && s.kind != Kind::kWebSocket;
+  if (s.kind == Kind::kMade && e.nats.urls.empty()) throw ConfigError(where + ": Url is required");  // NATS
+  const bool addressed = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
   if (addressed && s.address.empty()) throw ConfigError(where + ": Address is required");
   if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
   const bool needs_port = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
@@ -154,8 +141,8 @@ class SectionReader {
       kind_keys_ = &websocket_keys();
       return;
     }
-    if (type == "natsendpoint") {  // a connection to a NATS cluster
-      endpoint_ = &fabric_for(config_.fabrics, type, name, at);
+    if (type == "natsendpoint") {  // a connection to a NATS cluster, made by fabric/
+      endpoint_ = &endpoint_for(config_, Kind::kMade, type, name, at);
       kind_keys_ = &nats_keys();
       return;
     }
@@ -315,9 +302,6 @@ void finish_config(Config& config) {
   uint16_t next_udp_port = 14550;
   if (config.general.tcp_server.spec.port != 0) check_endpoint(config.general.tcp_server, next_udp_port);
   for (auto& e : config.endpoints) check_endpoint(e, next_udp_port);
-  for (const auto& e : config.fabrics) {
-    if (e.nats.urls.empty()) throw ConfigError(e.spec.name + " (" + e.source + "): Url is required");
-  }
   const GeneralConfig& g = config.general;
   if (g.log_telemetry && g.log_dir.empty())
     config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");

@@ -24,7 +24,7 @@ class ConfigError : public std::runtime_error {
 enum class LogMode { kAlways, kWhileArmed };
 enum class FlightLogFormat { kAuto, kUlog, kDataflash };  // MavlinkDialect: auto, common, ardupilotmega
 
-// [NatsEndpoint NAME]: the fleet fabric's connection (daemon/nats_endpoint).
+// [NatsEndpoint NAME]: the fleet fabric's connection (fabric/nats_endpoint).
 struct NatsSettings {
   std::vector<std::string> urls;     // Url: the cluster's servers; any of them will do
   std::string user, password;        // User, Password
@@ -103,10 +103,9 @@ struct Config {
   GeneralConfig general;
   HttpConfig http;
   // Every endpoint the router's workers serve, [WebSocketEndpoint NAME] included (a path on the
-  // HTTP server, its clients served by the window's thread; spec.max_peers: MaxClients).
+  // HTTP server, its clients served by the window's thread; spec.max_peers: MaxClients), and
+  // [NatsEndpoint NAME] (kind kMade: its maker comes from fabric/, set by the window's control).
   std::vector<EndpointConfig> endpoints;
-  // [NatsEndpoint NAME]: connections to a NATS cluster.
-  std::vector<EndpointConfig> fabrics;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
 };
 

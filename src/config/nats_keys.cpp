@@ -1,4 +1,5 @@
-// The [NatsEndpoint] section's keys: which cluster, as whom, over what, on which subjects.
+// The [NatsEndpoint] section's keys: which cluster, as whom, over what, on which subjects, and
+// the shaping and policy keys every link has.
 #include <cctype>
 
 #include "config/config_keys.hpp"
@@ -30,7 +31,9 @@ Setter text(std::string NatsSettings::*field) {
 
 const std::map<std::string, Setter>& nats_keys() {
   static const std::map<std::string, Setter> keys = [] {
-    std::map<std::string, Setter> k = {
+    // The fabric is a link like any other: it is shaped by the same keys (a vehicle on a metered
+    // link: RateLimitOut, MaxRate).
+    std::map<std::string, Setter> k = with_shaping_keys({
         {"url",
          [](const Where& w, std::string_view v, EndpointConfig& e) {
            e.nats.urls.clear();
@@ -74,7 +77,7 @@ const std::map<std::string, Setter>& nats_keys() {
          }},
         {"reconnectbuffer", [](const Where& w, std::string_view v,
                                EndpointConfig& e) { e.nats.reconnect_buffer = get_uint(w, v, 1u << 30, 1024); }},
-    };
+    });
     with_policy_keys(k);
     return k;
   }();

@@ -17,7 +17,6 @@
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
 #include "dialect/loader.hpp"
-#include "fabric/nats_endpoint.hpp"
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
 #include "router/router.hpp"
@@ -39,7 +38,7 @@ void warn_if_open(const transport::EndpointSpec& spec, const routing::LinkPolicy
     log::warning(
         "{} {} port {} accepts MAVLink from any address, unsigned: anyone who can reach it can command "
         "the vehicle. Restrict it (AllowFrom = ...) or require signing (SigningKeyFile = ...)",
-        transport::kind_name(spec.kind), spec.name, spec.port);
+        transport::kind_name(spec), spec.name, spec.port);
   }
 }
 
@@ -55,9 +54,8 @@ void raise_descriptor_limit() {
   log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
 }
 
-void print_stats(Router& router, const std::vector<daemon::EndpointSnapshot>& foreign, const daemon::TelemetryLog* tlog,
-                 const daemon::FlightLog* flight_log) {
-  std::string text = daemon::format_stats(router) + daemon::format_stats(foreign);
+void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
+  std::string text = daemon::format_stats(router);
   if (flight_log != nullptr) {
     const daemon::FlightLogStats f = flight_log->stats();
     text += fmt::format(
@@ -152,9 +150,7 @@ int main(int argc, char** argv) {
     router.add_endpoint(e->spec, e->policy);
     origin.push_back(e->port_at.empty() ? e->source : e->port_at + ": Port");
   }
-  // NATS connections are links too: a router of only those routes between them.
-  const size_t others = config.fabrics.size();
-  if (router.endpoint_count() == 0 && others == 0) {
+  if (router.endpoint_count() == 0) {
     log::error("nothing to route: no endpoints configured and the TCP server is off");
     return 2;
   }
@@ -202,9 +198,8 @@ int main(int argc, char** argv) {
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
-    router.event_loop().every(general.stats_interval_s * 1000, [&] {
-      print_stats(router, window.control().foreign().snapshot(), tlog.get(), flight_log.get());
-    });
+    router.event_loop().every(general.stats_interval_s * 1000,
+                              [&] { print_stats(router, tlog.get(), flight_log.get()); });
   }
   daemon::Signals signals(
       router.event_loop(),
@@ -212,8 +207,7 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router, window.control().foreign().snapshot(), tlog.get(), flight_log.get()); },
-      [&] { window.request_reload(); });
+      [&] { print_stats(router, tlog.get(), flight_log.get()); }, [&] { window.request_reload(); });
 
   // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
   // the router routes on without it, unless Strict asks for the exit; none at all is fatal.
@@ -231,12 +225,11 @@ int main(int argc, char** argv) {
     log::error("{}", e.what());
     return 1;
   }
-  if (router.endpoint_count() > 0 && not_opened == router.endpoint_count() && others == 0) {
+  if (router.endpoint_count() > 0 && not_opened == router.endpoint_count()) {
     log::error("no endpoint could be opened: nothing to route");
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
-  window.control().start_fabrics(config);
   // Listens beside the flight log writer, as component 192; it never sends.
   const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
   window.add_vehicles(&vehicles);

@@ -104,27 +104,4 @@ std::string format_stats(Router& router) {
   return fmt::to_string(out);
 }
 
-std::string format_stats(const std::vector<EndpointSnapshot>& endpoints) {
-  fmt::memory_buffer out;
-  auto it = std::back_inserter(out);
-  for (const auto& e : endpoints) {
-    const auto& t = e.totals;
-    fmt::format_to(
-        it,
-        "  {}\n    totals: in {} frames / {} B, out {} frames / {} B; dropped out: queue-full {}; bad input: "
-        "crc {}, skipped {} B\n",
-        e.description, t.counters.frames_in, t.counters.bytes_in, t.counters.frames_out, t.counters.bytes_out,
-        t.counters.dropped_queue_full, t.parser.crc_failures, t.parser.bytes_skipped);
-    for (const auto& l : e.links) {
-      const auto& c = l.counters;
-      fmt::format_to(it,
-                     "    {}: in {} frames / {} B, out {} frames / {} B; dropped out: queue-full {}; bad input: crc "
-                     "{}, skipped {} B; sequence lost {}; queued {} B\n",
-                     l.peer.empty() ? "(not connected)" : l.peer, c.frames_in, c.bytes_in, c.frames_out, c.bytes_out,
-                     c.dropped_queue_full, l.parser.crc_failures, l.parser.bytes_skipped, l.sequence_lost, l.queued);
-    }
-  }
-  return fmt::to_string(out);
-}
-
 }  // namespace mavswitch::daemon

@@ -1,47 +1,47 @@
 #include "fabric/fabric_link.hpp"
 
-#include <nats/nats.h>
-
 #include <fmt/format.h>
+#include <nats/nats.h>
 
 #include <cassert>
 #include <random>
 
 #include "base/log.hpp"
 #include "fabric/fabric_subjects.hpp"
+#include "transport/event_loop.hpp"
 
 namespace mavswitch::daemon {
 namespace {
-constexpr routing::Millis kNeverPublished = INT64_MIN;
+constexpr int64_t kNeverPublished = INT64_MIN;
 constexpr int kPendingMessages = 16384;
 constexpr int kPendingBytes = 4 * 1024 * 1024;
+
+// The system of the frame a message starts with; -1 when it does not start with one.
+int first_system(std::span<const uint8_t> m) {
+  if (m.size() > 5 && m[0] == protocol::kMagicV2) return m[5];
+  if (m.size() > 3 && m[0] == protocol::kMagicV1) return m[3];
+  return -1;
+}
 }  // namespace
 
-FabricLink::FabricLink(Router& router, const NatsSettings& settings)
-    : router_(router), settings_(settings), parser_(router.routing_table()) {
+FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const NatsSettings& settings,
+                       int64_t route_timeout, std::function<void()> flush_connection)
+    : Link(endpoint, host, "nats"),
+      settings_(settings),
+      // Routes that never age out (RouteTimeout = 0): a system once local stays local.
+      local_for_(route_timeout > 0 ? route_timeout : INT64_MAX),
+      flush_connection_(std::move(flush_connection)) {
+  paced_sequences_ = true;
   published_at_.fill(kNeverPublished);
   std::random_device random;
-  const uint64_t id = uint64_t{random()} << 32 | random();
-  origin_ = fmt::format("{}.origin.{:016x}", settings_.prefix, id);
+  const uint64_t random_id = uint64_t{random()} << 32 | random();
+  origin_ = fmt::format("{}.origin.{:016x}", settings_.prefix, random_id);
 }
 
-FabricLink::~FabricLink() {
-  assert(id_ == routing::kNoLink && connection_ == nullptr && "detach() and use(nullptr) first");
-}
-
-void FabricLink::attach(std::shared_ptr<const routing::LinkPolicy> policy) {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::attach");
-  id_ = router_.attach_local(*this, std::move(policy));
-}
-
-void FabricLink::detach() {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::detach");
-  if (id_ != routing::kNoLink) router_.detach_local(id_);
-  id_ = routing::kNoLink;
-}
+FabricLink::~FabricLink() { assert(connection_ == nullptr && "use(nullptr) first"); }
 
 natsConnection* FabricLink::use(natsConnection* connection) {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::use");
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::use");
   for (const Subscription& s : subscriptions_) natsSubscription_Destroy(s.handle);
   subscriptions_.clear();
   natsConnection* old = connection_;
@@ -83,7 +83,7 @@ bool FabricLink::delivered_earlier(const Subscription& sub, const char* subject)
 }
 
 size_t FabricLink::drain() {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::drain");
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::drain");
   size_t messages = 0;
   for (const Subscription& sub : subscriptions_) {
     // Only what is there: asking an empty subscription costs libnats an error string.
@@ -94,7 +94,7 @@ size_t FabricLink::drain() {
       if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
       ++messages;
       if (!delivered_earlier(sub, natsMsg_GetSubject(msg)))
-        received(
+        received_message(
             {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))},
             natsMsg_GetReply(msg));
       natsMsg_Destroy(msg);
@@ -103,67 +103,69 @@ size_t FabricLink::drain() {
   return messages;
 }
 
-void FabricLink::received(std::span<const uint8_t> message, const char* origin) {
-  counters_.bytes_in += message.size();
-  if (id_ == routing::kNoLink) return;
-  if (origin != nullptr && origin_ == origin) {  // its own, back from a node that stalled
+void FabricLink::received_message(std::span<const uint8_t> message, const char* origin) {
+  const int system = first_system(message);
+  const bool own = origin != nullptr && origin_ == origin;  // its own, back from a node that stalled
+  // A system behind this router, back by way of another.
+  const bool local = system >= 0 && published_at_[size_t(system)] != kNeverPublished &&
+                     host_.loop().now() - published_at_[size_t(system)] < local_for_;
+  if (own || local) {
+    counters_.bytes_in += message.size();
     ++counters_.looped_in;
     return;
   }
-  const routing::Millis now = router_.event_loop().now();
-  // Routes that never age out (RouteTimeout = 0): a system once local stays local.
-  const routing::Millis timeout = router_.routing().route_timeout();
-  const routing::Millis local_for = timeout > 0 ? timeout : INT64_MAX;
-  parser_.feed(message, [&](const protocol::FrameView& f) {
-    if (published_at_[f.sysid()] != kNeverPublished && now - published_at_[f.sysid()] < local_for) {
-      ++counters_.looped_in;  // a system behind this router, back by way of another
-      return;
-    }
-    ++counters_.frames_in;
-    sequences_.record_timed(f.sysid(), f.compid(), f.seq(), now);
-    router_.route_local(id_, f);
-  });
+  received_datagram(message);
 }
 
-void FabricLink::deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::deliver");
+bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
+  const protocol::Probe probe = protocol::probe_frame(host_.message_table(), bytes.data(), bytes.size());
+  if (probe.status != protocol::Probe::Status::kFrame) return true;  // never: routing sends whole frames
+  const protocol::FrameView& frame = probe.frame;
   // A frame from a system behind this router: what targets that system is asked for now.
-  routing::Millis& published = published_at_[frame.sysid()];
+  int64_t& published = published_at_[frame.sysid()];
   if (published == kNeverPublished && connection_ != nullptr)
     subscribe(interest_subject(settings_.prefix, frame.sysid()));
-  published = router_.event_loop().now();
+  published = host_.loop().now();
   if (connection_ == nullptr) {
     ++counters_.dropped_down;
-    return;
+    return true;
   }
   // A connection that cannot write as fast as frames come fills only its own buffer, up to
-  // QueueSize; while reconnecting libnats bounds it (ReconnectBuffer) and refuses the rest.
+  // QueueSize (a full one is written and tried again: Link::send); while reconnecting libnats
+  // bounds it (ReconnectBuffer) and refuses the rest.
   const int buffered = natsConnection_Buffered(connection_);
   if (buffered > 0 && static_cast<size_t>(buffered) + bytes.size() > settings_.queue_bytes &&
-      natsConnection_Status(connection_) == NATS_CONN_STATUS_CONNECTED) {
-    ++counters_.dropped_queue_full;
-    return;
-  }
+      natsConnection_Status(connection_) == NATS_CONN_STATUS_CONNECTED)
+    return false;
   fabric_subject(subject_, settings_.prefix, frame);
   if (natsConnection_PublishRequest(connection_, subject_.c_str(), origin_.c_str(), bytes.data(),
                                     static_cast<int>(bytes.size())) != NATS_OK) {
     ++counters_.dropped_down;
-    return;
+    return true;
   }
   ++counters_.frames_out;
   counters_.bytes_out += bytes.size();
+  return true;
+}
+
+void FabricLink::write_soon() {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::write_soon");
+  // Not once down: closing its connection writes an unsubscribe or two, and this is going.
+  if (!flush_pending && id != kNoId) host_.needs_flush(*this);
+}
+
+void FabricLink::flush() {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::flush");
+  flush_connection_();
 }
 
 void FabricLink::connected() {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::connected");
-  sequences_.outage_ended();
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::connected");
+  host_.link_resumed(*this);
 }
 
-FabricLink::Report FabricLink::report() const {
-  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "FabricLink::report");
-  Report r{counters_, parser_.stats(), sequences_.lost(), 0};
-  if (connection_ != nullptr) r.queued_bytes = static_cast<size_t>(std::max(0, natsConnection_Buffered(connection_)));
-  return r;
+size_t FabricLink::queued_bytes() const noexcept {
+  return connection_ != nullptr ? static_cast<size_t>(std::max(0, natsConnection_Buffered(connection_))) : 0;
 }
 
 }  // namespace mavswitch::daemon

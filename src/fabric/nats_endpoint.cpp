@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "base/log.hpp"
-#include "config/endpoint_policy.hpp"
 #include "fabric/fleet_state.hpp"
 #include "fabric/nats_credentials.hpp"
 #include "fabric/nats_poller.hpp"
@@ -34,41 +33,57 @@ std::string last_error(natsConnection* nc, natsStatus fallback) {
 
 }  // namespace
 
-NatsEndpoint::NatsEndpoint(Router& router, const EndpointConfig& config,
-                           std::shared_ptr<const routing::LinkPolicy> policy)
-    : router_(router), name_(config.spec.name), settings_(config.nats), policy_(std::move(policy)) {}
+class NatsMaker final : public transport::EndpointMaker {
+ public:
+  NatsMaker(const NatsSettings& settings, int64_t route_timeout) : settings_(settings), route_timeout_(route_timeout) {}
+  const char* kind() const noexcept override { return "nats"; }
+  std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
+    return std::make_unique<NatsEndpoint>(std::move(spec), host, settings_, route_timeout_);
+  }
 
-NatsEndpoint::~NatsEndpoint() {
+ private:
+  const NatsSettings settings_;
+  const int64_t route_timeout_;
+};
+
+std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings, int64_t route_timeout) {
+  return std::make_shared<NatsMaker>(settings, route_timeout);
+}
+
+NatsEndpoint::NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const NatsSettings& settings,
+                           int64_t route_timeout)
+    : Endpoint(std::move(spec), host), name_(spec_.name), settings_(settings), route_timeout_(route_timeout) {}
+
+// The keeper waits for the loop's thread at most 100 ms at a time (a hand-over), and a handshake
+// under way is ended at once: this thread waits that long at most.
+void NatsEndpoint::stop_keeper() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   keeper_wake_.notify_all();
-  if (guard_) guard_->wake();  // a handshake under way ends now
+  if (guard_) guard_->wake();
   if (keeper_.joinable()) keeper_.join();
-  auto teardown = [&] {
-    std::vector<natsConnection*> going;
-    if (link_) {
-      if (natsConnection* c = link_->use(nullptr)) going.push_back(c);
-      link_->detach();
-    }
-    if (abandoned_ != nullptr) going.push_back(abandoned_);
-    for (natsConnection* c : going) {
-      // What is buffered goes now: left there, closing would wait for the server's answer to a
-      // flush that only this thread could read.
-      natsConnection_ProcessWriteEvent(c);
-      drive_->forget(c);
-      natsConnection_Destroy(c);
-    }
-    if (drive_) drive_->forget_all();
-  };
-  try {
-    router_.run_on_loop(teardown);
-  } catch (const Router::Stopped&) {  // not running: this thread owns the loop now
-    teardown();
+}
+
+NatsEndpoint::~NatsEndpoint() {
+  stop_keeper();
+  std::vector<natsConnection*> going;
+  if (link_) {
+    if (natsConnection* c = link_->use(nullptr)) going.push_back(c);
   }
-  // libnats says "closed" of each connection made, once, on a thread of its own and later: this
-  // must outlive the last of those calls.
+  if (abandoned_ != nullptr) going.push_back(abandoned_);
+  for (natsConnection* c : going) {
+    // What is buffered goes now: left there, closing would wait for the server's answer to a
+    // flush that only this thread could read.
+    natsConnection_ProcessWriteEvent(c);
+    drive_->forget(c);
+    natsConnection_Destroy(c);
+  }
+  if (drive_) drive_->forget_all();
+  // libnats says "closed" of each connection made, once, on a thread of its own and later
+  // (promptly: its callback thread runs nothing else of ours): this must outlive the last of
+  // those calls.
   std::unique_lock lock(mutex_);
   keeper_wake_.wait_for(lock, std::chrono::seconds(5), [&] { return closed_calls_ >= connections_made_; });
   lock.unlock();
@@ -116,16 +131,16 @@ bool NatsEndpoint::connect() {
     server_ = url;
     ++connections_made_;
   }
-  // The link takes it on the router's thread, where the old one (libnats gave it up) goes: that
-  // thread may still be reading it. Posted, not run_on_loop: a router not running yet runs it
-  // when it starts, and one that stopped never does. The keeper waits for either.
+  // The link takes it on the worker's thread, where the old one (libnats gave it up) goes: that
+  // thread may still be reading it. Posted: a loop not running yet runs it when it starts, and
+  // one that stopped never does. The keeper waits for either, or for the endpoint to stop.
   struct Handover {
     std::mutex mutex;
     std::condition_variable done_or_not;
     bool done = false, abandoned = false;
   };
   auto handover = std::make_shared<Handover>();
-  router_.event_loop().post([this, handover, fresh] {
+  host_.loop().post([this, handover, fresh] {
     std::lock_guard lock(handover->mutex);
     if (handover->abandoned) return;
     if (natsConnection* old = link_->use(fresh)) {
@@ -141,7 +156,7 @@ bool NatsEndpoint::connect() {
     std::lock_guard state(mutex_);
     if (stopping_ && !handover->done) {
       handover->abandoned = true;
-      abandoned_ = fresh;  // the destructor's to close, on the router's thread or after it
+      abandoned_ = fresh;  // the destructor's to close, on the worker's thread or after it
       return false;
     }
   }
@@ -273,20 +288,26 @@ void NatsEndpoint::set_options() {
             },
             this),
         "callbacks");
-  // Read and written by the router's loop, not by threads of libnats' own.
+  // Read and written by the worker's loop, not by threads of libnats' own.
   drive_ = std::make_shared<NatsDrive>(
-      router_, name_, [this] { return link_->drain(); }, [this] { link_->connected(); });
+      host_.loop(), name_, [this] { return link_->drain(); }, [this] { link_->connected(); },
+      [this] { link_->write_soon(); });
   drive_->install(options_);
 }
 
 void NatsEndpoint::start() {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "NatsEndpoint::start");
   set_options();
   // The link first, so what the subscriptions bring has somewhere to go; the connection on the
-  // keeper's thread (a server that does not answer must not hold the router's start).
-  link_ = std::make_unique<FabricLink>(router_, settings_);
-  router_.run_on_loop([&] { link_->attach(policy_); });
+  // keeper's thread (a server that does not answer must not hold the worker).
+  link_ = std::make_unique<FabricLink>(*this, host_, settings_, route_timeout_, [this] { drive_->flush(); });
+  host_.link_up(*link_);
   closed_ = true;
   keeper_ = std::thread([this] { keep_connected(); });
+}
+
+void NatsEndpoint::for_each_link(const std::function<void(const transport::Link&)>& f) const {
+  if (link_) f(*link_);
 }
 
 std::string NatsEndpoint::server() const {
@@ -300,19 +321,10 @@ std::string NatsEndpoint::url_list() const {
   return urls;
 }
 
-std::string NatsEndpoint::description() const {
+std::string NatsEndpoint::describe() const {
   const std::string at = server();
   return fmt::format("nats {} {} prefix {}: {}, {} reconnects", name_, url_list(), settings_.prefix,
-                     at.empty() ? "not connected" : "connected to " + at, reconnects());
-}
-
-FabricLink::Report NatsEndpoint::report() const {
-  FabricLink::Report r;
-  try {
-    router_.run_on_loop([&] { r = link_->report(); });
-  } catch (const Router::Stopped&) {  // nothing moves any more: the counts stay as they were
-  }
-  return r;
+                     at.empty() ? "not connected" : "connected to " + at, reconnects_.load(std::memory_order_relaxed));
 }
 
 }  // namespace mavswitch::daemon

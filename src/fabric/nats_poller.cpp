@@ -9,12 +9,13 @@
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <vector>
 
 #include "base/log.hpp"
 
 namespace mavswitch::daemon {
 
-// One connection's socket on the router's loop. Its fields are the router's thread's; libnats'
+// One connection's socket on the link's loop. Its fields are that thread's; libnats'
 // callbacks reach them through act(). It owns itself (self_) from the first attach until libnats
 // detaches the connection: libnats holds only a raw pointer to it.
 class NatsPoller final : public transport::EventLoop::Handler {
@@ -59,7 +60,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
     return NATS_OK;
   }
 
-  // The router's thread.
+  // The loop's thread.
   void forget() {
     nc_ = nullptr;
     unwatch();
@@ -85,17 +86,17 @@ class NatsPoller final : public transport::EventLoop::Handler {
   }
 
  private:
-  // Runs f on the router's thread: now when called there and nothing posted earlier is still
+  // Runs f on the loop's thread: now when called there and nothing posted earlier is still
   // due (so the order libnats asked in holds), else posted behind what is.
   template <class F>
   void act(F f) {
-    Router& router = drive_->router_;
-    if (router.on_loop_thread() && posted_.load(std::memory_order_acquire) == 0) {
+    transport::EventLoop& loop = drive_->loop_;
+    if (loop.in_loop_thread() && posted_.load(std::memory_order_acquire) == 0) {
       f();
       return;
     }
     posted_.fetch_add(1, std::memory_order_acq_rel);
-    router.event_loop().post([self = self_, f = std::move(f)] {
+    loop.post([self = self_, f = std::move(f)] {
       self->posted_.fetch_sub(1, std::memory_order_acq_rel);
       f();
     });
@@ -108,9 +109,10 @@ class NatsPoller final : public transport::EventLoop::Handler {
       return;
     }
     fd_ = mine;
-    drive_->router_.event_loop().add(fd_, EPOLLIN, this);
+    drive_->loop_.add(fd_, EPOLLIN, this);
     drive_->pollers_[nc_] = self_;
     drive_->connected_();
+    if (wants_write_) drive_->wants_write_();
   }
 
   // The server is sending a message past the maximum payload: the connection is closed (the
@@ -127,35 +129,36 @@ class NatsPoller final : public transport::EventLoop::Handler {
 
   void unwatch() {
     if (fd_ < 0) return;
-    drive_->router_.event_loop().remove(fd_);
+    drive_->loop_.remove(fd_);
     ::close(fd_);
     fd_ = -1;
     writable_watched_ = false;
   }
 
   // libnats has bytes to write (publishes, subscriptions, pings): they go in one write when the
-  // iteration ends; what the socket does not take then waits for it to be writable.
+  // iteration ends (the link's flush); what the socket does not take then waits for it to be
+  // writable.
   void want_write(bool add) {
     wants_write_ = add;
-    if (add && !flush_hold_) {
-      flush_hold_ = self_;
-      drive_->router_.at_iteration_end([this] { flush(); });
+    if (add && fd_ >= 0) {
+      drive_->wants_write_();
     } else if (!add && writable_watched_) {
-      drive_->router_.event_loop().modify(fd_, EPOLLIN);
+      drive_->loop_.modify(fd_, EPOLLIN);
       writable_watched_ = false;
     }
   }
 
+ public:
   void flush() {
-    const auto hold = std::move(flush_hold_);
-    if (nc_ == nullptr || fd_ < 0 || !wants_write_) return;
+    if (nc_ == nullptr || fd_ < 0 || !wants_write_ || writable_watched_) return;
     natsConnection_ProcessWriteEvent(nc_);  // all written: it takes the want back (write(false))
     if (wants_write_ && fd_ >= 0 && !writable_watched_) {
-      drive_->router_.event_loop().modify(fd_, EPOLLIN | EPOLLOUT);
+      drive_->loop_.modify(fd_, EPOLLIN | EPOLLOUT);
       writable_watched_ = true;
     }
   }
 
+ private:
   std::shared_ptr<NatsDrive> drive_;
   std::shared_ptr<NatsPoller> self_;
   std::atomic<int> posted_{0};  // acts posted and not yet run
@@ -163,8 +166,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
   int fd_ = -1;                 // our duplicate of the connection's socket, watched
   bool wants_write_ = false;
   bool writable_watched_ = false;
-  std::shared_ptr<NatsPoller> flush_hold_;  // set while a flush is due at iteration end
-  size_t unfinished_ = 0;                   // bytes read since the last message finished
+  size_t unfinished_ = 0;  // bytes read since the last message finished
   static constexpr int kControlLine = 16;
   static constexpr size_t kReadSize = 32 * 1024;  // libnats' read buffer (ioBufSize's default)
 };
@@ -184,6 +186,14 @@ void NatsDrive::forget(natsConnection* connection) {
   if (it == pollers_.end()) return;
   it->second->forget();
   pollers_.erase(it);
+}
+
+void NatsDrive::flush() {
+  if (pollers_.empty()) return;
+  // A write that fails ends the connection, and libnats' detach may change the map.
+  std::vector<std::shared_ptr<NatsPoller>> pollers;
+  for (const auto& [nc, p] : pollers_) pollers.push_back(p);
+  for (const auto& p : pollers) p->flush();
 }
 
 void NatsDrive::forget_all() {

@@ -1,12 +1,12 @@
-// Drives libnats connections from the router's EventLoop (libnats' external event loop API). The
-// router's thread watches a connection's socket, reads it (natsConnection_ProcessReadEvent), and
-// writes what was published during a loop iteration in one write when it ends
-// (ProcessWriteEvent). libnats keeps its own threads only for what is not per frame: connecting,
-// reconnecting, pings.
+// Drives libnats connections from the fabric link's worker's EventLoop (libnats' external event
+// loop API). That thread watches a connection's socket, reads it
+// (natsConnection_ProcessReadEvent), and writes what was published during a loop iteration in
+// one write when it ends (ProcessWriteEvent, from the link's flush). libnats keeps its own
+// threads only for what is not per frame: reconnecting, pings.
 //
 // libnats calls the adapter from any of its threads, holding the connection's lock. A call on the
-// router's thread acts at once; others are posted to it, in order. The socket is watched through
-// a duplicate of its descriptor that only the router's thread closes: libnats closing its own on
+// worker's thread acts at once; others are posted to it, in order. The socket is watched through
+// a duplicate of its descriptor that only the worker's thread closes: libnats closing its own on
 // another thread never lets the number be reused under the loop.
 //
 // A maximum payload: libnats 3.4 takes a message of any announced size, growing a buffer as its
@@ -17,7 +17,7 @@
 // a buffer, so each time costs up to kMaxPayload, and the back-off bounds how often).
 //
 // With TLS, libnats reads a TLS record to its end inside ProcessReadEvent: a record cut off by a
-// dying link holds the router's thread until the pings give the connection up (about 4 s). That
+// dying link holds the worker's thread until the pings give the connection up (about 4 s). That
 // is libnats' design; reading TLS on a thread of our own again was not worth a second path.
 #pragma once
 
@@ -27,7 +27,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "router/router.hpp"
+#include "transport/event_loop.hpp"
 
 struct __natsConnection;
 struct __natsOptions;
@@ -44,32 +44,40 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   // cluster change) is a few KiB.
   static constexpr size_t kMaxPayload = 64 * 1024;
 
-  // after_read: the router's thread, after each read: routes what the read brought and says how
-  // many messages that was.
-  // connected: the router's thread, when a connection's socket is watched (connected, or
-  // reconnected by libnats).
-  NatsDrive(Router& router, std::string name, std::function<size_t()> after_read, std::function<void()> connected)
-      : router_(router), name_(std::move(name)), after_read_(std::move(after_read)), connected_(std::move(connected)) {}
+  // All three on the loop's thread. after_read: after each read, routes what the read brought
+  // and says how many messages that was. connected: a connection's socket is watched (connected,
+  // or reconnected by libnats). wants_write: libnats has bytes to write; flush() writes them.
+  NatsDrive(transport::EventLoop& loop, std::string name, std::function<size_t()> after_read,
+            std::function<void()> connected, std::function<void()> wants_write)
+      : loop_(loop),
+        name_(std::move(name)),
+        after_read_(std::move(after_read)),
+        connected_(std::move(connected)),
+        wants_write_(std::move(wants_write)) {}
   ~NatsDrive();
   NatsDrive(const NatsDrive&) = delete;
   NatsDrive& operator=(const NatsDrive&) = delete;
 
   // Connections made with these options are driven by this. Throws std::runtime_error.
   void install(__natsOptions* options);
-  // The router's thread (or while it does not run), before natsConnection_Destroy: nothing
+  // The loop's thread (or while it does not run), before natsConnection_Destroy: nothing
   // calls into the connection after this.
   void forget(__natsConnection* connection);
   void forget_all();  // the same, for every connection: the endpoint is going
+  // The loop's thread: writes what libnats holds for each connection; what the socket does not
+  // take waits for it to be writable.
+  void flush();
 
  private:
   friend class NatsPoller;
-  Router& router_;
+  transport::EventLoop& loop_;
   const std::string name_;  // the endpoint's, for what is said
   std::function<size_t()> after_read_;
   std::function<void()> connected_;
-  // The router's thread: the poller of each connection attached.
+  std::function<void()> wants_write_;
+  // The loop's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;
-  bool said_oversized_ = false;  // the router's thread: said, and no message since
+  bool said_oversized_ = false;  // the loop's thread: said, and no message since
 
  public:
   // Connections closed in a row for an oversized message, with no message through since (any

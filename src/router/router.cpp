@@ -216,7 +216,7 @@ std::string Router::endpoint_description(size_t i) {
         return;
       }
     }
-    text = fmt::format("{} {}", transport::kind_name(specs_[i].kind), specs_[i].name);
+    text = fmt::format("{} {}", transport::kind_name(specs_[i]), specs_[i].name);
   });
   return text;
 }

@@ -112,9 +112,9 @@ void Router::start_endpoint(size_t i) {
   if (const auto address =
           transport::SocketAddress::numeric(spec.address.empty() ? "0.0.0.0" : spec.address, spec.port)) {
     // Named as the endpoint describes itself, as its own bind would name it with one worker.
-    transport::ensure_port_free(
-        *address, spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
-        fmt::format("{} {} {}", transport::kind_name(spec.kind), spec.name, address->to_string()));
+    transport::ensure_port_free(*address,
+                                spec.kind == transport::EndpointSpec::Kind::kTcpServer ? SOCK_STREAM : SOCK_DGRAM,
+                                fmt::format("{} {} {}", transport::kind_name(spec), spec.name, address->to_string()));
   }
   add(0);
   open_instances(first);

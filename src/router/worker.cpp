@@ -198,8 +198,17 @@ void Worker::route_deferred() {
 
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
-  links_[link.id].sequences->record(frame.sysid(), frame.compid(), frame.seq());
+  routing::SequenceTracker& sequences = *links_[link.id].sequences;
+  if (link.paced_sequences()) [[unlikely]]
+    sequences.record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
+  else
+    sequences.record(frame.sysid(), frame.compid(), frame.seq());
   route_here(link.id, frame);
+}
+
+void Worker::link_resumed(transport::Link& link) {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_resumed");
+  if (link.id < links_.size() && links_[link.id].sequences) links_[link.id].sequences->outage_ended();
 }
 
 void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {

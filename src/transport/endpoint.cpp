@@ -2,18 +2,21 @@
 
 #include <unistd.h>
 
+#include <stdexcept>
+
 #include "transport/endpoint_kinds.hpp"
 
 namespace mavswitch::transport {
 
-const char* kind_name(EndpointSpec::Kind kind) noexcept {
-  switch (kind) {
+const char* kind_name(const EndpointSpec& spec) noexcept {
+  switch (spec.kind) {
     case EndpointSpec::Kind::kSerial: return "serial";
     case EndpointSpec::Kind::kUdpServer: return "udp-server";
     case EndpointSpec::Kind::kUdpClient: return "udp-client";
     case EndpointSpec::Kind::kTcpServer: return "tcp-server";
     case EndpointSpec::Kind::kTcpClient: return "tcp-client";
     case EndpointSpec::Kind::kWebSocket: return "websocket";
+    case EndpointSpec::Kind::kMade: return spec.maker != nullptr ? spec.maker->kind() : "made";
   }
   return "?";
 }
@@ -24,7 +27,7 @@ std::string Endpoint::describe() const {
                           ? spec_.path
                           : (spec_.address.find(':') != std::string::npos ? "[" + spec_.address + "]" : spec_.address) +
                                 ":" + std::to_string(spec_.port);
-  return std::string(kind_name(spec_.kind)) + " " + spec_.name + " " + where;
+  return std::string(kind_name(spec_)) + " " + spec_.name + " " + where;
 }
 
 bool Endpoint::admits(const SocketAddress& peer) {
@@ -63,6 +66,9 @@ std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
     case EndpointSpec::Kind::kTcpServer: return make_tcp_server_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kTcpClient: return make_tcp_client_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kWebSocket: return make_handoff_endpoint(std::move(spec), host);
+    case EndpointSpec::Kind::kMade:
+      if (spec.maker == nullptr) throw std::runtime_error(spec.name + ": nothing makes this kind of endpoint");
+      return spec.maker->make(std::move(spec), host);
   }
   return nullptr;
 }

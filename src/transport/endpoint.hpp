@@ -21,10 +21,12 @@ namespace mavswitch::transport {
 
 struct ListenerGroup;
 class HandoffEntrance;
+class EndpointMaker;
 
 struct EndpointSpec {
   // kWebSocket: links another thread serves (the HTTP window's clients), through `entrance`.
-  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient, kWebSocket };
+  // kMade: links a library drives on the worker's loop (the NATS fabric), made by `maker`.
+  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient, kWebSocket, kMade };
   Kind kind = Kind::kUdpClient;
   std::string name;
 
@@ -35,8 +37,9 @@ struct EndpointSpec {
   std::string address;  // UDP/TCP: host name or numeric address (no brackets)
   uint16_t port = 0;
 
-  std::string path;                           // WebSocket: the HTTP path its clients connect to
-  std::shared_ptr<HandoffEntrance> entrance;  // WebSocket: how the serving thread opens links
+  std::string path;                            // WebSocket: the HTTP path its clients connect to
+  std::shared_ptr<HandoffEntrance> entrance;   // WebSocket: how the serving thread opens links
+  std::shared_ptr<const EndpointMaker> maker;  // kMade: the layer that knows the library
 
   Millis retry_timeout = 5000;             // TCP client: longest wait between reconnects; 0: never
   Millis idle_timeout = 30000;             // UDP server: a peer silent this long is forgotten
@@ -57,7 +60,8 @@ struct EndpointSpec {
   Millis max_delay = 250;  // MaxDelay: status and telemetry older than this are not sent
 };
 
-const char* kind_name(EndpointSpec::Kind kind) noexcept;
+// "udp-server", "websocket", or what its maker calls it ("nats").
+const char* kind_name(const EndpointSpec& spec) noexcept;
 // Servers (UDP and TCP): they accept peers rather than reach out to one.
 inline bool listens(const EndpointSpec& spec) noexcept {
   return spec.kind == EndpointSpec::Kind::kUdpServer || spec.kind == EndpointSpec::Kind::kTcpServer;
@@ -79,7 +83,7 @@ class Endpoint {
 
   const EndpointSpec& spec() const noexcept { return spec_; }
   // "udp-server gcs 0.0.0.0:14550" — for logs and statistics.
-  std::string describe() const;
+  virtual std::string describe() const;
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
@@ -148,6 +152,16 @@ struct ListenerGroup {
   ListenerGroup& operator=(const ListenerGroup&) = delete;
   std::vector<std::atomic<int>> sockets;  // UDP: each member's, by worker (-1: not bound yet)
   std::atomic<size_t> peers{0};           // over all members: MaxPeers caps the endpoint as a whole
+};
+
+// Endpoints of a kind transport does not know (kMade): a layer above, which knows the library
+// that drives their links, makes them. Their links are transport::Links all the same, on the
+// worker the router places them on.
+class EndpointMaker {
+ public:
+  virtual ~EndpointMaker() = default;
+  virtual const char* kind() const noexcept = 0;
+  virtual std::unique_ptr<Endpoint> make(EndpointSpec spec, LinkHost& host) const = 0;
 };
 
 std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host);

@@ -80,6 +80,9 @@ class LinkHost {
   virtual void link_down(Link& link) = 0;  // before it goes away; nothing is routed to it after
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
+  // It was cut off from its peer and is back (the fabric reconnected): what its sources lost
+  // meanwhile is counted by their pace (links with paced_sequences()).
+  virtual void link_resumed(Link& link) = 0;
   // True while the engine cannot take more input for now (what it would pass on has nowhere
   // to go yet, and taking it would mean dropping it): the reader of `fd` stops, and the engine
   // holds `fd` back in its loop until it can take input again (EventLoop::hold_input), so the
@@ -131,8 +134,12 @@ class Link {
   const LinkCounters& counters() const noexcept { return counters_; }
   const protocol::ParserStats& parser_stats() const noexcept { return parser_.stats(); }
   Millis last_rx() const noexcept { return last_rx_; }
+  // Its sources' losses are counted by their pace too, across an outage (link_resumed): a link
+  // that may be cut off and come back with a gap of unknown size (the fabric).
+  bool paced_sequences() const noexcept { return paced_sequences_; }
 
-  uint32_t id = 0xFFFFFFFF;    // set by the host in link_up
+  static constexpr uint32_t kNoId = 0xFFFFFFFF;
+  uint32_t id = kNoId;         // set by the host in link_up, kNoId again after link_down
   bool flush_pending = false;  // owned by the host
 
  protected:
@@ -154,6 +161,7 @@ class Link {
 
   LinkHost& host_;
   LinkCounters counters_;
+  bool paced_sequences_ = false;  // set by the link kind
 
  private:
   [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);

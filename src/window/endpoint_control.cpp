@@ -7,29 +7,32 @@
 #include "base/log.hpp"
 #include "config/config_keys.hpp"
 #include "config/endpoint_policy.hpp"
+#include "fabric/nats_endpoint.hpp"
 
 namespace mavswitch::daemon {
 
 bool EndpointControl::started_with(size_t index, EndpointConfig& e) {
   std::lock_guard lock(mutex_);
-  if (e.spec.kind == transport::EndpointSpec::Kind::kWebSocket) {
-    if (!websockets_served_) {
-      log::warning("{}: [WebSocketEndpoint] {} needs the HTTP server ([Http] Port is 0): not served", e.source,
-                   e.spec.name);
-      return false;
-    }
-    try {
-      doors_.enter(e.spec);
-    } catch (const std::runtime_error& err) {
-      log::error("{}: {}: {}; routing on without it", e.source, e.spec.name, err.what());
-      return false;
-    }
+  if (e.spec.kind == transport::EndpointSpec::Kind::kWebSocket && !websockets_served_) {
+    log::warning("{}: [WebSocketEndpoint] {} needs the HTTP server ([Http] Port is 0): not served", e.source,
+                 e.spec.name);
+    return false;
+  }
+  try {
+    prepare(e);
+  } catch (const std::runtime_error& err) {
+    log::error("{}: {}: {}; routing on without it", e.source, e.spec.name, err.what());
+    return false;
   }
   open_[keys::lower(e.spec.name)] = {index, e.keys};
   return true;
 }
 
-void EndpointControl::start_fabrics(Config& config) { foreign_.reconcile(config.fabrics, true); }
+void EndpointControl::prepare(EndpointConfig& e) {
+  using Kind = transport::EndpointSpec::Kind;
+  if (e.spec.kind == Kind::kWebSocket) doors_.enter(e.spec);
+  if (e.spec.kind == Kind::kMade) e.spec.maker = nats_maker(e.nats, router_.routing().route_timeout());
+}
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
   return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
@@ -43,35 +46,20 @@ EndpointControl::Result EndpointControl::add_read(const std::function<void(Confi
   Config parsed;
   try {
     read(parsed);
-    if (parsed.endpoints.size() + parsed.fabrics.size() != 1)
-      return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
+    if (parsed.endpoints.size() != 1) return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
     finish_config(parsed);
   } catch (const ConfigError& e) {
     return {400, e.what()};
   }
-  EndpointConfig& e = !parsed.endpoints.empty() ? parsed.endpoints[0] : parsed.fabrics[0];
+  EndpointConfig& e = parsed.endpoints[0];
   std::lock_guard lock(mutex_);
-  if (open_.count(keys::lower(e.spec.name)) || foreign_.has(e.spec.name))
+  if (open_.count(keys::lower(e.spec.name)))
     return {409, "an endpoint named '" + e.spec.name + "' is open: remove it first"};
-  if (!parsed.endpoints.empty()) return open(std::move(e));
-  try {
-    foreign_.add(e);
-  } catch (const ConfigError& err) {
-    return {400, err.what()};
-  } catch (const std::runtime_error& err) {
-    return {409, e.spec.name + ": " + err.what()};
-  }
-  const std::string what = "nats " + e.spec.name;
-  log::info("{}: opened", what);
-  return {201, what};
+  return open(std::move(e));
 }
 
 EndpointControl::Result EndpointControl::remove(const std::string& name) {
   std::lock_guard lock(mutex_);
-  if (open_.count(keys::lower(name)) == 0 && foreign_.remove(name)) {
-    log::info("{}: closed", name);
-    return {200, name};
-  }
   return close(name);
 }
 
@@ -80,7 +68,7 @@ EndpointControl::Result EndpointControl::open(EndpointConfig e) {
   if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
   try {
     const routing::LinkPolicy policy = policy_of(router_, e, false);
-    if (websocket) doors_.enter(e.spec);
+    prepare(e);
     const size_t index = router_.open_endpoint(e.spec, policy);
     open_[keys::lower(e.spec.name)] = {index, e.keys};
     log::info("{}: opened", router_.endpoint_description(index));
@@ -141,12 +129,9 @@ EndpointControl::Result EndpointControl::reload() {
       }
     }
   }
-  // The NATS endpoints, the same way.
-  const ForeignEndpoints::Changes foreign = foreign_.reconcile(config.fabrics, false);
-  failed.insert(failed.end(), foreign.failed.begin(), foreign.failed.end());
-  const std::string summary = fmt::format("reload: {} added, {} removed, {} changed{}", added.size() + foreign.added,
-                                          gone.size() + foreign.removed, changed.size() + foreign.changed,
-                                          failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
+  const std::string summary =
+      fmt::format("reload: {} added, {} removed, {} changed{}", added.size(), gone.size(), changed.size(),
+                  failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
   log::info("{}", summary);
   return {failed.empty() ? 200 : 409, summary + (failed.empty() ? "" : ": " + failed.front())};
 }

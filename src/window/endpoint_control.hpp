@@ -12,7 +12,6 @@
 
 #include "config/config.hpp"
 #include "router/router.hpp"
-#include "window/foreign_endpoints.hpp"
 #include "window/websocket_doors.hpp"
 
 namespace mavswitch::daemon {
@@ -21,7 +20,7 @@ class EndpointControl {
  public:
   // `read_config` reads the configuration again, as at start (throws ConfigError).
   EndpointControl(Router& router, std::function<Config()> read_config)
-      : router_(router), read_config_(std::move(read_config)), foreign_(router) {}
+      : router_(router), read_config_(std::move(read_config)) {}
 
   // `websockets_served`: an HTTP server is configured to serve [WebSocketEndpoint]s. Before
   // started_with().
@@ -29,10 +28,6 @@ class EndpointControl {
   // An endpoint the router is to start with, as the router will number it (before start):
   // false when it cannot be served here (a WebSocket endpoint without the HTTP server; said).
   bool started_with(size_t index, EndpointConfig& e);
-  // Opens the NATS endpoints the router starts with (their errors said, the router routes on
-  // without them).
-  void start_fabrics(Config& config);
-  ForeignEndpoints& foreign() { return foreign_; }
   const WebSocketDoors& websockets() const { return doors_; }
 
   // An HTTP-like answer: 200/201 done, 400 a bad request (nothing changed), 404, 409.
@@ -57,14 +52,16 @@ class EndpointControl {
     std::string keys;  // as configured: a reload compares them
   };
   Result open(EndpointConfig e);
+  // What an endpoint of a kind the window serves, or fabric/ makes, needs before the router
+  // opens it: a WebSocket endpoint's door, a NATS endpoint's maker. Throws std::runtime_error.
+  void prepare(EndpointConfig& e);
   Result close(const std::string& name);
   std::mutex mutex_;
   Router& router_;
   std::function<Config()> read_config_;
   std::map<std::string, Open> open_;  // by name, lower-cased
   bool websockets_served_ = false;
-  ForeignEndpoints foreign_;  // locks its own
-  WebSocketDoors doors_;      // locks its own
+  WebSocketDoors doors_;  // locks its own
 };
 
 }  // namespace mavswitch::daemon

@@ -86,13 +86,6 @@ std::map<uint16_t, VehicleWatch::Heartbeat> HttpApi::heartbeats() {
   return got;
 }
 
-// The router's links, and the WebSocket and NATS endpoints' as theirs.
-RouterSnapshot HttpApi::snapshot() {
-  RouterSnapshot s = take_snapshot(router_);
-  for (auto& e : control_.foreign().snapshot()) s.endpoints.push_back(std::move(e));
-  return s;
-}
-
 int HttpApi::admits_websocket(const HttpRequest& request) const {
   if (!options_.token.empty()) {
     if (token_matches(request)) return 0;
@@ -123,14 +116,13 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (!reads) return change(request);
   const std::string& path = request.path;
   if (path == "/metrics") {
-    return {
-        200, "text/plain; version=0.0.4; charset=utf-8",
-        metrics_text(snapshot(), options_.metrics_per_link) + (options_.more_metrics ? options_.more_metrics() : "")};
+    return {200, "text/plain; version=0.0.4; charset=utf-8",
+            metrics_text(take_snapshot(router_), options_.metrics_per_link) +
+                (options_.more_metrics ? options_.more_metrics() : "")};
   }
-  if (path == "/api/v1/links") return {200, "application/json", links_json(snapshot()) + "\n"};
-  if (path == "/api/v1/stats") return {200, "application/json", stats_json(snapshot()) + "\n"};
-  if (path == kEndpoints)
-    return {200, "application/json", endpoints_json(router_, control_.foreign().snapshot()) + "\n"};
+  if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
+  if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
+  if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_, heartbeats()) + "\n"};
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");
@@ -169,7 +161,7 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 }
 
 std::string HttpApi::live_state() {
-  const RouterSnapshot s = snapshot();
+  const RouterSnapshot s = take_snapshot(router_);
   return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, heartbeats(), false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }

@@ -41,7 +41,6 @@ class HttpApi {
 
  private:
   bool token_matches(const HttpRequest& request) const;
-  RouterSnapshot snapshot();
   std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats();
   HttpResponse page_file(const std::string& path) const;
   std::string live_state();  // one event of /api/v1/events

@@ -119,7 +119,7 @@ RouterSnapshot take_snapshot(Router& router) {
       EndpointSnapshot e;
       e.index = i;
       e.name = router.endpoint_spec(i).name;
-      e.kind = transport::kind_name(router.endpoint_spec(i).kind);
+      e.kind = transport::kind_name(router.endpoint_spec(i));
       e.description = router.endpoint_description(i);
       e.totals = router.endpoint_totals(i);
       router.for_each_link(i, [&](const Router::LinkReport& r) {
@@ -166,19 +166,18 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
   return pretty ? json_text(Json{{"links", links}}, 2) : json_text(links);
 }
 
-std::string endpoints_json(Router& router, const std::vector<EndpointSnapshot>& others) {
+std::string endpoints_json(Router& router) {
   Json list = Json::array();
   router.run_on_loop([&] {
     for (size_t i = 0; i < router.endpoint_count(); ++i) {
       if (router.endpoint_closed(i)) continue;
       const transport::EndpointSpec& spec = router.endpoint_spec(i);
-      Json j = {{"name", spec.name},
-                {"kind", transport::kind_name(spec.kind)},
-                {"description", router.endpoint_description(i)}};
+      Json j = {
+          {"name", spec.name}, {"kind", transport::kind_name(spec)}, {"description", router.endpoint_description(i)}};
       if (spec.kind == transport::EndpointSpec::Kind::kSerial) {
         j["device"] = spec.device;
         j["baud"] = spec.bauds;
-      } else {
+      } else if (spec.kind != transport::EndpointSpec::Kind::kMade) {  // a NATS endpoint's description says it
         j["address"] = spec.address;
         j["port"] = spec.port;
       }
@@ -188,8 +187,6 @@ std::string endpoints_json(Router& router, const std::vector<EndpointSnapshot>& 
       list.push_back(std::move(j));
     }
   });
-  for (const auto& e : others)
-    list.push_back({{"name", e.name}, {"kind", e.kind}, {"description", e.description}, {"links", e.links.size()}});
   return json_text(Json{{"endpoints", list}}, 2);
 }
 

@@ -48,8 +48,8 @@ RouterSnapshot take_snapshot(Router& router);
 // JSON text of j (indent -1: one line); bytes that are not UTF-8 are replaced, never thrown on.
 std::string json_text(const nlohmann::json& j, int indent = -1);
 std::string links_json(const RouterSnapshot& s, bool pretty = true);
-// Their configuration; `others`: the WebSocket and NATS endpoints, listed after the router's.
-std::string endpoints_json(Router& router, const std::vector<EndpointSnapshot>& others);
+// Their configuration.
+std::string endpoints_json(Router& router);
 std::string stats_json(const RouterSnapshot& s);
 // The components the route table knows, each with the links it was heard on.
 // The systems the route table knows, with what each component's last HEARTBEAT said (`heartbeats`:

@@ -40,7 +40,7 @@ std::vector<std::string> endpoints(const Parsed& p) {
   std::vector<std::string> out;
   for (const auto& e : p.line->config.endpoints) {
     const auto& s = e.spec;
-    out.push_back(std::string(transport::kind_name(s.kind)) + " " +
+    out.push_back(std::string(transport::kind_name(s)) + " " +
                   (s.kind == Kind::kSerial ? s.device : s.address + ":" + std::to_string(s.port)));
   }
   return out;

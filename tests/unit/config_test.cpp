@@ -466,17 +466,18 @@ TEST_F(ConfigTest, NatsEndpointKeys) {
   load_config_file(write("fabric.conf",
                          "[NatsEndpoint fleet]\nUrl = nats://a:4222, tls://b:4222\nUser = mav\nPassword = pw\n"
                          "Prefix = fleet.mav\nSubscribe = from.255.>, from.*.*.HEARTBEAT\nQueueSize = 100000\n"
-                         "AllowMsgIdOut = 0,76\n"),
+                         "AllowMsgIdOut = 0,76\nRateLimitOut = ATTITUDE:2\n"),
                    c);
   finish_config(c);
-  ASSERT_EQ(c.fabrics.size(), 1u);
-  const NatsSettings& n = c.fabrics[0].nats;
+  ASSERT_EQ(c.endpoints.size(), 1u);
+  EXPECT_EQ(c.endpoints[0].spec.kind, transport::EndpointSpec::Kind::kMade) << "made by fabric/, not transport";
+  EXPECT_FALSE(c.endpoints[0].spec.rate_out.empty()) << "shaped as any link";
+  const NatsSettings& n = c.endpoints[0].nats;
   EXPECT_EQ(n.urls, (std::vector<std::string>{"nats://a:4222", "tls://b:4222"}));
   EXPECT_EQ(n.user, "mav");
   EXPECT_EQ(n.prefix, "fleet.mav");
   EXPECT_EQ(n.subscribe, (std::vector<std::string>{"from.255.>", "from.*.*.HEARTBEAT"}));
   EXPECT_EQ(n.queue_bytes, 100000u);
-  EXPECT_TRUE(c.endpoints.empty()) << "not a socket of the router's own";
   const std::string file = (dir_ / "bad.conf").string();
   EXPECT_EQ(error_of("[NatsEndpoint f]\nUrl = http://x:1\n"),
             file + ":2: Url: 'http://x:1' is not a NATS server URL (nats://HOST:PORT or tls://HOST:PORT)");
