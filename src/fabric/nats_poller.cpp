@@ -91,7 +91,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
   template <class F>
   void act(F f) {
     transport::EventLoop& loop = drive_->loop_;
-    if (loop.in_loop_thread() && posted_.load(std::memory_order_acquire) == 0) {
+    if (loop.running_here() && posted_.load(std::memory_order_acquire) == 0) {
       f();
       return;
     }

@@ -81,6 +81,9 @@ class EventLoop {
     const std::thread::id owner = owner_.load(std::memory_order_relaxed);
     return owner == std::thread::id{} || owner == std::this_thread::get_id();
   }
+  // The thread inside run() is this one (strictly: false while no thread runs it). What may be
+  // called from anywhere acts at once only then, and posts otherwise.
+  bool running_here() const noexcept { return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
   // Aborts, naming `what`, when called off the owner's thread (see in_loop_thread()).
   void assert_in_loop_thread(const char* what) const noexcept;
 

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "base/blocking_work.hpp"
 #include "base/log.hpp"
 #include "config/config_keys.hpp"
 #include "config/endpoint_policy.hpp"
@@ -43,6 +44,7 @@ EndpointControl::Result EndpointControl::add(const ConfigSection& section) {
 }
 
 EndpointControl::Result EndpointControl::add_read(const std::function<void(Config&)>& read) {
+  MAVSWITCH_ASSERT_BLOCKING_WORK("EndpointControl::add");
   Config parsed;
   try {
     read(parsed);
@@ -59,6 +61,7 @@ EndpointControl::Result EndpointControl::add_read(const std::function<void(Confi
 }
 
 EndpointControl::Result EndpointControl::remove(const std::string& name) {
+  MAVSWITCH_ASSERT_BLOCKING_WORK("EndpointControl::remove");
   std::lock_guard lock(mutex_);
   return close(name);
 }
@@ -95,6 +98,7 @@ EndpointControl::Result EndpointControl::close(const std::string& name) {
 }
 
 EndpointControl::Result EndpointControl::reload() {
+  MAVSWITCH_ASSERT_BLOCKING_WORK("EndpointControl::reload");
   Config config;
   try {
     config = read_config_();

@@ -1,7 +1,7 @@
 // Endpoints changed while the router runs: one added or removed through the API, or what a
 // reloaded configuration added, removed and changed (SIGHUP). Every other link stays as it is.
-// Changes are made one at a time (a lock), from threads outside the router: the HTTP server's
-// and the blocking-work thread, where SIGHUP's reloads run.
+// Changes are made one at a time, on the blocking-work thread (asserted): they wait for the
+// router, which neither its own threads nor the window's may do.
 #pragma once
 
 #include <functional>

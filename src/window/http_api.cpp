@@ -173,26 +173,27 @@ HttpResponse HttpApi::change(const HttpRequest& request) {
     return json_message(403, "changes over HTTP need a bearer token: set TokenFile in [Http]");
   if (!token_matches(request)) return json_message(401, "a change needs the bearer token (Authorization: Bearer ...)");
   const std::string& path = request.path;
+  // Each change waits for the router: worked out on the blocking-work thread (later), whose
+  // answer the window writes when it comes.
+  auto later = [](std::function<EndpointControl::Result()> change) {
+    HttpResponse r;
+    r.later = [change = std::move(change)] {
+      const EndpointControl::Result done = change();
+      return json_message(done.status, done.message);
+    };
+    return r;
+  };
   if (request.method == "POST" && path == kEndpoints) {
-    if (!is_json(request.body)) {
-      const auto r = control_.add(request.body);
-      return json_message(r.status, r.message);
-    }
+    if (!is_json(request.body)) return later([this, text = request.body] { return control_.add(text); });
     std::string error;
-    const auto section = section_of(request.body, &error);
+    auto section = section_of(request.body, &error);
     if (!section) return json_message(400, error);
-    const auto r = control_.add(*section);
-    return json_message(r.status, r.message);
+    return later([this, section = std::move(*section)] { return control_.add(section); });
   }
   if (request.method == "DELETE" && path.size() > kEndpoints.size() + 1 && path.starts_with(kEndpoints) &&
-      path[kEndpoints.size()] == '/') {
-    const auto r = control_.remove(path.substr(kEndpoints.size() + 1));
-    return json_message(r.status, r.message);
-  }
-  if (request.method == "POST" && path == "/api/v1/reload") {
-    const auto r = control_.reload();
-    return json_message(r.status, r.message);
-  }
+      path[kEndpoints.size()] == '/')
+    return later([this, name = path.substr(kEndpoints.size() + 1)] { return control_.remove(name); });
+  if (request.method == "POST" && path == "/api/v1/reload") return later([this] { return control_.reload(); });
   return json_message(404, "no such resource: " + request.method + " " + path);
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 constexpr int kFramesPerTurn = 64;  // WebSocket messages per writable turn: others get theirs
 constexpr int kWriteSeconds = 30;   // for a client to take the next chunk of an answer
+constexpr int kLaterSeconds = 60;   // for an answer worked out elsewhere (a reload)
 
 // The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
 std::string query_of(lws* wsi) {
@@ -83,7 +84,31 @@ int HttpServer::Window::answer(lws* wsi, Session& s) {
   } catch (const std::exception& e) {  // the router stopping under it
     r = {503, "text/plain", std::string(e.what()) + "\n"};
   }
+  if (r.later) return answer_later(wsi, s, std::move(r.later));
   return respond(wsi, s, std::move(r));
+}
+
+// The job runs elsewhere; its answer comes back through the session's Later and the bell, and
+// is written on the session's next writable turn (write_http).
+int HttpServer::Window::answer_later(lws* wsi, Session& s, std::function<HttpResponse()> work) {
+  auto later = std::make_shared<Session::Later>();
+  s.later = later;
+  lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kLaterSeconds);
+  run_later([later, work = std::move(work), wants_write = s.wants_write, ring = bell] {
+    HttpResponse r;
+    try {
+      r = work();
+    } catch (const std::exception& e) {
+      r = {503, "text/plain", std::string(e.what()) + "\n"};
+    }
+    {
+      std::lock_guard lock(later->mutex);
+      later->answer = std::move(r);
+    }
+    wants_write->store(true);
+    ring->ring();
+  });
+  return 0;
 }
 
 int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
@@ -122,6 +147,16 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
 }
 
 int HttpServer::Window::write_http(lws* wsi, Session& s) {
+  if (s.later) {  // waiting for an answer: written once it came
+    std::optional<HttpResponse> r;
+    {
+      std::lock_guard lock(s.later->mutex);
+      r.swap(s.later->answer);
+    }
+    if (!r) return 0;
+    s.later.reset();
+    return respond(wsi, s, std::move(*r));
+  }
   const size_t left = s.out.size() - s.out_at;
   if (left > 0) {
     const size_t n = std::min(left, kChunk);

@@ -167,6 +167,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       for (auto& [client_wsi, s] : sessions) {
         // Frames to write, or a link closed under it (its endpoint went): hung up there.
         if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
+        if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);  // its answer came
       }
       return 0;
     case LWS_CALLBACK_CLOSED:
@@ -185,10 +186,12 @@ void HttpServer::Window::forget(lws* wsi) {
   sessions.erase(it);
 }
 
-HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit)
+HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit,
+                       RunLater run_later)
     : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.handler = std::move(handler);
+  w.run_later = std::move(run_later);
   w.admit = std::move(admit);
   w.find_websocket = std::move(find_websocket);
   w.tls = !config.certificate.empty();

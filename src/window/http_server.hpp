@@ -37,6 +37,10 @@ struct HttpResponse {
   // pushed every event_period_ms until the client goes or the server stops.
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
+  // Work that waits (an endpoint change waits for the router): while set, the rest is ignored,
+  // `later` runs through the server's RunLater (the blocking-work thread), and what it answers
+  // is written when it is done. The window's thread serves the others meanwhile.
+  std::function<HttpResponse()> later;
 };
 
 class HttpServer {
@@ -47,6 +51,8 @@ class HttpServer {
   using Admit = std::function<int(const HttpRequest&)>;
   // The WebSocket endpoint at a path, or null (404).
   using FindWebSocket = std::function<std::shared_ptr<transport::HandoffEntrance>(const std::string& path)>;
+  // Runs a job off the window's thread (HttpResponse::later's), once; any thread may run it.
+  using RunLater = std::function<void(std::function<void()> job)>;
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
   static constexpr int kMaxStreams = 64;         // event streams at once
   // A connection that has not sent a whole request (or finished its TLS handshake) this long
@@ -56,7 +62,7 @@ class HttpServer {
   // Listens at once and starts the window's thread; throws std::runtime_error saying why it
   // cannot (a port in use, a certificate that does not load). With a certificate: HTTPS and
   // wss:// only.
-  HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit);
+  HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit, RunLater run_later);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -61,12 +62,20 @@ struct Session {
   size_t pending_frame = 0;                              // the next of `pending` to write
   size_t pending_at = 0;                                 // its first byte
   std::shared_ptr<std::atomic<bool>> wants_write = std::make_shared<std::atomic<bool>>(false);
+  // An answer being worked out elsewhere (HttpResponse::later): set by the job when done, then
+  // `wants_write` and the bell; shared with the job, which may outlive the session.
+  struct Later {
+    std::mutex mutex;
+    std::optional<HttpResponse> answer;  // under mutex
+  };
+  std::shared_ptr<Later> later;
 };
 
 struct HttpServer::Window {
   Handler handler;
   Admit admit;
   FindWebSocket find_websocket;
+  RunLater run_later;
   bool tls = false;
   std::string address;
   uint16_t port = 0;
@@ -95,6 +104,7 @@ struct HttpServer::Window {
     std::abort();
   }
   int answer(lws* wsi, Session& s);
+  int answer_later(lws* wsi, Session& s, std::function<HttpResponse()> work);
   int respond(lws* wsi, Session& s, HttpResponse r);
   int write_http(lws* wsi, Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);

@@ -36,10 +36,32 @@ OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Co
 OperatorWindow::~OperatorWindow() { stop(); }
 
 void OperatorWindow::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    quitting_ = true;  // no job queued from here on
+  }
   server_.reset();  // no request in flight from here on
   std::unique_lock lock(mutex_);
-  quitting_ = true;
-  settled_.wait(lock, [this] { return reloads_ == 0; });
+  settled_.wait(lock, [this] { return jobs_ == 0; });
+}
+
+void OperatorWindow::run_later(std::function<void()> job) {
+  {
+    std::lock_guard lock(mutex_);
+    if (quitting_) return;
+    ++jobs_;
+  }
+  blocking_work::run([this, job = std::move(job)] {
+    bool quitting = false;
+    {
+      std::lock_guard lock(mutex_);
+      quitting = quitting_;
+    }
+    if (!quitting) job();  // else its session is gone with the server
+    std::lock_guard lock(mutex_);
+    --jobs_;
+    settled_.notify_all();
+  });
 }
 
 void OperatorWindow::start() {
@@ -82,7 +104,8 @@ void OperatorWindow::start() {
     server_ = std::make_unique<HttpServer>(
         http_, [this](const HttpRequest& r) { return api_->handle(r); },
         [&doors](const std::string& path) { return doors.at(path); },
-        [this](const HttpRequest& r) { return api_->admits_websocket(r); });
+        [this](const HttpRequest& r) { return api_->admits_websocket(r); },
+        [this](std::function<void()> job) { run_later(std::move(job)); });
     log::info("http: listening on {}", server_->url());
     for (const auto& [name, path] : doors.paths())
       log::info("websocket {}: MAVLink at {}{}", name, server_->websocket_url(), path);
@@ -96,9 +119,8 @@ void OperatorWindow::request_reload() {
     std::lock_guard lock(mutex_);
     if (quitting_ || reload_queued_) return;
     reload_queued_ = true;
-    ++reloads_;
   }
-  blocking_work::run([this] { reload(); });
+  run_later([this] { reload(); });
 }
 
 void OperatorWindow::reload() {
@@ -117,9 +139,6 @@ void OperatorWindow::reload() {
       log::error("reload: {}", e.what());
     }
   }
-  std::lock_guard lock(mutex_);
-  --reloads_;
-  settled_.notify_all();
 }
 
 }  // namespace mavswitch::daemon

@@ -1,7 +1,7 @@
 // The operator's window on a running daemon: the HTTP server with its API, and the reloads of
-// the configuration on SIGHUP (a reload waits for the router, so it cannot run on the router's
-// own thread: it runs on the blocking-work thread, base/blocking_work). Made after the signal
-// mask is set, started from the router's loop.
+// the configuration on SIGHUP. What waits for the router (a reload, an endpoint the API opens
+// or closes) runs on the blocking-work thread (base/blocking_work), never on the router's
+// threads nor the window's. Made after the signal mask is set, started from the router's loop.
 #pragma once
 
 #include <condition_variable>
@@ -26,8 +26,8 @@ class OperatorWindow {
   // Any thread (the signal handler's): a reload soon. Requests that come while one waits to
   // start are that one.
   void request_reload();
-  // Closes the HTTP server and waits for a reload under way: called as soon as the router
-  // stops, before what its requests read (the log writers) goes away.
+  // Closes the HTTP server and waits for the jobs it gave the blocking-work thread: called as
+  // soon as the router stops, before what its requests read (the log writers) goes away.
   void stop();
   // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
@@ -36,6 +36,8 @@ class OperatorWindow {
 
  private:
   void reload();  // the blocking-work thread
+  // Runs `job` on the blocking-work thread, counted (stop() waits for it); not once stopping.
+  void run_later(std::function<void()> job);
   Router& router_;
   HttpConfig http_;
   EndpointControl control_;
@@ -46,7 +48,7 @@ class OperatorWindow {
   std::mutex mutex_;
   std::condition_variable settled_;
   bool reload_queued_ = false, quitting_ = false;  // under mutex_
-  int reloads_ = 0;                                // queued or running; under mutex_
+  int jobs_ = 0;                                   // queued or running; under mutex_
 };
 
 }  // namespace mavswitch::daemon
