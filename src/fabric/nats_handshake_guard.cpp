@@ -11,8 +11,6 @@
 namespace mavswitch::daemon {
 namespace {
 
-constexpr auto kLook = std::chrono::milliseconds(100);
-
 uint16_t port_of(const std::string& url) {
   std::string rest = url;
   if (const auto scheme = rest.find("://"); scheme != std::string::npos) rest.erase(0, scheme + 3);
@@ -56,30 +54,16 @@ uint16_t peer_port(int fd) {
 
 }  // namespace
 
-HandshakeGuard::HandshakeGuard(const std::vector<std::string>& urls, std::function<bool()> stopping)
-    : stopping_(std::move(stopping)) {
+HandshakeGuard::HandshakeGuard(const std::vector<std::string>& urls) {
   for (const auto& u : urls) ports_.insert(port_of(u));
-  thread_ = std::thread([this] { watch(); });
-}
-
-HandshakeGuard::~HandshakeGuard() {
-  {
-    std::lock_guard lock(mutex_);
-    quit_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
 }
 
 void HandshakeGuard::begin() {
   std::set<uint64_t> before;
   each_stream_socket([&](int, uint64_t inode) { before.insert(inode); });
-  {
-    std::lock_guard lock(mutex_);
-    before_ = std::move(before);
-    active_ = true;
-  }
-  wake_.notify_all();
+  std::lock_guard lock(mutex_);
+  before_ = std::move(before);
+  active_ = true;
 }
 
 void HandshakeGuard::end() {
@@ -87,30 +71,17 @@ void HandshakeGuard::end() {
   active_ = false;
 }
 
-void HandshakeGuard::wake() { wake_.notify_all(); }
-
-void HandshakeGuard::watch() {
-  std::unique_lock lock(mutex_);
-  while (!quit_) {
-    if (!active_) {
-      seen_.clear();
-      wake_.wait(lock, [&] { return quit_ || active_; });
-      continue;
-    }
-    wake_.wait_for(lock, kLook);
-    if (quit_ || !active_) continue;
-    lock.unlock();
-    cut_slow_handshakes(std::chrono::steady_clock::now(), stopping_());
-    lock.lock();
-  }
-}
-
-void HandshakeGuard::cut_slow_handshakes(std::chrono::steady_clock::time_point now, bool all) {
+bool HandshakeGuard::look(bool all) {
   std::set<uint64_t> before;
   {
     std::lock_guard lock(mutex_);
+    if (!active_) {
+      seen_.clear();
+      return false;
+    }
     before = before_;
   }
+  const auto now = std::chrono::steady_clock::now();
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> still;
   each_stream_socket([&](int fd, uint64_t inode) {
     if (before.contains(inode)) return;
@@ -126,6 +97,8 @@ void HandshakeGuard::cut_slow_handshakes(std::chrono::steady_clock::time_point n
     }
   });
   seen_ = std::move(still);
+  std::lock_guard lock(mutex_);
+  return active_;
 }
 
 }  // namespace mavswitch::daemon

@@ -104,7 +104,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
 
   void watch(int mine) {
     unwatch();
-    if (nc_ == nullptr) {
+    if (nc_ == nullptr || drive_->gone_) {  // a connection made as its endpoint went
       ::close(mine);
       return;
     }
@@ -199,6 +199,7 @@ void NatsDrive::flush() {
 void NatsDrive::forget_all() {
   for (auto& [nc, p] : pollers_) p->forget();
   pollers_.clear();
+  gone_ = true;
 }
 
 }  // namespace mavswitch::daemon

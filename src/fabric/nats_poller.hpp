@@ -63,7 +63,8 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   // The loop's thread (or while it does not run), before natsConnection_Destroy: nothing
   // calls into the connection after this.
   void forget(__natsConnection* connection);
-  void forget_all();  // the same, for every connection: the endpoint is going
+  void forget_all();  // the same, for every connection: the endpoint is going, and none is
+                      // watched from now on (one it was still making is closed as it comes)
   // The loop's thread: writes what libnats holds for each connection; what the socket does not
   // take waits for it to be writable.
   void flush();
@@ -77,7 +78,8 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   std::function<void()> wants_write_;
   // The loop's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;
-  bool said_oversized_ = false;  // the loop's thread: said, and no message since
+  bool said_oversized_ = false;  // the loop's thread
+  bool gone_ = false;            // the loop's thread: forget_all() was called: said, and no message since
 
  public:
   // Connections closed in a row for an oversized message, with no message through since (any
