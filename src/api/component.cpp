@@ -1,5 +1,9 @@
 #include "api/component.hpp"
 
+#include <fmt/format.h>
+
+#include "api/component_link.hpp"
+
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "protocol/parser.hpp"
@@ -19,17 +23,26 @@ ComponentCore::ComponentCore(Router& r, uint8_t sys, uint8_t comp, size_t send_q
     : router(r), sysid(sys), compid(comp), send_queue_(send_queue_frames) {}
 
 void ComponentCore::attach() {
-  router.run_on_loop([&] { link_ = router.attach_local(*this, sysid, compid); });
+  transport::EndpointSpec spec;
+  spec.kind = transport::EndpointSpec::Kind::kMade;
+  spec.name = fmt::format("component-{}-{}", sysid, compid);
+  spec.router_thread = true;
+  spec.maker = component_maker(weak_from_this());
+  endpoint_ = router.open_endpoint(std::move(spec));
+}
+
+void ComponentCore::link_up(ComponentLink& link) {
+  link_ = &link;
+  router.pin(link.id, sysid, compid);
 }
 
 void ComponentCore::detach() {
   router.run_on_loop([&] {
     if (heartbeat_timer) router.event_loop().cancel(heartbeat_timer);
     heartbeat_timer = 0;
-    router.detach_local(link_);
-    link_ = routing::kNoLink;
-    index_ = std::make_shared<SubscriberIndex>();
   });
+  router.close_endpoint(endpoint_);
+  router.run_on_loop([&] { index_ = std::make_shared<SubscriberIndex>(); });
 }
 
 Subscription ComponentCore::add(std::shared_ptr<Subscriber> s) {
@@ -59,7 +72,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
 
 // Router thread. The snapshot is held for the whole dispatch: handlers may subscribe and
 // unsubscribe freely (they replace index_, not the snapshot being walked).
-void ComponentCore::deliver(const protocol::FrameView& f, std::span<const uint8_t>) {
+void ComponentCore::dispatch(const protocol::FrameView& f) {
   delivered_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];
@@ -86,14 +99,13 @@ void ComponentCore::deliver(const protocol::FrameView& f, std::span<const uint8_
 bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
   if (router.on_loop_thread()) {  // already where routing happens: route now
     const auto probe = protocol::probe_frame(router.routing_table(), frame.data(), frame.size());
-    if (probe.status != protocol::Probe::Status::kFrame || probe.frame.size() != frame.size() ||
-        link_ == routing::kNoLink) {
+    if (probe.status != protocol::Probe::Status::kFrame || probe.frame.size() != frame.size() || link_ == nullptr) {
       send_dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
     // Counted before routing: whoever sees the frame arrive sees it counted.
     sent_.fetch_add(1, std::memory_order_relaxed);
-    router.route_local(link_, probe.frame);
+    link_->receive(frame);
     return true;
   }
   if (!send_queue_.push(frame)) {

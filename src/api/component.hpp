@@ -46,7 +46,11 @@ namespace api_detail {
 
 inline constexpr size_t kDecodeBufferSize = 1024;  // larger than any MAVLink message struct
 
-class ComponentCore final : public LocalLink, public std::enable_shared_from_this<ComponentCore> {
+class ComponentLink;
+
+// The component's state. Its place on the router is an endpoint with one transport link on the
+// router's thread (component_link.hpp), opened by attach() and closed by detach().
+class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
  public:
   ComponentCore(Router& router, uint8_t sysid, uint8_t compid, size_t send_queue_frames);
   void attach();
@@ -55,7 +59,11 @@ class ComponentCore final : public LocalLink, public std::enable_shared_from_thi
   void remove(uint64_t id);
   bool send_frame(std::span<const uint8_t> frame);
   uint8_t next_seq() noexcept { return seq_.fetch_add(1, std::memory_order_relaxed); }
-  void deliver(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
+  // Router thread: a frame routed to it, to its subscribers (inside the routing decision).
+  void dispatch(const protocol::FrameView& frame);
+  // Router thread: its link is up (routed to as sysid/compid from now on) / going.
+  void link_up(ComponentLink& link);
+  void link_down() noexcept { link_ = nullptr; }
   ComponentStats stats() const;
 
   Router& router;
@@ -67,7 +75,8 @@ class ComponentCore final : public LocalLink, public std::enable_shared_from_thi
   void drain();
   bool addressed_to_me(const protocol::FrameView& f) const noexcept;
 
-  routing::LinkId link_ = routing::kNoLink;
+  size_t endpoint_ = 0;            // the router's index of its endpoint
+  ComponentLink* link_ = nullptr;  // router thread: null before it is up and once it went
   std::shared_ptr<const SubscriberIndex> index_ = std::make_shared<SubscriberIndex>();  // router thread
   uint64_t next_id_ = 1;                                                                // router thread
   std::atomic<uint8_t> seq_{0};

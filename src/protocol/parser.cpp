@@ -55,6 +55,18 @@ Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noe
   return {S::kFrame, FrameView(p, size, msgid, static_cast<uint8_t>(flags | FrameView::kVerified), info)};
 }
 
+FrameView view_checked(const MessageTable& table, std::span<const uint8_t> frame) noexcept {
+  const uint8_t* p = frame.data();
+  const auto size = static_cast<uint16_t>(frame.size());
+  const bool v2 = p[0] == kMagicV2;
+  const uint32_t msgid =
+      v2 ? (static_cast<uint32_t>(p[7]) | (static_cast<uint32_t>(p[8]) << 8) | (static_cast<uint32_t>(p[9]) << 16))
+         : p[5];
+  const MessageInfo* info = table.find(msgid);
+  const auto flags = static_cast<uint8_t>((v2 ? FrameView::kV2 : 0) | (info != nullptr ? FrameView::kVerified : 0));
+  return FrameView(p, size, msgid, flags, info);
+}
+
 namespace {
 
 constexpr bool is_start_byte(uint8_t b) noexcept { return b == kMagicV2 || b == kMagicV1; }

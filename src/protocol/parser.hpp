@@ -45,6 +45,9 @@ struct Probe {
 
 // Looks at exactly one candidate frame starting at p (p[0] should be a start byte).
 Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noexcept;
+// The view of one whole frame that was checked already (a routed frame, handed on as bytes):
+// its header read again, its CRC not. A frame of an id the table knows is verified.
+FrameView view_checked(const MessageTable& table, std::span<const uint8_t> frame) noexcept;
 
 using FrameSink = FunctionRef<void(const FrameView&)>;
 

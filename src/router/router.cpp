@@ -159,31 +159,10 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
   post_and_wait(w.loop(), f, [&w] { return w.thread_id() != std::thread::id{}; });
 }
 
-routing::LinkId Router::attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy) {
-  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
-  const routing::LinkId id =
-      routing_.add_link(std::move(policy), [&](routing::LinkId added) { placements_.set(added, 0, nullptr); });
-  workers_[0]->attach_local(id, link);
-  routing_.pin(id, sysid, compid, event_loop().now());
-  return id;
+void Router::pin(routing::LinkId link, uint8_t sysid, uint8_t compid) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::pin");
+  routing_.pin(link, sysid, compid, event_loop().now());
 }
-
-routing::LinkId Router::attach_local(LocalLink& link, std::shared_ptr<const routing::LinkPolicy> policy) {
-  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::attach_local");
-  const routing::LinkId id =
-      routing_.add_link(std::move(policy), [&](routing::LinkId added) { placements_.set(added, 0, nullptr); });
-  workers_[0]->attach_local(id, link);
-  return id;
-}
-
-void Router::detach_local(routing::LinkId id) {
-  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::detach_local");
-  if (!routing_.active(id)) return;
-  routing_.remove_link(id);
-  workers_[0]->detach_local(id);
-}
-
-void Router::route_local(routing::LinkId from, const protocol::FrameView& frame) { workers_[0]->route(from, frame); }
 
 void Router::at_iteration_end(std::function<void()> f) { workers_[0]->at_iteration_end(std::move(f)); }
 

@@ -24,7 +24,6 @@
 
 #include "protocol/message_table.hpp"
 #include "router/epochs.hpp"
-#include "router/local_link.hpp"
 #include "router/placements.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
@@ -81,13 +80,9 @@ class Router final {
   using Tap = std::function<void(const protocol::FrameView& frame)>;
   void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
 
-  // In-process components (see api/): a local link is routed to like any other, and the
-  // frames it sends are routed as if they had arrived on it. Router thread (or before run()).
-  routing::LinkId attach_local(LocalLink& link, uint8_t sysid, uint8_t compid, routing::LinkPolicy policy = {});
-  // The same for a link whose sources are learned from what it sends, as a wire link's are.
-  routing::LinkId attach_local(LocalLink& link, std::shared_ptr<const routing::LinkPolicy> policy);
-  void detach_local(routing::LinkId id);
-  void route_local(routing::LinkId from, const protocol::FrameView& frame);
+  // An in-process component's link (see api/) is known to stand for (sysid, compid) before it
+  // sends anything: routed to at once, as a link it was heard on. Router thread (or before run()).
+  void pin(routing::LinkId link, uint8_t sysid, uint8_t compid);
 
   // True on the router's thread (worker 0, inside run()); false elsewhere, and on every thread
   // while run() is not active.
@@ -107,7 +102,7 @@ class Router final {
   // The router thread's loop (worker 0): timers and posted work for the API and the daemon.
   transport::EventLoop& event_loop();
   // Runs f once when the router thread's current loop iteration has ended, after the links'
-  // writes: a local link that gathers frames writes its batch there. Router thread.
+  // writes: work that gathers frames writes its batch there. Router thread.
   void at_iteration_end(std::function<void()> f);
   size_t worker_count() const noexcept { return workers_.size(); }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "base/log.hpp"
@@ -21,6 +22,10 @@ void Router::add_endpoint(transport::EndpointSpec spec, routing::LinkPolicy poli
 
 void Router::start(const StartErrorFn& on_error) {
   for (size_t i = 0; i < specs_.size(); ++i) {
+    // Opened already (open_endpoint before start: an in-process component).
+    if (closed_[i] ||
+        std::any_of(instances_.begin(), instances_.end(), [i](const Instance& inst) { return inst.spec_index == i; }))
+      continue;
     try {
       start_endpoint(i);
     } catch (const std::runtime_error& e) {
@@ -54,8 +59,9 @@ void Router::close_endpoint(size_t i) {
     close_instances(i);
   });
   // Two iterations of every worker: the targets retired with its links, which held its UDP
-  // sockets open for writes in flight, are freed, and so is the port.
-  settle();
+  // sockets open for writes in flight, are freed, and so is the port. Not from the router's
+  // thread (a component closed by its own handler): there they are freed a little later.
+  if (!on_loop_thread()) settle();
 }
 
 // Its links go down on their own workers (routes through them are forgotten), then the
@@ -104,7 +110,7 @@ void Router::start_endpoint(size_t i) {
     if (group) instances_.back().endpoint->join_group(group, worker);  // before start()
   };
   if (!shared) {
-    add(next_worker_++ % n);
+    add(spec.router_thread ? 0 : next_worker_++ % n);
     open_instances(first);
     return;
   }

@@ -81,7 +81,7 @@ void Worker::link_up(transport::Link& link) {
     router_.name_link(id, link.peer());
   else
     router_.name_link(id, link.endpoint().spec().name + " " + link.peer());
-  slot(id) = {&link, nullptr, std::make_unique<routing::SequenceTracker>(), std::move(direct)};
+  slot(id) = {&link, std::make_unique<routing::SequenceTracker>(), std::move(direct)};
 }
 
 void Worker::link_down(transport::Link& link) {
@@ -108,16 +108,6 @@ void Worker::close(transport::Endpoint& endpoint) {
   endpoint.for_each_link([&](const transport::Link& l) { links.push_back(const_cast<transport::Link*>(&l)); });
   for (transport::Link* l : links) link_down(*l);
   policies_.erase(&endpoint);
-}
-
-void Worker::attach_local(routing::LinkId id, LocalLink& link) {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::attach_local");
-  slot(id) = {nullptr, &link, nullptr, nullptr};
-}
-
-void Worker::detach_local(routing::LinkId id) {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::detach_local");
-  if (id < links_.size() && links_[id].local != nullptr) links_[id] = {};
 }
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
@@ -198,6 +188,10 @@ void Worker::route_deferred() {
 
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
+  if (deciding_) [[unlikely]] {  // sent by a component's handler this decision called: after it
+    deferred_.push_back({link.id, frame, {frame.bytes().begin(), frame.bytes().end()}});
+    return;
+  }
   routing::SequenceTracker& sequences = *links_[link.id].sequences;
   if (link.paced_sequences()) [[unlikely]]
     sequences.record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
@@ -209,15 +203,6 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 void Worker::link_resumed(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_resumed");
   if (link.id < links_.size() && links_[link.id].sequences) links_[link.id].sequences->outage_ended();
-}
-
-void Worker::route(routing::LinkId from, const protocol::FrameView& frame) {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::route");
-  if (deciding_) [[unlikely]] {  // sent from a handler this decision called: after it
-    deferred_.push_back({from, frame, {frame.bytes().begin(), frame.bytes().end()}});
-    return;
-  }
-  route_here(from, frame);
 }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
@@ -266,12 +251,7 @@ void Worker::send(routing::LinkId to, const protocol::FrameView& frame, std::spa
 
 void Worker::write_here(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
   if (to >= links_.size()) return;
-  const Destination& d = links_[to];
-  if (d.wire != nullptr) {
-    d.wire->send(frame, bytes);
-  } else if (d.local != nullptr) {
-    d.local->deliver(frame, bytes);
-  }
+  if (transport::Link* link = links_[to].wire) link->send(frame, bytes);
 }
 
 void Worker::end_iteration() {

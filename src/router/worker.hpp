@@ -21,7 +21,6 @@
 #include "router/direct_writer.hpp"
 #include "router/frame_ring.hpp"
 #include "router/input_pause.hpp"
-#include "router/local_link.hpp"
 #include "routing/counter.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
@@ -54,10 +53,6 @@ class Worker final : public transport::LinkHost {
   void adopt(const transport::Endpoint& endpoint, std::shared_ptr<const routing::LinkPolicy> policy);
   // Its links go down (the routes through them are forgotten); the caller then destroys it.
   void close(transport::Endpoint& endpoint);
-  // Routes a frame an in-process component sent from `from` (worker 0 only).
-  void route(routing::LinkId from, const protocol::FrameView& frame);
-  void attach_local(routing::LinkId id, LocalLink& link);
-  void detach_local(routing::LinkId id);
   const routing::SequenceTracker* sequences(routing::LinkId id) const;
   // What other workers wrote to link `id` (one this worker owns) directly; null if none can.
   const DirectTarget* direct_target(routing::LinkId id) const;
@@ -84,7 +79,6 @@ class Worker final : public transport::LinkHost {
  private:
   struct Destination {
     transport::Link* wire = nullptr;
-    LocalLink* local = nullptr;
     std::unique_ptr<routing::SequenceTracker> sequences;
     std::unique_ptr<DirectTarget> direct;  // published for the other workers (datagram links)
   };

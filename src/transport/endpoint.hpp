@@ -51,6 +51,9 @@ struct EndpointSpec {
   bool gso = true;                         // UDP without coalescing: runs of equal frames in one GSO send
   // Listening endpoints served by several I/O workers: one socket each, sharing the port.
   bool reuse_port = false;
+  // Its links live on the first worker, the router's thread (an in-process component: its
+  // handlers run there), not on the next worker in turn.
+  bool router_thread = false;
 
   RateLimits rate_in, rate_out;  // RateLimitIn, RateLimitOut: per (source, message)
   // MaxRate: the bytes a second each link may send, paced with priorities (transport/pacer.hpp).

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "api/component.hpp"
@@ -222,9 +223,9 @@ TEST(Api, AFrameSentFromAHandlerDoesNotDisturbTheDeliveryInProgress) {
   });
   UdpPeer gcs, vehicle;
   gcs.send_to(port, heartbeat(255, 190));
-  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 1; }));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(rt.udp_server) == 1; }));
   vehicle.send_to(port, heartbeat(1, 1));
-  ASSERT_TRUE(wait_until([&] { return rt.link_count(0) == 2; }));
+  ASSERT_TRUE(wait_until([&] { return rt.link_count(rt.udp_server) == 2; }));
   ASSERT_TRUE(gcs.wait_frames(1));  // the vehicle's heartbeat
   gcs.clear();
   vehicle.clear();
@@ -263,4 +264,28 @@ TEST(Api, HandlersAnsweringEachOtherWithoutEndAreCutOff) {
   EXPECT_TRUE(wait_until([&] { return other.received().count_msgid(msg::Attitude::kId) == 1; }))
       << "the router went on routing";
   EXPECT_LT(answers.load(), 3 * 4096) << "cut off after a bounded number of answers to each frame";
+}
+
+// A component's link is one of the router's links: listed under an endpoint of its own, counted
+// both ways, and gone with the component.
+TEST(Api, AComponentIsListedAndCountedAsALink) {
+  RouterThread rt;
+  const uint16_t port = rt.start_with_udp_server();
+  std::optional<Component> camera(std::in_place, rt.router, 7, 100);
+  const size_t endpoint = rt.router.endpoint_count() - 1;
+  EXPECT_EQ(rt.router.endpoint_description(endpoint), "component 7/100");
+  EXPECT_EQ(rt.link_count(endpoint), 1u);
+  std::atomic<int> heard{0};
+  auto sub = camera->subscribe<msg::Heartbeat>([&](const msg::Heartbeat&, const protocol::FrameView&) { ++heard; });
+  UdpPeer gcs;
+  gcs.send_to(port, heartbeat(255, 190));
+  ASSERT_TRUE(wait_until([&] { return heard.load() == 1; }));
+  ASSERT_TRUE(camera->send(msg::Heartbeat{}));
+  ASSERT_TRUE(gcs.wait_frames(1)) << "the component's HEARTBEAT reaches the ground station";
+  ASSERT_TRUE(wait_until([&] { return rt.link_counters(endpoint).frames_in == 1; }));
+  EXPECT_EQ(rt.link_counters(endpoint).frames_out, 1u) << "the ground station's HEARTBEAT, routed to it";
+  sub.reset();
+  camera.reset();
+  EXPECT_TRUE(rt.router.endpoint_closed(endpoint));
+  EXPECT_EQ(rt.link_count(endpoint), 0u);
 }

@@ -20,6 +20,7 @@ class RouterThread {
 
   // The common case: one UDP server endpoint on a free port; returns the port.
   uint16_t start_with_udp_server();
+  size_t udp_server = 0;  // its endpoint index (components made before it come first)
 
   void start() {
     router.start();
@@ -93,7 +94,8 @@ inline transport::EndpointSpec serial(const std::string& device) {
 
 inline uint16_t RouterThread::start_with_udp_server() {
   const uint16_t port = free_udp_port();
-  router.add_endpoint(udp_server(port));
+  udp_server = router.endpoint_count();
+  router.add_endpoint(test::udp_server(port));
   start();
   return port;
 }
