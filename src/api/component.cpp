@@ -32,6 +32,7 @@ void ComponentCore::attach() {
 }
 
 void ComponentCore::link_up(ComponentLink& link) {
+  MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::link_up");
   link_ = &link;
   router.pin(link.id, sysid, compid);
 }
@@ -73,6 +74,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
 // Router thread. The snapshot is held for the whole dispatch: handlers may subscribe and
 // unsubscribe freely (they replace index_, not the snapshot being walked).
 void ComponentCore::dispatch(const protocol::FrameView& f) {
+  MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::dispatch");
   delivered_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];

@@ -86,6 +86,7 @@ int64_t NatsEndpoint::retry_delay() const {
 }
 
 void NatsEndpoint::connect_in(int64_t delay_ms) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "NatsEndpoint::connect_in");
   if (job_under_way_ || retry_timer_ != 0) return;  // job_done looks again
   retry_timer_ = host_.loop().after(delay_ms, [this] {
     retry_timer_ = 0;
@@ -127,10 +128,12 @@ void NatsEndpoint::job_done(const NatsSession::Outcome& outcome) {
 }
 
 void NatsEndpoint::closed() {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "NatsEndpoint::closed");
   if (!job_under_way_ && (connection_ == nullptr || natsConnection_IsClosed(connection_))) connect_in(retry_delay());
 }
 
 void NatsEndpoint::arm_guard() {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "NatsEndpoint::arm_guard");
   if (guard_timer_ != 0) return;
   guard_timer_ = host_.loop().after(HandshakeGuard::kLook.count(), [this] {
     guard_timer_ = 0;
