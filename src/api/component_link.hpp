@@ -25,7 +25,8 @@ class ComponentLink final : public transport::Link {
   void flush() override {}
 
  private:
-  bool enqueue(std::span<const uint8_t> frame) override;
+  bool take(const protocol::FrameView& frame, std::span<const uint8_t> bytes) override;
+  bool enqueue(std::span<const uint8_t> frame) override;  // what was paced: bytes only
   ComponentCore& core_;
 };
 

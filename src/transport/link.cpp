@@ -32,6 +32,7 @@ Link::Link(Endpoint& endpoint, LinkHost& host, std::string peer)
     if (!spec.rate_out.empty()) shaping_->out.emplace(spec.rate_out);
     if (spec.max_rate > 0) shaping_->pacer.emplace(static_cast<uint64_t>(spec.max_rate), spec.max_delay);
   }
+  viewed_ = shaping_ != nullptr;
 }
 
 Link::~Link() {
@@ -47,6 +48,7 @@ void Link::pace(uint64_t bytes_per_second) {
     return;
   }
   if (!shaping_) shaping_ = std::make_unique<Shaping>();
+  viewed_ = true;
   if (shaping_->pacer)
     shaping_->pacer->set_rate(bytes_per_second);
   else
@@ -60,6 +62,11 @@ void Link::frame_parsed(const protocol::FrameView& f) {
     return;
   }
   host_.frame_in(*this, f);
+}
+
+bool Link::send_viewed(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
+  if (takes_views_) return take(frame, bytes);
+  return shaping_ == nullptr ? send(bytes) : send_shaped(frame, bytes);
 }
 
 bool Link::send_shaped(const protocol::FrameView& f, std::span<const uint8_t> bytes) {

@@ -108,7 +108,7 @@ class Link {
   // The same for a routed frame (`bytes`: it as sent, signed or not), through the link's rate
   // limits and budget when it has any.
   bool send(const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
-    return shaping_ == nullptr ? send(bytes) : send_shaped(frame, bytes);
+    return viewed_ ? send_viewed(frame, bytes) : send(bytes);  // one test on the common path
   }
   // Rate limits or a budget: frames to it must come through send(frame, bytes) on its own
   // thread, never written by another (DirectWrite).
@@ -144,6 +144,10 @@ class Link {
 
  protected:
   virtual bool enqueue(std::span<const uint8_t> frame) = 0;
+  // A link kind that calls take_views() (an in-process component) is handed routed frames as
+  // views, at once: no queue, no second look at the header. Others never are.
+  virtual bool take(const protocol::FrameView& /*frame*/, std::span<const uint8_t> /*bytes*/) { return false; }
+  void take_views() noexcept { takes_views_ = viewed_ = true; }
   // Subclasses report each write: a link whose last write the kernel refused for want of
   // room is not written again for a full queue until its socket says it is writable. True when
   // that changed (time to start or stop waiting for writable).
@@ -165,6 +169,7 @@ class Link {
 
  private:
   [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);
+  [[gnu::noinline]] bool send_viewed(const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   bool send_shaped(const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   void release_paced();
   void watch_false_start();
@@ -178,6 +183,8 @@ class Link {
   Millis last_rx_ = 0;
   uint64_t resync_timer_ = 0;  // armed while the parser is stalled on a likely false start
   bool write_blocked_ = false;
+  bool takes_views_ = false;  // take_views()
+  bool viewed_ = false;       // shaped, or takes views: routed frames go through send_viewed()
 };
 
 }  // namespace mavswitch::transport
