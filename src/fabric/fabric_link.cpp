@@ -118,9 +118,9 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
 }
 
 bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
-  const protocol::Probe probe = protocol::probe_frame(host_.message_table(), bytes.data(), bytes.size());
-  if (probe.status != protocol::Probe::Status::kFrame) return true;  // never: routing sends whole frames
-  const protocol::FrameView& frame = probe.frame;
+  // A whole frame routing checked already (or a pacer released): its header read again, its
+  // CRC not.
+  const protocol::FrameView frame = protocol::view_checked(host_.message_table(), bytes);
   // A frame from a system behind this router: what targets that system is asked for now.
   int64_t& published = published_at_[frame.sysid()];
   if (published == kNeverPublished && connection_ != nullptr)
