@@ -190,10 +190,11 @@ void NatsDrive::forget(natsConnection* connection) {
 
 void NatsDrive::flush() {
   if (pollers_.empty()) return;
-  // A write that fails ends the connection, and libnats' detach may change the map.
-  std::vector<std::shared_ptr<NatsPoller>> pollers;
-  for (const auto& [nc, p] : pollers_) pollers.push_back(p);
-  for (const auto& p : pollers) p->flush();
+  // A write that fails ends the connection, and libnats' detach may change the map: a copy,
+  // whose storage is kept (once per iteration, no allocation).
+  for (const auto& [nc, p] : pollers_) flushing_.push_back(p);
+  for (const auto& p : flushing_) p->flush();
+  flushing_.clear();
 }
 
 void NatsDrive::forget_all() {

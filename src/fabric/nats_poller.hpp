@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "transport/event_loop.hpp"
 
@@ -78,8 +79,9 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   std::function<void()> wants_write_;
   // The loop's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;
-  bool said_oversized_ = false;  // the loop's thread
-  bool gone_ = false;            // the loop's thread: forget_all() was called: said, and no message since
+  bool said_oversized_ = false;                        // the loop's thread
+  bool gone_ = false;                                  // the loop's thread: forget_all() was called
+  std::vector<std::shared_ptr<NatsPoller>> flushing_;  // the loop's thread: flush()'s copy: said, and no message since
 
  public:
   // Connections closed in a row for an oversized message, with no message through since (any
