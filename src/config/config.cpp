@@ -42,6 +42,10 @@ void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
     throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
   }
   if (s.kind == Kind::kMade && e.nats.urls.empty()) throw ConfigError(where + ": Url is required");  // NATS
+  if (!e.nats.vehicle.empty() && !e.nats.vehicles.empty()) {
+    throw ConfigError(where + ": Vehicle and Vehicles together: a router serves one vehicle (Vehicle) or takes " +
+                      "vehicles of the fleet (Vehicles), not both");
+  }
   const bool addressed = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
   if (addressed && s.address.empty()) throw ConfigError(where + ": Address is required");
   if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");

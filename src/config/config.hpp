@@ -40,6 +40,14 @@ struct NatsSettings {
   size_t reconnect_buffer = 1 << 20;             // ReconnectBuffer (bytes): kept while no server is
   bool fleet_state = false;                      // FleetState: keep the latest state in JetStream
   int fleet_replicas = 1;                        // FleetStateReplicas: copies the cluster keeps
+  std::string vehicle;                           // Vehicle: the vehicle this router serves; empty: none
+  // Vehicles: the fleet's vehicles this router takes, in order: a name or a pattern ('*': any
+  // run of name characters), and the system id it appears under (0: the first free one).
+  struct VehicleChoice {
+    std::string name;
+    uint8_t system = 0;
+  };
+  std::vector<VehicleChoice> vehicles;
 };
 
 struct EndpointConfig {

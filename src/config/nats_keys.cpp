@@ -20,6 +20,39 @@ bool is_subject(std::string_view s, bool wildcards) {
   return true;
 }
 
+// A vehicle's name is one subject token; `from`, `to` and `origin` are the fabric's own.
+std::string vehicle_name_error(std::string_view name, bool pattern) {
+  if (name.empty()) return "a vehicle name is empty";
+  for (const char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && !(pattern && c == '*'))
+      return "'" + std::string(name) + "' is not a vehicle name (letters, digits, '-', '_'" +
+             (pattern ? std::string(", '*' in a pattern)") : std::string(")"));
+  }
+  if (name == "from" || name == "to" || name == "origin")
+    return "'" + std::string(name) + "' is a word of the fabric's subjects, not a vehicle name";
+  return {};
+}
+
+void add_vehicle_choice(const Where& w, std::string_view item, NatsSettings& nats) {
+  const size_t colon = item.find(':');
+  const std::string_view name = item.substr(0, colon);
+  const bool pattern = name.find('*') != std::string_view::npos;
+  if (const std::string error = vehicle_name_error(name, true); !error.empty()) w.fail(error);
+  NatsSettings::VehicleChoice choice{std::string(name), 0};
+  if (colon != std::string_view::npos) {
+    if (pattern)
+      w.fail("'" + std::string(item) + "': a pattern takes the first free system ids, not one (" + std::string(name) +
+             " without ':')");
+    choice.system = static_cast<uint8_t>(get_uint(w, item.substr(colon + 1), 255, 1));
+  }
+  for (const auto& other : nats.vehicles) {
+    if (other.name == choice.name) w.fail("vehicle '" + choice.name + "' is listed twice");
+    if (choice.system != 0 && other.system == choice.system)
+      w.fail("system id " + std::to_string(choice.system) + " is given to both " + other.name + " and " + choice.name);
+  }
+  nats.vehicles.push_back(std::move(choice));
+}
+
 Setter text(std::string NatsSettings::*field) {
   return [field](const Where& w, std::string_view v, EndpointConfig& e) {
     if (v.empty()) w.fail("needs a value");
@@ -74,6 +107,16 @@ const std::map<std::string, Setter>& nats_keys() {
         {"fleetstatereplicas",
          [](const Where& w, std::string_view v, EndpointConfig& e) {
            e.nats.fleet_replicas = static_cast<int>(get_uint(w, v, 5, 1));
+         }},
+        {"vehicle",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           if (const std::string error = vehicle_name_error(v, false); !error.empty()) w.fail(error);
+           e.nats.vehicle = std::string(v);
+         }},
+        {"vehicles",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           e.nats.vehicles.clear();
+           for_each_item(w, v, [&](std::string_view item) { add_vehicle_choice(w, item, e.nats); });
          }},
         {"reconnectbuffer", [](const Where& w, std::string_view v,
                                EndpointConfig& e) { e.nats.reconnect_buffer = get_uint(w, v, 1u << 30, 1024); }},

@@ -8,11 +8,14 @@
 
 #include "base/log.hpp"
 #include "fabric/fabric_subjects.hpp"
+#include "fabric/fleet_state.hpp"
+#include "protocol/frame_edit.hpp"
+#include "protocol/parser.hpp"
+#include "protocol/signing.hpp"
 #include "transport/event_loop.hpp"
 
 namespace mavswitch::daemon {
 namespace {
-constexpr int64_t kNeverPublished = INT64_MIN;
 constexpr int kPendingMessages = 16384;
 constexpr int kPendingBytes = 4 * 1024 * 1024;
 
@@ -22,12 +25,19 @@ int first_system(std::span<const uint8_t> m) {
   if (m.size() > 3 && m[0] == protocol::kMagicV1) return m[3];
   return -1;
 }
+
+constexpr uint8_t kMavTypeGcs = 6;       // HEARTBEAT.type of a ground station
+constexpr int kHeartbeatTypeOffset = 4;  // HEARTBEAT: custom_mode (4 bytes), then type
+size_t sysid_offset(std::span<const uint8_t> frame) { return frame[0] == protocol::kMagicV2 ? 5 : 3; }
 }  // namespace
 
 FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const NatsSettings& settings,
-                       int64_t route_timeout, std::function<void()> flush_connection)
+                       std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout,
+                       std::function<void()> flush_connection)
     : Link(endpoint, host, "nats"),
       settings_(settings),
+      signing_(std::move(signing)),
+      root_(settings.vehicle.empty() ? settings.prefix : settings.prefix + "." + settings.vehicle),
       // Routes that never age out (RouteTimeout = 0): a system once local stays local.
       local_for_(route_timeout > 0 ? route_timeout : INT64_MAX),
       flush_connection_(std::move(flush_connection)) {
@@ -36,6 +46,10 @@ FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host,
   std::random_device random;
   const uint64_t random_id = uint64_t{random()} << 32 | random();
   origin_ = fmt::format("{}.origin.{:016x}", settings_.prefix, random_id);
+  if (!settings_.vehicles.empty()) {
+    vehicles_ = std::make_unique<VehicleMap>(settings_.prefix, settings_.vehicles);
+    numbering_ = vehicles_->summary();
+  }
 }
 
 FabricLink::~FabricLink() { assert(connection_ == nullptr && "use(nullptr) first"); }
@@ -48,12 +62,43 @@ natsConnection* FabricLink::use(natsConnection* connection) {
   connection_ = connection;
   if (connection_ != nullptr) {
     for (const auto& s : settings_.subscribe) subscribe(settings_.prefix + "." + s);
+    if (vehicles_) {
+      for (const auto& v : vehicles_->vehicles()) subscribe(v.root + ".from.>");
+      // A pattern's vehicles are found by their heartbeats (NATS' wildcards are whole tokens).
+      if (vehicles_->has_patterns()) subscribe(settings_.prefix + ".*.from.*.*.HEARTBEAT");
+    }
     for (unsigned sys = 0; sys < published_at_.size(); ++sys) {
-      if (published_at_[sys] != kNeverPublished)
-        subscribe(interest_subject(settings_.prefix, static_cast<uint8_t>(sys)));
+      if (published(static_cast<uint8_t>(sys))) subscribe_interest(static_cast<uint8_t>(sys));
     }
   }
   return old;
+}
+
+void FabricLink::subscribe_interest(uint8_t system) {
+  subscribe(interest_subject(root_, system));
+  if (vehicles_) {
+    for (const auto& v : vehicles_->vehicles()) subscribe(interest_subject(v.root, system));
+  }
+}
+
+void FabricLink::subscribe_vehicle(const VehicleMap::Vehicle& v) {
+  subscribe(v.root + ".from.>");
+  for (unsigned sys = 0; sys < published_at_.size(); ++sys) {
+    if (published(static_cast<uint8_t>(sys))) subscribe(interest_subject(v.root, static_cast<uint8_t>(sys)));
+  }
+}
+
+void FabricLink::taken(const VehicleMap::Vehicle& v) {
+  {
+    const std::lock_guard lock(numbering_mutex_);
+    numbering_ = vehicles_->summary();
+  }
+  if (connection_ != nullptr) subscribe_vehicle(v);  // else the next connection's use() does
+}
+
+std::string FabricLink::numbering() const {
+  const std::lock_guard lock(numbering_mutex_);
+  return numbering_;
 }
 
 void FabricLink::subscribe(const std::string& subject) {
@@ -93,23 +138,39 @@ size_t FabricLink::drain() {
       natsMsg* msg = nullptr;
       if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
       ++messages;
-      if (!delivered_earlier(sub, natsMsg_GetSubject(msg)))
+      const char* subject = natsMsg_GetSubject(msg);
+      if (!delivered_earlier(sub, subject))
         received_message(
             {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))},
-            natsMsg_GetReply(msg));
+            subject, natsMsg_GetReply(msg));
       natsMsg_Destroy(msg);
     }
   }
   return messages;
 }
 
-void FabricLink::received_message(std::span<const uint8_t> message, const char* origin) {
-  const int system = first_system(message);
-  const bool own = origin != nullptr && origin_ == origin;  // its own, back from a node that stalled
+void FabricLink::received_message(std::span<const uint8_t> message, const char* subject, const char* origin) {
+  if (origin != nullptr && origin_ == origin) {  // its own, back from a node that stalled
+    counters_.bytes_in += message.size();
+    ++counters_.looped_in;
+    return;
+  }
+  if (vehicles_) {
+    if (const std::string_view name = fabric::subject_vehicle(subject, settings_.prefix); !name.empty()) {
+      const size_t size = message.size();
+      message = from_vehicle(message, name);
+      if (message.empty()) {
+        counters_.bytes_in += size;
+        ++counters_.unmapped;
+        return;
+      }
+    } else if (const int unnamed = first_system(message); unnamed >= 0) {
+      heard_unnamed_[size_t(unnamed)] = true;
+    }
+  }
   // A system behind this router, back by way of another.
-  const bool local = system >= 0 && published_at_[size_t(system)] != kNeverPublished &&
-                     host_.loop().now() - published_at_[size_t(system)] < local_for_;
-  if (own || local) {
+  const int system = first_system(message);
+  if (system >= 0 && published(uint8_t(system)) && host_.loop().now() - published_at_[size_t(system)] < local_for_) {
     counters_.bytes_in += message.size();
     ++counters_.looped_in;
     return;
@@ -117,15 +178,77 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
   received_datagram(message);
 }
 
+std::span<const uint8_t> FabricLink::from_vehicle(std::span<const uint8_t> message, std::string_view name) {
+  bool numbered = false;
+  // An id is in use here when a system behind this router has it, or one the fabric brought
+  // without a vehicle name.
+  VehicleMap::Vehicle* v = vehicles_->find(
+      name, [this](uint8_t s) { return published(s) || heard_unnamed_[s]; }, &numbered);
+  if (v == nullptr || v->refused) return {};
+  if (numbered) taken(*v);
+  const protocol::Probe probe = protocol::probe_frame(host_.message_table(), message.data(), message.size());
+  if (probe.status != protocol::Probe::Status::kFrame) return {};
+  const protocol::FrameView& frame = probe.frame;
+  // The vehicle is the system of its first HEARTBEAT that is not a ground station's: a laptop
+  // beside it, or its other systems, are not renumbered onto it.
+  if (v->own < 0 && frame.msgid() == 0 && frame.payload_byte(kHeartbeatTypeOffset) != kMavTypeGcs) {
+    v->own = frame.sysid();
+    log::info("nats: vehicle {} (system {} there) heard: system {} here", v->name, v->own, v->system);
+  }
+  if (frame.sysid() != v->own) return {};
+  if (frame.is_signed()) {
+    if (signing_ == nullptr) {
+      log::error(
+          "nats: vehicle {} signs its frames and this [NatsEndpoint] has no SigningKeyFile to sign them again "
+          "once renumbered: vehicle {} is not taken (give the endpoint the fleet's key)",
+          v->name, v->name);
+      v->refused = true;
+      return {};
+    }
+    if (!protocol::signature_valid(signing_->key, frame)) {  // never vouched for
+      if (!v->bad_key_said) {
+        log::error("nats: vehicle {} signs with another key than this [NatsEndpoint]'s: its frames are dropped",
+                   v->name);
+        v->bad_key_said = true;
+      }
+      return {};
+    }
+  }
+  const std::span<uint8_t> edited(edited_.data(), frame.size());
+  std::copy(frame.bytes().begin(), frame.bytes().end(), edited.begin());
+  protocol::set_frame_byte(edited, sysid_offset(edited), v->system);
+  return frame.is_signed() ? sign_again(edited) : edited;
+}
+
+std::span<const uint8_t> FabricLink::sign_again(std::span<uint8_t> edited) {
+  const protocol::FrameView frame = protocol::view_checked(host_.message_table(), edited);
+  const size_t n = protocol::sign_frame(frame, signing_->key, protocol::signature_link_id(frame),
+                                        protocol::signature_timestamp(frame), signed_);
+  return {signed_.data(), n};
+}
+
+bool FabricLink::publish_to_vehicle(const protocol::FrameView& frame, VehicleMap::Vehicle& v) {
+  if (v.own < 0 || v.refused || (frame.is_signed() && signing_ == nullptr)) {
+    ++counters_.unmapped;
+    return true;
+  }
+  const std::span<uint8_t> edited(edited_.data(), frame.size());
+  std::copy(frame.bytes().begin(), frame.bytes().end(), edited.begin());
+  protocol::set_frame_byte(edited, frame.header_len() + size_t(frame.info()->target_system_offset),
+                           static_cast<uint8_t>(v.own));
+  const std::span<const uint8_t> bytes = frame.is_signed() ? sign_again(edited) : edited;
+  fabric_subject(subject_, v.root, protocol::view_checked(host_.message_table(), bytes));
+  return publish(subject_.c_str(), bytes);
+}
+
 bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
   // A whole frame routing checked already (or a pacer released): its header read again, its
   // CRC not.
   const protocol::FrameView frame = protocol::view_checked(host_.message_table(), bytes);
   // A frame from a system behind this router: what targets that system is asked for now.
-  int64_t& published = published_at_[frame.sysid()];
-  if (published == kNeverPublished && connection_ != nullptr)
-    subscribe(interest_subject(settings_.prefix, frame.sysid()));
-  published = host_.loop().now();
+  int64_t& published_at = published_at_[frame.sysid()];
+  if (published_at == kNeverPublished && connection_ != nullptr) subscribe_interest(frame.sysid());
+  published_at = host_.loop().now();
   if (connection_ == nullptr) {
     ++counters_.dropped_down;
     return true;
@@ -137,8 +260,16 @@ bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
   if (buffered > 0 && static_cast<size_t>(buffered) + bytes.size() > settings_.queue_bytes &&
       natsConnection_Status(connection_) == NATS_CONN_STATUS_CONNECTED)
     return false;
-  fabric_subject(subject_, settings_.prefix, frame);
-  if (natsConnection_PublishRequest(connection_, subject_.c_str(), origin_.c_str(), bytes.data(),
+  if (vehicles_ && frame.info() != nullptr) {
+    if (VehicleMap::Vehicle* v = vehicles_->by_system(frame.payload_byte(frame.info()->target_system_offset)))
+      return publish_to_vehicle(frame, *v);
+  }
+  fabric_subject(subject_, root_, frame);
+  return publish(subject_.c_str(), bytes);
+}
+
+bool FabricLink::publish(const char* subject, std::span<const uint8_t> bytes) {
+  if (natsConnection_PublishRequest(connection_, subject, origin_.c_str(), bytes.data(),
                                     static_cast<int>(bytes.size())) != NATS_OK) {
     ++counters_.dropped_down;
     return true;

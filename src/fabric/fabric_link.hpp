@@ -17,16 +17,31 @@
 // this router published within the route timeout is dropped too: a system heard locally is never
 // learned from the fabric. Both are counted (looped_in). A message is one frame, as routers
 // publish them; of one that holds more, the first frame's system decides.
+//
+// Vehicles (vehicle_map.hpp): a router that serves a named vehicle publishes under PREFIX.NAME
+// and asks for its own vehicle's to-subjects. A ground router that takes vehicles subscribes to
+// each one's from-subjects (and to-subjects for the systems behind it; a pattern's vehicles are
+// found by their heartbeats first) and renumbers: the source system of a frame from a vehicle
+// (its own id there, e.g. 1) becomes its id here (12), and the target system of a frame to 12
+// becomes 1, on the subjects of that vehicle. One byte each, the checksum corrected; a signed
+// frame is checked and signed again with the link's key, keeping its link id and timestamp, and
+// a vehicle that signs where this link has no key is refused (an error line). What does not map
+// (a vehicle not taken, no id left, another system of a vehicle) is dropped and counted
+// (unmapped).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "fabric/vehicle_map.hpp"
+#include "routing/signing_policy.hpp"
 #include "transport/endpoint.hpp"
 #include "transport/link.hpp"
 
@@ -37,10 +52,12 @@ namespace mavswitch::daemon {
 
 class FabricLink final : public transport::Link {
  public:
-  // Everything below is the worker's thread's. `route_timeout`: the router's (0: routes never
-  // age out). `flush_connection`: writes what libnats holds for the connection.
+  // Everything below is the worker's thread's but numbering(). `route_timeout`: the router's
+  // (0: routes never age out). `signing`: the endpoint's (null: it has no key).
+  // `flush_connection`: writes what libnats holds for the connection.
   FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const NatsSettings& settings,
-             int64_t route_timeout, std::function<void()> flush_connection);
+             std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout,
+             std::function<void()> flush_connection);
   ~FabricLink() override;
 
   // Publishes on and reads from `connection` from now on (null: none, and frames routed to it
@@ -56,6 +73,8 @@ class FabricLink final : public transport::Link {
 
   void flush() override;
   size_t queued_bytes() const noexcept override;
+  // The vehicles taken and their ids here ("v1=11 v2=12"); empty without Vehicles. Any thread.
+  std::string numbering() const;
 
  private:
   // NATS delivers a message once per subscription it matches, so each is routed only by the
@@ -70,9 +89,25 @@ class FabricLink final : public transport::Link {
   bool enqueue(std::span<const uint8_t> frame) override;
   void subscribe(const std::string& subject);
   bool delivered_earlier(const Subscription& sub, const char* subject) const;
-  void received_message(std::span<const uint8_t> message, const char* origin);
+  void received_message(std::span<const uint8_t> message, const char* subject, const char* origin);
+  // Vehicles: the frame a message from a vehicle holds, renumbered (in edited_); empty when it
+  // is dropped (counted).
+  std::span<const uint8_t> from_vehicle(std::span<const uint8_t> message, std::string_view name);
+  // Publishes a frame for vehicle `v`, renumbered; false when it waits (a full buffer).
+  bool publish_to_vehicle(const protocol::FrameView& frame, VehicleMap::Vehicle& v);
+  // `edited` (a signed frame renumbered) signed again with the link's key, with the link id and
+  // timestamp it carried (the order of its stream stays its signer's).
+  std::span<const uint8_t> sign_again(std::span<uint8_t> edited);
+  bool publish(const char* subject, std::span<const uint8_t> bytes);
+  void taken(const VehicleMap::Vehicle& v);  // newly numbered: said, and subscribed to
+  void subscribe_vehicle(const VehicleMap::Vehicle& v);
+  void subscribe_interest(uint8_t system);
+  bool published(uint8_t system) const noexcept { return published_at_[system] != kNeverPublished; }
+  static constexpr int64_t kNeverPublished = INT64_MIN;
 
   const NatsSettings& settings_;
+  const std::shared_ptr<const routing::SigningPolicy> signing_;
+  const std::string root_;   // of what it publishes: PREFIX, or PREFIX.VEHICLE
   const int64_t local_for_;  // a system published within this long is local (route timeout)
   const std::function<void()> flush_connection_;
   __natsConnection* connection_ = nullptr;
@@ -81,8 +116,13 @@ class FabricLink final : public transport::Link {
   // for on every connection); a frame of one of these is local, not the fabric's, until the
   // route timeout has passed without one.
   std::array<int64_t, 256> published_at_{};
-  std::string origin_;   // PREFIX.origin.ID: the reply subject of everything it publishes
-  std::string subject_;  // the subject being published on; its storage reused
+  std::string origin_;                     // PREFIX.origin.ID: the reply subject of everything it publishes
+  std::string subject_;                    // the subject being published on; its storage reused
+  std::unique_ptr<VehicleMap> vehicles_;   // Vehicles: the vehicles it takes; null: none
+  std::array<bool, 256> heard_unnamed_{};  // Vehicles: systems the fabric brought without a name
+  std::array<uint8_t, protocol::kMaxFrameLen> edited_{}, signed_{};
+  mutable std::mutex numbering_mutex_;
+  std::string numbering_;  // vehicles_->summary(), for numbering()
 };
 
 }  // namespace mavswitch::daemon

@@ -3,6 +3,9 @@
 //                             the dialect, or its id), e.g. mavlink.from.1.1.HEARTBEAT
 //   PREFIX.to.SYS.COMP.MSG    a frame for target system SYS (component COMP, 0: all)
 // A cloud consumer takes one vehicle (from.7.>), one message (from.*.*.ATTITUDE) or a mix.
+// A router that serves a named vehicle (Vehicle = NAME) puts the name after the prefix:
+//   PREFIX.NAME.from.SYS.COMP.MSG and PREFIX.NAME.to.SYS.COMP.MSG
+// so the functions below take the subjects' root (PREFIX, or PREFIX.NAME) as `prefix`.
 #pragma once
 
 #include <cstdint>

@@ -14,26 +14,33 @@ namespace {
 
 class NatsMaker final : public transport::EndpointMaker {
  public:
-  NatsMaker(const NatsSettings& settings, int64_t route_timeout) : settings_(settings), route_timeout_(route_timeout) {}
+  NatsMaker(const NatsSettings& settings, std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout)
+      : settings_(settings), signing_(std::move(signing)), route_timeout_(route_timeout) {}
   const char* kind() const noexcept override { return "nats"; }
   std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
-    return std::make_unique<NatsEndpoint>(std::move(spec), host, settings_, route_timeout_);
+    return std::make_unique<NatsEndpoint>(std::move(spec), host, settings_, signing_, route_timeout_);
   }
 
  private:
   const NatsSettings settings_;
+  const std::shared_ptr<const routing::SigningPolicy> signing_;
   const int64_t route_timeout_;
 };
 
 }  // namespace
 
-std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings, int64_t route_timeout) {
-  return std::make_shared<NatsMaker>(settings, route_timeout);
+std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings,
+                                                           std::shared_ptr<const routing::SigningPolicy> signing,
+                                                           int64_t route_timeout) {
+  return std::make_shared<NatsMaker>(settings, std::move(signing), route_timeout);
 }
 
 NatsEndpoint::NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const NatsSettings& settings,
-                           int64_t route_timeout)
-    : Endpoint(std::move(spec), host), settings_(settings), route_timeout_(route_timeout) {}
+                           std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout)
+    : Endpoint(std::move(spec), host),
+      settings_(settings),
+      signing_(std::move(signing)),
+      route_timeout_(route_timeout) {}
 
 NatsEndpoint::~NatsEndpoint() {
   if (!session_) return;  // never started
@@ -74,7 +81,7 @@ void NatsEndpoint::start() {
   session_ = std::move(session);
   // The link first, so what the subscriptions bring has somewhere to go; the connection from a
   // job (a server that does not answer must not hold the worker).
-  link_ = std::make_unique<FabricLink>(*this, host_, settings_, route_timeout_, [this] { drive_->flush(); });
+  link_ = std::make_unique<FabricLink>(*this, host_, settings_, signing_, route_timeout_, [this] { drive_->flush(); });
   host_.link_up(*link_);
   connect_in(0);
 }
@@ -147,9 +154,13 @@ void NatsEndpoint::for_each_link(const std::function<void(const transport::Link&
 
 std::string NatsEndpoint::describe() const {
   const std::string at = session_ ? session_->connected_to() : "";
-  return fmt::format("nats {} {} prefix {}: {}, {} reconnects", spec_.name, session_ ? session_->url_list() : "",
-                     settings_.prefix, at.empty() ? "not connected" : "connected to " + at,
-                     session_ ? session_->reconnects.load(std::memory_order_relaxed) : 0);
+  std::string text =
+      fmt::format("nats {} {} prefix {}: {}, {} reconnects", spec_.name, session_ ? session_->url_list() : "",
+                  settings_.prefix, at.empty() ? "not connected" : "connected to " + at,
+                  session_ ? session_->reconnects.load(std::memory_order_relaxed) : 0);
+  if (!settings_.vehicle.empty()) text += ", vehicle " + settings_.vehicle;
+  if (link_ && !settings_.vehicles.empty()) text += ", vehicles " + link_->numbering();
+  return text;
 }
 
 }  // namespace mavswitch::daemon

@@ -30,14 +30,17 @@ namespace mavswitch::daemon {
 
 class NatsDrive;
 
-// What makes [NatsEndpoint] sections' endpoints (EndpointSpec::maker). `route_timeout`: the
-// router's (a system published within it is local: fabric_link.hpp).
-std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings, int64_t route_timeout);
+// What makes [NatsEndpoint] sections' endpoints (EndpointSpec::maker). `signing`: the section's
+// (null: no key). `route_timeout`: the router's (a system published within it is local:
+// fabric_link.hpp).
+std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings,
+                                                           std::shared_ptr<const routing::SigningPolicy> signing,
+                                                           int64_t route_timeout);
 
 class NatsEndpoint final : public transport::Endpoint {
  public:
   NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const NatsSettings& settings,
-               int64_t route_timeout);
+               std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout);
   // On the worker's thread (or once its loop stopped): a job under way ends at once (its
   // handshake cut), and the connection closes. Nothing waits for libnats' callbacks: they find
   // the session, which outlives them.
@@ -48,7 +51,7 @@ class NatsEndpoint final : public transport::Endpoint {
   // that cannot work (a credentials file that does not load).
   void start() override;
   void for_each_link(const std::function<void(const transport::Link&)>& f) const override;
-  // "nats NAME URLS prefix P: connected to URL, N reconnects"
+  // "nats NAME URLS prefix P: connected to URL, N reconnects[, vehicles v1=11 v2=12]"
   std::string describe() const override;
 
  private:
@@ -61,6 +64,7 @@ class NatsEndpoint final : public transport::Endpoint {
   int64_t retry_delay() const;
 
   const NatsSettings settings_;
+  const std::shared_ptr<const routing::SigningPolicy> signing_;
   const int64_t route_timeout_;
   std::shared_ptr<NatsSession> session_;
   std::shared_ptr<NatsDrive> drive_;

@@ -191,7 +191,9 @@ bool NatsSession::keep_fleet_stream(natsConnection* connection) {
   if (natsConnection_JetStream(&js, connection, &js_options) != NATS_OK) return false;
   const std::string stream = fabric::fleet_stream_name(settings.prefix);
   std::vector<std::string> subjects;
-  for (const char* m : fabric::kFleetStateMessages) subjects.push_back(fabric::fleet_state_subject(settings.prefix, m));
+  for (const char* m : fabric::kFleetStateMessages) {
+    for (auto& s : fabric::fleet_state_subjects(settings.prefix, m)) subjects.push_back(std::move(s));
+  }
   std::vector<const char*> subject_list;
   for (const auto& s : subjects) subject_list.push_back(s.c_str());
   jsStreamConfig config;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "protocol/crc.hpp"
+#include "protocol/frame_edit.hpp"
 
 namespace mavswitch::protocol {
 namespace {
@@ -58,19 +59,7 @@ size_t sign_frame(const FrameView& f, const SigningKey& key, uint8_t link_id, ui
   const size_t trailer = kHeaderLenV2 + f.payload_len() + kChecksumLen;
   std::memcpy(out.data(), f.data(), trailer);
   uint8_t* o = out.data();
-  if (!(o[2] & kIncompatSigned)) {
-    // The flag byte is under the checksum. CRC-16 is affine, so for inputs of equal length
-    // crc(a) ^ crc(b) == crc0(a ^ b): correct the checksum by the CRC of the one-bit change,
-    // over the same span (header after the magic byte, payload, CRC_EXTRA).
-    uint8_t delta[kHeaderLenV2 - 1 + kMaxPayloadLen + 1] = {};
-    delta[1] = kIncompatSigned;  // o[2] is delta[1]: the bytes start after the magic
-    const uint16_t fix = crc16(delta, kHeaderLenV2 - 1 + f.payload_len() + 1, 0);
-    o[2] = static_cast<uint8_t>(o[2] | kIncompatSigned);
-    const size_t c = trailer - kChecksumLen;
-    const uint16_t crc = static_cast<uint16_t>((o[c] | (o[c + 1] << 8)) ^ fix);
-    o[c] = static_cast<uint8_t>(crc & 0xFF);
-    o[c + 1] = static_cast<uint8_t>(crc >> 8);
-  }
+  if (!(o[2] & kIncompatSigned)) set_frame_byte({o, trailer}, 2, static_cast<uint8_t>(o[2] | kIncompatSigned));
   o[trailer] = link_id;
   for (size_t i = 0; i < 6; ++i) o[trailer + 1 + i] = static_cast<uint8_t>(timestamp >> (8 * i));
   signature_of(key, o, trailer, o + trailer + 7);

@@ -58,6 +58,7 @@ struct LinkCounters {
   uint64_t rate_limited_out = 0;    // RateLimitOut
   uint64_t superseded = 0;          // MaxRate: telemetry replaced by a newer value while it waited
   uint64_t looped_in = 0;           // frames that came back to the router that sent them (the fabric)
+  uint64_t unmapped = 0;            // the fabric's Vehicles: frames of vehicles it does not take, either way
   // MaxRate: frames dropped by class (control, status, telemetry): their queue full, or too late.
   std::array<uint64_t, protocol::kMessageClasses> paced_drops{};
 
@@ -65,7 +66,7 @@ struct LinkCounters {
     frames_in += o.frames_in, bytes_in += o.bytes_in, frames_out += o.frames_out, bytes_out += o.bytes_out;
     dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
     rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, superseded += o.superseded;
-    looped_in += o.looped_in;
+    looped_in += o.looped_in, unmapped += o.unmapped;
     for (size_t c = 0; c < paced_drops.size(); ++c) paced_drops[c] += o.paced_drops[c];
     return *this;
   }

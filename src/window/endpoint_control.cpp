@@ -32,7 +32,7 @@ bool EndpointControl::started_with(size_t index, EndpointConfig& e) {
 void EndpointControl::prepare(EndpointConfig& e) {
   using Kind = transport::EndpointSpec::Kind;
   if (e.spec.kind == Kind::kWebSocket) doors_.enter(e.spec);
-  if (e.spec.kind == Kind::kMade) e.spec.maker = nats_maker(e.nats, router_.routing().route_timeout());
+  if (e.spec.kind == Kind::kMade) e.spec.maker = nats_maker(e.nats, e.signing, router_.routing().route_timeout());
 }
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {

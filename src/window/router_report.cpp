@@ -26,7 +26,8 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCoun
           {"paced_control", c.paced_drops[0]},
           {"paced_status", c.paced_drops[1]},
           {"paced_telemetry", c.paced_drops[2]},
-          {"looped", c.looped_in}};
+          {"looped", c.looped_in},
+          {"unmapped", c.unmapped}};
 }
 
 Json counters_json(const transport::LinkCounters& c, const protocol::ParserStats& p, uint64_t sequence_lost) {

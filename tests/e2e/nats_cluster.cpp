@@ -22,21 +22,14 @@ NatsCluster::NatsCluster(size_t nodes, std::vector<std::string> extra, const std
       if (j != i)
         routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(nodes_[j].cluster);
     }
-    std::vector<std::string> args = {"-a",
-                                     "127.0.0.1",
-                                     "-p",
-                                     std::to_string(nodes_[i].client),
-                                     "--cluster",
-                                     "nats://127.0.0.1:" + std::to_string(nodes_[i].cluster),
-                                     "--cluster_name",
-                                     "mavswitch-test",
-                                     "-n",
-                                     "node" + std::to_string(i + 1),
-                                     "-m",
-                                     std::to_string(nodes_[i].monitor)};
+    std::vector<std::string> args = {"-a", "127.0.0.1",
+                                     "-p", std::to_string(nodes_[i].client),
+                                     "-n", "node" + std::to_string(i + 1),
+                                     "-m", std::to_string(nodes_[i].monitor)};
+    // One node stands alone: clustered JetStream would wait for peers that never come.
     if (nodes > 1) {
-      args.push_back("--routes");
-      args.push_back(routes);
+      args.insert(args.end(), {"--cluster", "nats://127.0.0.1:" + std::to_string(nodes_[i].cluster), "--cluster_name",
+                               "mavswitch-test", "--routes", routes});
     }
     args.insert(args.end(), extra.begin(), extra.end());
     if (!jetstream_dir.empty()) {

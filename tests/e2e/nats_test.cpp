@@ -271,11 +271,14 @@ TEST_F(Fabric, ALateConsumerSeesTheFleetAtOnce) {
   out.clear();
   EXPECT_NE(run_command(tool_path() + " fleet --nats " + plain.url(0) + " 2>&1", &out), 0);
   EXPECT_NE(out.find("the fleet state"), std::string::npos) << out;
-  EXPECT_NE(out.find("the cluster has no JetStream (start each nats-server with -js"), std::string::npos) << out;
+  EXPECT_NE(out.find("FleetState needs JetStream: start nats-server with -js"), std::string::npos) << out;
   // And the router with FleetState there: the same words.
   Site lone(scratch_, "lone", "Url = " + plain.url(0) + "\nFleetState = true\n");
-  EXPECT_TRUE(
-      wait_until([&] { return lone.router->err().find("the cluster has no JetStream") != std::string::npos; }, 15000ms))
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return lone.router->err().find("FleetState needs JetStream: start nats-server with -js") != std::string::npos;
+      },
+      15000ms))
       << lone.router->err();
 }
 

@@ -489,3 +489,36 @@ TEST_F(ConfigTest, NatsEndpointKeys) {
             file + ":3: Mode: unknown key in this section");
   EXPECT_NE(error_of("[NatsEndpoint f]\nUser = x\n").find("Url is required"), std::string::npos);
 }
+
+// Vehicle names a vehicle's router; Vehicles lists a ground router's vehicles with their ids.
+TEST_F(ConfigTest, NatsVehicleKeys) {
+  Config c;
+  load_config_file(write("fleet.conf",
+                         "[NatsEndpoint fleet]\nUrl = nats://a:4222\nVehicles = v1:11, v2, boat-*\n"
+                         "[NatsEndpoint boat]\nUrl = nats://a:4222\nVehicle = boat-7\n"),
+                   c);
+  finish_config(c);
+  ASSERT_EQ(c.endpoints.size(), 2u);
+  const auto& vehicles = c.endpoints[0].nats.vehicles;
+  ASSERT_EQ(vehicles.size(), 3u);
+  EXPECT_EQ(vehicles[0].name, "v1");
+  EXPECT_EQ(vehicles[0].system, 11);
+  EXPECT_EQ(vehicles[1].system, 0) << "the first free id";
+  EXPECT_EQ(vehicles[2].name, "boat-*");
+  EXPECT_EQ(c.endpoints[1].nats.vehicle, "boat-7");
+  const std::string file = (dir_ / "bad.conf").string();
+  const std::string nats = "[NatsEndpoint f]\nUrl = nats://x:1\n";
+  EXPECT_EQ(error_of(nats + "Vehicle = v.1\n"),
+            file + ":3: Vehicle: 'v.1' is not a vehicle name (letters, digits, '-', '_')");
+  EXPECT_EQ(error_of(nats + "Vehicle = boat-*\n"),
+            file + ":3: Vehicle: 'boat-*' is not a vehicle name (letters, digits, '-', '_')");
+  EXPECT_EQ(error_of(nats + "Vehicle = from\n"),
+            file + ":3: Vehicle: 'from' is a word of the fabric's subjects, not a vehicle name");
+  EXPECT_EQ(error_of(nats + "Vehicles = v1:11, v2:11\n"),
+            file + ":3: Vehicles: system id 11 is given to both v1 and v2");
+  EXPECT_EQ(error_of(nats + "Vehicles = v1, v1\n"), file + ":3: Vehicles: vehicle 'v1' is listed twice");
+  EXPECT_EQ(error_of(nats + "Vehicles = boat-*:3\n"),
+            file + ":3: Vehicles: 'boat-*:3': a pattern takes the first free system ids, not one (boat-* without ':')");
+  EXPECT_EQ(error_of(nats + "Vehicles = v1:0\n"), file + ":3: Vehicles: '0' is not a whole number from 1 to 255");
+  EXPECT_NE(error_of(nats + "Vehicle = a\nVehicles = b\n").find(": Vehicle and Vehicles together"), std::string::npos);
+}

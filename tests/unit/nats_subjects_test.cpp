@@ -3,6 +3,8 @@
 
 #include "dialect/builtin.hpp"
 #include "fabric/fabric_subjects.hpp"
+#include "fabric/fleet_state.hpp"
+#include "fabric/vehicle_map.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/param_request_read.hpp"
 #include "support/frames.hpp"
@@ -55,4 +57,47 @@ TEST(NatsSubjects, SubjectsAndPatternsIntersectByNatsWildcards) {
   EXPECT_FALSE(subjects_intersect("m.from.>", "m.from")) << "\">\" takes one token or more";
   EXPECT_FALSE(subjects_intersect("m.from.*", "m.from.1.1")) << "\"*\" takes exactly one";
   EXPECT_FALSE(subjects_intersect("m.from.1", "m.from.1.1"));
+}
+
+TEST(NatsSubjects, ANamedVehiclesSubjectsCarryItsName) {
+  EXPECT_EQ(subject(test::heartbeat(1, 1), "mavlink.v1"), "mavlink.v1.from.1.1.HEARTBEAT");
+  EXPECT_EQ(subject(test::command_long(255, 190, 1, 1), "mavlink.v2"), "mavlink.v2.to.1.1.COMMAND_LONG");
+  EXPECT_EQ(daemon::interest_subject("mavlink.v2", 1), "mavlink.v2.to.1.>");
+  EXPECT_EQ(fabric::subject_vehicle("mavlink.v2.from.1.1.HEARTBEAT", "mavlink"), "v2");
+  EXPECT_EQ(fabric::subject_vehicle("fleet.mav.boat-7.to.255.190.COMMAND_ACK", "fleet.mav"), "boat-7");
+  EXPECT_EQ(fabric::subject_vehicle("mavlink.from.1.1.HEARTBEAT", "mavlink"), "");
+  EXPECT_EQ(fabric::subject_vehicle("mavlink.to.1.1.COMMAND_LONG", "mavlink"), "");
+  EXPECT_EQ(fabric::subject_vehicle("mavlinkx.v2.from.1.1.HEARTBEAT", "mavlink"), "") << "another prefix";
+  EXPECT_EQ(fabric::subject_vehicle("mavlink.v2", "mavlink"), "") << "no subject of the fabric";
+}
+
+TEST(VehicleMap, PatternsMatchRunsOfCharacters) {
+  EXPECT_TRUE(daemon::name_matches("boat-*", "boat-7"));
+  EXPECT_TRUE(daemon::name_matches("boat-*", "boat-"));
+  EXPECT_TRUE(daemon::name_matches("*", "anything"));
+  EXPECT_TRUE(daemon::name_matches("b*t-*-x", "boat-12-x"));
+  EXPECT_TRUE(daemon::name_matches("*-x", "a-x-x"));
+  EXPECT_FALSE(daemon::name_matches("boat-*", "boat"));
+  EXPECT_FALSE(daemon::name_matches("boat-*", "car-1"));
+  EXPECT_FALSE(daemon::name_matches("b*t-*-x", "boat-12-y"));
+}
+
+TEST(VehicleMap, ListedNamesFirstThenPatternsTakeTheFreeIds) {
+  daemon::VehicleMap map("mavlink", {{"v1", 2}, {"v2", 0}, {"boat-*", 0}, {"v3", 1}});
+  ASSERT_EQ(map.vehicles().size(), 3u) << "the names listed, at once";
+  EXPECT_EQ(map.summary(), "v1=2 v3=1 v2=3");
+  bool numbered = false;
+  const auto none = [](uint8_t s) { return s == 4; };  // 4 is a system behind this router
+  EXPECT_EQ(map.find("v2", none, &numbered)->system, 3);
+  EXPECT_FALSE(numbered);
+  const auto* boat = map.find("boat-a", none, &numbered);
+  ASSERT_NE(boat, nullptr);
+  EXPECT_TRUE(numbered);
+  EXPECT_EQ(boat->system, 5) << "not 4: in use here";
+  EXPECT_EQ(boat->root, "mavlink.boat-a");
+  EXPECT_EQ(map.by_system(5), boat);
+  EXPECT_EQ(map.find("car-1", none, &numbered), nullptr) << "not taken";
+  for (int n = 0; n < 250; ++n) ASSERT_NE(map.find("boat-" + std::to_string(n), none, &numbered), nullptr) << n;
+  EXPECT_EQ(map.find("boat-last", none, &numbered), nullptr) << "no id left: 255 in use, one of them here";
+  EXPECT_EQ(map.vehicles().size(), 254u);
 }

@@ -1,0 +1,68 @@
+// A ground router's vehicles (`Vehicles = v1:11, v2:12, boat-*`): which of the fleet's named
+// vehicles it takes, and the system id each appears under in its own MAVLink network. Vehicles
+// that all say "system 1" at home thus become 11, 12, 13 here (fabric_link.hpp renumbers their
+// frames). A name listed with an id gets it; one listed without, the first free id at start;
+// a pattern's matches the first free ids as they are first heard. Never more than 255.
+//
+// Chose not to build: renumbering a vehicle's other systems (a vehicle is one system here: the
+// one its first HEARTBEAT that is not a ground station's names), and patterns as NATS wildcards
+// (a pattern's vehicles are found by their heartbeats, then subscribed to one by one).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace mavswitch::daemon {
+
+class VehicleMap {
+ public:
+  struct Vehicle {
+    std::string name;
+    std::string root;           // PREFIX.NAME: where its subjects start
+    uint8_t system = 0;         // its id in this router's network
+    int own = -1;               // its id in its own network; -1: not heard yet
+    bool refused = false;       // signed frames this link has no key to sign again after renumbering
+    bool bad_key_said = false;  // its signatures do not match the link's key: said once
+  };
+
+  // Numbers the names listed (with their id, or the first free one): they are known at once.
+  VehicleMap(const std::string& prefix, const std::vector<NatsSettings::VehicleChoice>& choices);
+
+  // The vehicle called `name`. A name a pattern takes is numbered now (`numbered` set), with the
+  // first id that is free and not `in_use` here. Null: not one of this router's, or no id left
+  // (said once, as an error line).
+  Vehicle* find(std::string_view name, const std::function<bool(uint8_t)>& in_use, bool* numbered);
+  Vehicle* by_system(uint8_t system) noexcept { return by_system_[system]; }
+  bool has_patterns() const noexcept { return !patterns_.empty(); }
+  const std::deque<Vehicle>& vehicles() const noexcept { return vehicles_; }
+  std::string summary() const;  // "v1=11 v2=12 boat-7=1"
+
+ private:
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  Vehicle& add(std::string_view name, uint8_t system);
+  int first_free(const std::function<bool(uint8_t)>& in_use) const;
+
+  std::string prefix_;
+  std::vector<std::string> patterns_;
+  std::deque<Vehicle> vehicles_;  // a deque: a Vehicle stays where it is as others are added
+  std::unordered_map<std::string, Vehicle*, NameHash, std::equal_to<>> by_name_;
+  std::array<Vehicle*, 256> by_system_{};
+  std::array<bool, 256> listed_{};  // ids given in Vehicles: never a pattern's
+  bool none_left_said_ = false;
+};
+
+// Whether `name` matches `pattern`, where '*' stands for any run of characters (none too).
+bool name_matches(std::string_view pattern, std::string_view name) noexcept;
+
+}  // namespace mavswitch::daemon
