@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
 
   mavswitch::tools::FleetOptions fleet_options;
   auto* fleet = app.add_subcommand("fleet",
-                                   "The fleet state a NATS cluster keeps: each system's latest HEARTBEAT, "
-                                   "position and status");
+                                   "The fleet state a NATS cluster keeps: each vehicle's (by name) and "
+                                   "system's latest HEARTBEAT, position and status");
   fleet->add_option("--nats", fleet_options.urls, "The cluster's servers (default nats://127.0.0.1:4222)")
       ->delimiter(',');
   fleet->add_option("--prefix", fleet_options.prefix, "The routers' subject Prefix (default mavlink)");
