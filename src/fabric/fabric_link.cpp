@@ -130,16 +130,19 @@ bool FabricLink::delivered_earlier(const Subscription& sub, const char* subject)
 size_t FabricLink::drain() {
   MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::drain");
   size_t messages = 0;
-  for (const Subscription& sub : subscriptions_) {
+  // By index: what a message brings may subscribe to more (a vehicle taken, a system heard),
+  // which moves the vector; those are drained in this pass too.
+  for (size_t i = 0; i < subscriptions_.size(); ++i) {
+    natsSubscription* const handle = subscriptions_[i].handle;
     // Only what is there: asking an empty subscription costs libnats an error string.
     int pending = 0;
-    if (natsSubscription_GetPending(sub.handle, &pending, nullptr) != NATS_OK) continue;
+    if (natsSubscription_GetPending(handle, &pending, nullptr) != NATS_OK) continue;
     for (; pending > 0; --pending) {
       natsMsg* msg = nullptr;
-      if (natsSubscription_NextMsg(&msg, sub.handle, 0) != NATS_OK) break;
+      if (natsSubscription_NextMsg(&msg, handle, 0) != NATS_OK) break;
       ++messages;
       const char* subject = natsMsg_GetSubject(msg);
-      if (!delivered_earlier(sub, subject))
+      if (!delivered_earlier(subscriptions_[i], subject))
         received_message(
             {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))},
             subject, natsMsg_GetReply(msg));
