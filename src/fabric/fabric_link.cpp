@@ -189,9 +189,11 @@ std::span<const uint8_t> FabricLink::from_vehicle(std::span<const uint8_t> messa
       name, [this](uint8_t s) { return published(s) || heard_unnamed_[s]; }, &numbered);
   if (v == nullptr || v->refused) return {};
   if (numbered) taken(*v);
-  const protocol::Probe probe = protocol::probe_frame(host_.message_table(), message.data(), message.size());
-  if (probe.status != protocol::Probe::Status::kFrame) return {};
-  const protocol::FrameView& frame = probe.frame;
+  // Its header read, its length checked; its CRC is the parser's, after renumbering (which keeps
+  // a wrong checksum wrong).
+  const size_t length = protocol::frame_length(message.data(), message.size());
+  if (length == 0 || length > message.size()) return {};
+  const protocol::FrameView frame = protocol::view_checked(host_.message_table(), message.first(length));
   // The vehicle is the system of its first HEARTBEAT that is not a ground station's: a laptop
   // beside it, or its other systems, are not renumbered onto it.
   if (v->own < 0 && frame.msgid() == 0 && frame.payload_byte(kHeartbeatTypeOffset) != kMavTypeGcs) {

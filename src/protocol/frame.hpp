@@ -23,6 +23,15 @@ inline constexpr size_t kMaxFrameLen = kHeaderLenV2 + kMaxPayloadLen + kChecksum
 inline constexpr uint8_t kIncompatSigned = 0x01;
 inline constexpr uint8_t kKnownIncompatFlags = kIncompatSigned;
 
+// The length of the frame `p` starts (header, payload, checksum, signature), read from its
+// header; 0 when p does not start with a start byte or holds too little of a header to tell.
+inline size_t frame_length(const uint8_t* p, size_t avail) noexcept {
+  if (avail >= kHeaderLenV2 && p[0] == kMagicV2)
+    return kHeaderLenV2 + p[1] + kChecksumLen + ((p[2] & kIncompatSigned) ? kSignatureLen : 0);
+  if (avail >= kHeaderLenV1 && p[0] == kMagicV1) return kHeaderLenV1 + p[1] + kChecksumLen;
+  return 0;
+}
+
 class FrameView {
  public:
   enum Flags : uint8_t {

@@ -22,26 +22,23 @@ Probe probe_frame(const MessageTable& table, const uint8_t* p, size_t avail) noe
   using S = Probe::Status;
   if (avail == 0) return {S::kNeedMore, {}};
   size_t header_len;
-  size_t frame_len;
   uint32_t msgid;
   uint8_t flags;
   if (p[0] == kMagicV2) {
     if (avail < kHeaderLenV2) return {S::kNeedMore, {}};
-    const uint8_t incompat = p[2];
-    if (incompat & ~kKnownIncompatFlags) return {S::kBadIncompat, {}};
+    if (p[2] & ~kKnownIncompatFlags) return {S::kBadIncompat, {}};
     header_len = kHeaderLenV2;
-    frame_len = kHeaderLenV2 + p[1] + kChecksumLen + ((incompat & kIncompatSigned) ? kSignatureLen : 0);
     msgid = static_cast<uint32_t>(p[7]) | (static_cast<uint32_t>(p[8]) << 8) | (static_cast<uint32_t>(p[9]) << 16);
     flags = FrameView::kV2;
   } else if (p[0] == kMagicV1) {
     if (avail < kHeaderLenV1) return {S::kNeedMore, {}};
     header_len = kHeaderLenV1;
-    frame_len = kHeaderLenV1 + p[1] + kChecksumLen;
     msgid = p[5];
     flags = 0;
   } else {
     return {S::kNoMagic, {}};
   }
+  const size_t frame_len = frame_length(p, avail);
   if (avail < frame_len) return {S::kNeedMore, {}};
 
   const auto size = static_cast<uint16_t>(frame_len);
