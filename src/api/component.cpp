@@ -27,6 +27,7 @@ void ComponentCore::attach() {
   spec.kind = transport::EndpointSpec::Kind::kMade;
   spec.name = fmt::format("component-{}-{}", sysid, compid);
   spec.router_thread = true;
+  spec.message_rates = false;  // a component's own requests go where it sends them
   spec.maker = component_maker(weak_from_this());
   endpoint_ = router.open_endpoint(std::move(spec));
 }

@@ -99,6 +99,9 @@ struct GeneralConfig {
   LogMode log_mode = LogMode::kAlways;
   std::optional<uint8_t> log_system_id;
   FlightLogFormat flight_log_format = FlightLogFormat::kAuto;  // MavlinkDialect
+  // MessageRates: each link gets the message rates it asks for, the autopilot the fastest
+  // (rates/); false: requests pass to the autopilot as they are.
+  bool message_rates = true;
   uint8_t log_writer_system = 254;  // the flight log writer's own identity on the routing fabric
   uint8_t log_writer_component = 191;
   uint64_t min_free_space = 0;

@@ -320,7 +320,9 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
       g.flight_log_format = FlightLogFormat::kDataflash;
     else
       w.fail(quoted(v) + " must be auto, common or ardupilotmega");
-  } else if (key == "logwritersystemid")
+  } else if (key == "messagerates")
+    g.message_rates = get_bool(w, v);
+  else if (key == "logwritersystemid")
     g.log_writer_system = static_cast<uint8_t>(get_uint(w, v, 255, 1));
   else if (key == "logwritercomponentid")
     g.log_writer_component = static_cast<uint8_t>(get_uint(w, v, 255, 1));

@@ -74,6 +74,8 @@ std::map<std::string, Setter> with_shaping_keys(std::map<std::string, Setter> ke
   keys.emplace("maxdelay", [](auto& w, auto v, auto& e) {
     e.spec.max_delay = static_cast<transport::Millis>(get_uint(w, v, 60'000, 10));
   });
+  // Off: this endpoint's requests for message rates go to the autopilot as they are (rates/).
+  keys.emplace("messagerates", [](auto& w, auto v, auto& e) { e.spec.message_rates = get_bool(w, v); });
   keys.emplace("priority",
                [](auto& w, auto v, auto& e) { e.policy.priority = static_cast<int>(get_uint(w, v, 1000)); });
   return keys;

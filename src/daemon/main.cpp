@@ -19,6 +19,7 @@
 #include "dialect/loader.hpp"
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
+#include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "window/operator_window.hpp"
 #include "window/vehicle_watch.hpp"
@@ -232,6 +233,10 @@ int main(int argc, char** argv) {
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
   // Listens beside the flight log writer, as component 192; it never sends.
   const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
+  // Asks the autopilots for the rates the links want, as component 193 (rates/).
+  std::unique_ptr<rates::MessageRates> message_rates;
+  if (general.message_rates)
+    message_rates = std::make_unique<rates::MessageRates>(router, general.log_writer_system, 193);
   window.add_vehicles(&vehicles);
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(

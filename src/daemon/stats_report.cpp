@@ -81,10 +81,11 @@ std::string format_stats(Router& router) {
                      p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
       if (l.shaped()) {
         const auto& d = c.paced_drops;
-        fmt::format_to(it,
-                       "      shaped: rate-limited in {}, out {}; paced: telemetry superseded by newer {}; dropped "
-                       "(full or late): control {}, status {}, telemetry {}\n",
-                       c.rate_limited_in, c.rate_limited_out, c.superseded, d[0], d[1], d[2]);
+        fmt::format_to(
+            it,
+            "      shaped: rate-limited in {}, out {}; rate-thinned {}; paced: telemetry superseded by newer "
+            "{}; dropped (full or late): control {}, status {}, telemetry {}\n",
+            c.rate_limited_in, c.rate_limited_out, c.rate_thinned, c.superseded, d[0], d[1], d[2]);
       }
       if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {

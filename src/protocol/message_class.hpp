@@ -26,9 +26,10 @@ inline bool is_targeted(const FrameView& f) noexcept {
 
 // One stream of a source: (system, component, message), the unit rate limits count and a paced
 // link keeps the newest of.
-inline uint64_t stream_key(const FrameView& f) noexcept {
-  return uint64_t{f.sysid()} << 32 | uint64_t{f.compid()} << 24 | f.msgid();
+inline uint64_t stream_key(uint8_t sysid, uint8_t compid, uint32_t msgid) noexcept {
+  return uint64_t{sysid} << 32 | uint64_t{compid} << 24 | msgid;
 }
+inline uint64_t stream_key(const FrameView& f) noexcept { return stream_key(f.sysid(), f.compid(), f.msgid()); }
 
 inline MessageClass classify(const FrameView& f) noexcept {
   if (is_targeted(f) || is_protocol_message(f.msgid())) return MessageClass::kControl;

@@ -186,6 +186,28 @@ uint64_t Router::next_signing_timestamp() noexcept {
   return next;
 }
 
+void Router::take_rate_requests(RateRequestFn requests, std::function<void(routing::LinkId)> gone) {
+  if (running()) throw std::logic_error("Router::take_rate_requests after run()");
+  rate_requests_ = std::move(requests);
+  link_gone_ = std::move(gone);
+}
+
+void Router::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::wish");
+  const uint32_t owner = placements_.at(id).owner.load(std::memory_order_relaxed);
+  if (owner >= workers_.size()) return;
+  Worker* w = workers_[owner].get();
+  if (owner == 0)
+    w->wish(id, sysid, compid, msgid, interval_us);
+  else
+    w->loop().post([w, id, sysid, compid, msgid, interval_us] { w->wish(id, sysid, compid, msgid, interval_us); });
+}
+
+void Router::send_to(routing::LinkId id, std::span<const uint8_t> frame) {
+  MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::send_to");
+  workers_[0]->send_alone(id, protocol::view_checked(*table_, frame));
+}
+
 std::string Router::endpoint_description(size_t i) {
   std::string text;
   run_on_loop([&] {

@@ -84,6 +84,19 @@ class Router final {
   // sends anything: routed to at once, as a link it was heard on. Router thread (or before run()).
   void pin(routing::LinkId link, uint8_t sysid, uint8_t compid);
 
+  // Message rates (rates/): a request for a message's rate (a MAV_CMD_SET_MESSAGE_INTERVAL
+  // command, REQUEST_DATA_STREAM) from a link whose endpoint takes part (EndpointSpec::
+  // message_rates) is not routed but handed to `requests` on the router's thread, with the id
+  // of the link it came on; `gone` hears of every link that goes, there too. Before run().
+  using RateRequestFn = std::function<void(routing::LinkId, const protocol::FrameView&)>;
+  void take_rate_requests(RateRequestFn requests, std::function<void(routing::LinkId)> gone);
+  // What link `id`'s peer gets of stream (sysid, compid, msgid) from now on: at most one every
+  // interval_us, the newest (transport::Link::wish). Router thread.
+  void wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
+  // One whole frame to link `id` alone, signed where it signs, not routed (and not learned
+  // from): an answer given in another's name. Router thread.
+  void send_to(routing::LinkId id, std::span<const uint8_t> frame);
+
   // True on the router's thread (worker 0, inside run()); false elsewhere, and on every thread
   // while run() is not active.
   bool on_loop_thread() const noexcept { return loop_thread_.load() == std::this_thread::get_id(); }
@@ -199,6 +212,8 @@ class Router final {
   std::atomic<bool> has_run_{false};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
+  RateRequestFn rate_requests_;                     // set before run(), read by the workers
+  std::function<void(routing::LinkId)> link_gone_;  // the same
   mutable std::mutex link_names_mutex_;
   std::vector<std::string> link_names_;  // by link id, under link_names_mutex_
   std::vector<Instance> instances_;      // last: endpoints close before the workers go

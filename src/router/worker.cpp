@@ -87,6 +87,7 @@ void Worker::link_up(transport::Link& link) {
 void Worker::link_down(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_down");
   if (link.id >= links_.size() || links_[link.id].wire != &link) return;
+  if (router_.link_gone_) router_.event_loop().post([router = &router_, id = link.id] { router->link_gone_(id); });
   link.endpoint().retire(counters_of(link), link.parser_stats());
   router_.placements_.clear_direct(link.id);  // no new reader finds its DirectTarget: retire it
   router_.routing_.remove_link(link.id);
@@ -186,6 +187,20 @@ void Worker::route_deferred() {
   }
 }
 
+namespace {
+
+// A peer asking for a message's rate from a component: MAV_CMD_SET_MESSAGE_INTERVAL (511) in a
+// COMMAND_LONG or COMMAND_INT, or REQUEST_DATA_STREAM, to a named system.
+constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75, kCommandLong = 76;
+bool is_rate_request(const protocol::FrameView& f) noexcept {
+  const uint32_t id = f.msgid();
+  if (id == kRequestDataStream) return f.payload_byte(2) != 0;
+  if (id != kCommandLong && id != kCommandInt) return false;
+  return f.payload_byte(28) == 0xFF && f.payload_byte(29) == 0x01 && f.payload_byte(30) != 0;  // 511, target
+}
+
+}  // namespace
+
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
   if (deciding_) [[unlikely]] {  // sent by a component's handler this decision called: after it
@@ -197,7 +212,41 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
     sequences.record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
   else
     sequences.record(frame.sysid(), frame.compid(), frame.seq());
+  // Three compares on every frame; the rest only for these few messages.
+  if (frame.msgid() - kRequestDataStream <= kCommandLong - kRequestDataStream) [[unlikely]] {
+    if (router_.rate_requests_ && link.endpoint().spec().message_rates && is_rate_request(frame)) {
+      take_rate_request(link.id, frame);
+      return;
+    }
+  }
   route_here(link.id, frame);
+}
+
+// Not routed: the router's message rates (rates/) answer it, on the router's thread.
+void Worker::take_rate_request(routing::LinkId from, const protocol::FrameView& frame) {
+  router_.event_loop().post(
+      [router = &router_, from, bytes = std::vector<uint8_t>(frame.bytes().begin(), frame.bytes().end())] {
+        if (router->rate_requests_)
+          router->rate_requests_(from, protocol::view_checked(router->routing_table(), bytes));
+      });
+}
+
+void Worker::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::wish");
+  if (id >= links_.size() || links_[id].wire == nullptr) return;  // gone meanwhile
+  links_[id].wire->wish(sysid, compid, msgid, interval_us);
+  if (links_[id].direct) {  // other workers stop writing to it themselves: it is shaped now
+    router_.placements_.clear_direct(id);
+    retired_.emplace_back(router_.epochs_.retire(), std::move(links_[id].direct));
+  }
+}
+
+void Worker::send_alone(routing::LinkId to, const protocol::FrameView& frame) {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::send_alone");
+  if (router_.routing_.signs_out(to))
+    deliver_signed(to, frame);
+  else
+    send(to, frame, frame.bytes());
 }
 
 void Worker::link_resumed(transport::Link& link) {

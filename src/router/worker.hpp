@@ -64,6 +64,11 @@ class Worker final : public transport::LinkHost {
   // Runs f once, on this worker's thread, when the current loop iteration has ended (its
   // writes done). On this worker's thread.
   void at_iteration_end(std::function<void()> f);
+  // Link `id` (one this worker owns) thins stream (sysid, compid, msgid) to its peer's wish
+  // (transport::Link::wish); from now on every frame to it passes this thread. Its thread.
+  void wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
+  // One frame to link `id` alone, signed where it signs, not routed. This worker's thread.
+  void send_alone(routing::LinkId to, const protocol::FrameView& frame);
 
   // transport::LinkHost
   void link_up(transport::Link& link) override;
@@ -86,6 +91,7 @@ class Worker final : public transport::LinkHost {
   Destination& slot(routing::LinkId id);
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_deferred();
+  [[gnu::noinline]] void take_rate_request(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_traced(routing::LinkId from, const protocol::FrameView& frame);
   // The routing decision's callback: where a frame for link `to` goes (signed when routing says
   // the link signs; then by the router's placements: this worker, a direct write, or the owner's

@@ -54,6 +54,9 @@ struct EndpointSpec {
   // Its links live on the first worker, the router's thread (an in-process component: its
   // handlers run there), not on the next worker in turn.
   bool router_thread = false;
+  // MessageRates: its peers' requests for message rates go to the router's message rates
+  // (rates/), not to the autopilot; false: passed on as they are.
+  bool message_rates = true;
 
   RateLimits rate_in, rate_out;  // RateLimitIn, RateLimitOut: per (source, message)
   // MaxRate: the bytes a second each link may send, paced with priorities (transport/pacer.hpp).

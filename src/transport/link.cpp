@@ -19,6 +19,7 @@ constexpr Millis kFalseStartQuiet = 250;
 
 struct Link::Shaping {
   std::optional<RateLimiter> in, out;
+  StreamWishes wishes;  // what its peer asked for (the router's message rates)
   std::optional<Pacer> pacer;
   EventLoop::TimerId release_timer = 0;
 };
@@ -55,6 +56,13 @@ void Link::pace(uint64_t bytes_per_second) {
     shaping_->pacer.emplace(bytes_per_second, endpoint_.spec().max_delay);
 }
 
+void Link::wish(uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::wish");
+  if (!shaping_) shaping_ = std::make_unique<Shaping>();
+  viewed_ = true;
+  shaping_->wishes.set(sysid, compid, msgid, interval_us);
+}
+
 void Link::frame_parsed(const protocol::FrameView& f) {
   ++counters_.frames_in;
   if (shaping_ && shaping_->in && !shaping_->in->admit(f, now_us())) [[unlikely]] {
@@ -72,6 +80,10 @@ bool Link::send_viewed(const protocol::FrameView& frame, std::span<const uint8_t
 bool Link::send_shaped(const protocol::FrameView& f, std::span<const uint8_t> bytes) {
   MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::send_shaped");
   Shaping& s = *shaping_;
+  if (!s.wishes.empty() && !s.wishes.admit(f, now_us())) {
+    ++counters_.rate_thinned;
+    return false;
+  }
   if (s.out && !s.out->admit(f, now_us())) {
     ++counters_.rate_limited_out;
     return false;

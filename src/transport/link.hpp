@@ -56,6 +56,7 @@ struct LinkCounters {
   uint64_t dropped_down = 0;        // frames for a link that is not connected
   uint64_t rate_limited_in = 0;     // RateLimitIn: frames in faster than allowed
   uint64_t rate_limited_out = 0;    // RateLimitOut
+  uint64_t rate_thinned = 0;        // message rates: frames past the rate its peer asked for
   uint64_t superseded = 0;          // MaxRate: telemetry replaced by a newer value while it waited
   uint64_t looped_in = 0;           // frames that came back to the router that sent them (the fabric)
   uint64_t unmapped = 0;            // the fabric's Vehicles: frames of vehicles it does not take, either way
@@ -65,7 +66,8 @@ struct LinkCounters {
   LinkCounters& operator+=(const LinkCounters& o) noexcept {
     frames_in += o.frames_in, bytes_in += o.bytes_in, frames_out += o.frames_out, bytes_out += o.bytes_out;
     dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
-    rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, superseded += o.superseded;
+    rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, rate_thinned += o.rate_thinned,
+        superseded += o.superseded;
     looped_in += o.looped_in, unmapped += o.unmapped;
     for (size_t c = 0; c < paced_drops.size(); ++c) paced_drops[c] += o.paced_drops[c];
     return *this;
@@ -117,6 +119,9 @@ class Link {
   size_t paced_bytes() const noexcept;  // waiting in its pacer (MaxRate) for the budget
   // Sets the budget (bytes a second; 0: none) where the endpoint leaves it to the link kind.
   void pace(uint64_t bytes_per_second);
+  // Frames of stream (sysid, compid, msgid) to it at most one every interval_us from now on,
+  // the newest passing (StreamWishes::kOff: none; 0: all, as before). Its own thread.
+  void wish(uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
   // Writes what is queued; called by the host once per loop iteration after needs_flush(), and
   // by send() when the queue is full.
   virtual void flush() = 0;

@@ -27,6 +27,29 @@ struct RateLimits {
   double rate_for(const protocol::FrameView& f) const noexcept;
 };
 
+// Whether a frame due at `next` (its stream's due time, advanced here when it passes) may pass
+// at `now_us`, one every `interval_us`.
+bool admit_due(int64_t& next, int64_t interval_us, int64_t now_us) noexcept;
+
+// What each stream (source system, component, message) may send to one link: the rates the
+// link's own peer asked for (the router's message rates). A stream not named passes; one asked
+// off never does. Its owner's thread only.
+class StreamWishes {
+ public:
+  static constexpr int64_t kOff = -1;
+  // One every `interval_us` from now on (kOff: none; 0: no wish, all pass).
+  void set(uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
+  bool admit(const protocol::FrameView& f, int64_t now_us);
+  bool empty() const noexcept { return wishes_.empty(); }
+
+ private:
+  struct Wish {
+    int64_t interval_us;
+    int64_t next_us;
+  };
+  std::unordered_map<uint64_t, Wish> wishes_;  // by stream key
+};
+
 // The state of one direction of one link; its owner's thread only.
 class RateLimiter {
  public:

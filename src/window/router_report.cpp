@@ -22,6 +22,7 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCoun
           {"link_down", c.dropped_down},
           {"rate_limited_in", c.rate_limited_in},
           {"rate_limited_out", c.rate_limited_out},
+          {"rate_thinned", c.rate_thinned},
           {"superseded", c.superseded},
           {"paced_control", c.paced_drops[0]},
           {"paced_status", c.paced_drops[1]},

@@ -1,0 +1,216 @@
+#include "rates/message_rates.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/log.hpp"
+#include "mavswitch/msg/command_ack.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/system_time.hpp"
+#include "rates/stream_groups.hpp"
+
+namespace mavswitch::rates {
+namespace {
+
+constexpr uint16_t kSetMessageInterval = 511;
+constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75;
+constexpr uint8_t kResultInProgress = 5;
+constexpr int kTries = 3;                  // as a ground station would send a command
+constexpr int64_t kRetryMs = 1000;         // MAVLink's command protocol: about a second
+constexpr uint32_t kRebootBackMs = 10000;  // SYSTEM_TIME this far back: the component rebooted
+
+float f32(const protocol::FrameView& f, int offset) {
+  uint8_t b[4];
+  for (int i = 0; i < 4; ++i) b[i] = f.payload_byte(offset + i);
+  float v;
+  std::memcpy(&v, b, 4);
+  return v;
+}
+
+}  // namespace
+
+MessageRates::MessageRates(Router& router, uint8_t sysid, uint8_t compid)
+    : router_(router), component_(std::make_unique<mavswitch::Component>(router, sysid, compid)) {
+  router_.take_rate_requests([this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
+                             [this](routing::LinkId link) { gone(link); });
+  subscriptions_.push_back(component_->subscribe<msg::CommandAck>(
+      [this](const msg::CommandAck& ack, const protocol::FrameView& f) {
+        acknowledged(f, ack.result, ack.result_param2, ack.command);
+      },
+      {.addressed_to_me = true}));
+  subscriptions_.push_back(
+      component_->subscribe<msg::SystemTime>([this](const msg::SystemTime& t, const protocol::FrameView& f) {
+        const auto it = targets_.find(component_key(f.sysid(), f.compid()));
+        if (it == targets_.end()) return;
+        const uint32_t last = it->second.last_boot_ms;
+        it->second.last_boot_ms = t.time_boot_ms;
+        if (t.time_boot_ms + kRebootBackMs >= last) return;
+        log::info("message rates: {}/{} rebooted: asking it again for every wish", f.sysid(), f.compid());
+        for (auto& [key, ask] : asks_) {
+          if (key.system != f.sysid() || key.component != f.compid()) continue;
+          ask.answered = false;
+          queue(key);
+        }
+      }));
+}
+
+MessageRates::~MessageRates() {
+  router_.run_on_loop([&] {
+    for (auto& [key, t] : targets_) {
+      if (t.timer != 0) router_.event_loop().cancel(t.timer);
+    }
+  });
+}
+
+void MessageRates::request(routing::LinkId link, const protocol::FrameView& f) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "MessageRates::request");
+  if (f.msgid() == kRequestDataStream) {  // rate (Hz, 2 bytes), target system, component, stream, start
+    const auto hz = static_cast<uint16_t>(f.payload_byte(0) | f.payload_byte(1) << 8);
+    const bool start = f.payload_byte(5) != 0;
+    const int64_t interval = start && hz > 0 ? 1'000'000 / hz : kOff;
+    for (const uint32_t message : stream_group(f.payload_byte(4)))
+      wish(link, {f.payload_byte(2), f.payload_byte(3), message}, interval, nullptr);
+    return;
+  }
+  // COMMAND_LONG and COMMAND_INT: param1 the message, param2 the interval (µs; 0 default, -1 off).
+  const float message = f32(f, 0), interval = f32(f, 4);
+  const Asker asker{link, f.sysid(), f.compid()};
+  const Key key{f.payload_byte(30), f.payload_byte(31), static_cast<uint32_t>(std::max(0.0f, message))};
+  const int64_t wished = interval < 0 ? kOff : static_cast<int64_t>(std::llround(interval));
+  (void)kCommandInt;
+  wish(link, key, wished, &asker);
+}
+
+void MessageRates::wish(routing::LinkId link, const Key& key, int64_t interval, const Asker* asker) {
+  wishes_[key][link] = interval;
+  router_.wish(link, key.system, key.component, key.message,
+               interval == kOff ? transport::StreamWishes::kOff : interval);
+  settle(key, asker);
+}
+
+void MessageRates::gone(routing::LinkId link) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "MessageRates::gone");
+  for (auto it = wishes_.begin(); it != wishes_.end();) {
+    const Key key = it->first;
+    const bool had = it->second.erase(link) > 0;
+    if (it->second.empty())
+      it = wishes_.erase(it);
+    else
+      ++it;
+    if (had) settle(key, nullptr);
+  }
+  for (auto& [key, ask] : asks_) std::erase_if(ask.waiting, [&](const Asker& a) { return a.link == link; });
+}
+
+int64_t MessageRates::fastest(const Key& key) const {
+  const auto it = wishes_.find(key);
+  if (it == wishes_.end()) return kDefault;
+  int64_t fastest = INT64_MAX;
+  bool any_default = false;
+  for (const auto& [link, interval] : it->second) {
+    if (interval > 0) fastest = std::min(fastest, interval);
+    any_default = any_default || interval == kDefault;
+  }
+  if (fastest != INT64_MAX) return fastest;
+  return any_default ? kDefault : kOff;
+}
+
+void MessageRates::settle(const Key& key, const Asker* asker) {
+  const int64_t wanted = fastest(key);
+  auto [it, added] = asks_.try_emplace(key);
+  Ask& ask = it->second;
+  if (!added && ask.interval == wanted && ask.answered) {
+    if (asker != nullptr) answer(key, *asker);  // asked already, as this wants: its answer stands
+    return;
+  }
+  if (asker != nullptr && std::find(ask.waiting.begin(), ask.waiting.end(), *asker) == ask.waiting.end())
+    ask.waiting.push_back(*asker);
+  if (!added && ask.interval == wanted) return;  // being asked already
+  ask.interval = wanted;
+  ask.answered = false;
+  queue(key);
+}
+
+void MessageRates::queue(const Key& key) {
+  const uint16_t id = component_key(key.system, key.component);
+  Target& t = targets_[id];
+  if (std::find(t.queue.begin(), t.queue.end(), key.message) == t.queue.end()) t.queue.push_back(key.message);
+  if (!t.in_flight) send_next(id);
+}
+
+void MessageRates::send_next(uint16_t id) {
+  Target& t = targets_[id];
+  if (t.timer != 0) router_.event_loop().cancel(t.timer);
+  t.timer = 0;
+  t.in_flight = !t.queue.empty();
+  if (!t.in_flight) return;
+  const Key key{uint8_t(id >> 8), uint8_t(id & 0xFF), t.queue.front()};
+  const Ask& ask = asks_[key];
+  msg::CommandLong c;
+  c.target_system = key.system;
+  c.target_component = key.component;
+  c.command = kSetMessageInterval;
+  c.confirmation = static_cast<uint8_t>(t.tries);
+  c.param1 = static_cast<float>(key.message);
+  c.param2 = static_cast<float>(ask.interval);
+  component_->send(c);
+  t.timer = router_.event_loop().after(kRetryMs, [this, id] {
+    Target& target = targets_[id];
+    target.timer = 0;
+    if (++target.tries >= kTries) {  // no answer: the next message; the askers hear nothing, as from a silent one
+      log::warning("message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", id >> 8, id & 0xFF,
+                   target.queue.front());
+      target.queue.pop_front();
+      target.tries = 0;
+    }
+    send_next(id);
+  });
+}
+
+void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, int32_t result_param2, uint16_t command) {
+  if (command != kSetMessageInterval) return;
+  const uint16_t id = component_key(f.sysid(), f.compid());
+  const auto t = targets_.find(id);
+  if (t == targets_.end() || !t->second.in_flight) return;
+  if (result == kResultInProgress) return;  // the answer follows: keep waiting
+  const Key key{f.sysid(), f.compid(), t->second.queue.front()};
+  Ask& ask = asks_[key];
+  ask.answered = true;
+  ask.result = result;
+  ask.result_param2 = result_param2;
+  for (const Asker& a : ask.waiting) answer(key, a);
+  ask.waiting.clear();
+  t->second.queue.pop_front();
+  t->second.tries = 0;
+  send_next(id);
+}
+
+// The component's answer, to the asker alone, in the component's name.
+void MessageRates::answer(const Key& key, const Asker& asker) {
+  const Ask& ask = asks_[key];
+  msg::CommandAck ack;
+  ack.command = kSetMessageInterval;
+  ack.result = ask.result;
+  ack.result_param2 = ask.result_param2;
+  ack.target_system = asker.system;
+  ack.target_component = asker.component;
+  uint8_t frame[protocol::kMaxFrameLen];
+  const size_t n =
+      dialect::typed::encode_frame(ack, {.seq = answer_seq_++, .sysid = key.system, .compid = key.component}, frame);
+  router_.send_to(asker.link, {frame, n});
+}
+
+std::vector<MessageRates::Rate> MessageRates::rates() const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "MessageRates::rates");
+  std::vector<Rate> out;
+  for (const auto& [key, ask] : asks_) {
+    Rate r{key.system, key.component, key.message, ask.interval, ask.answered, ask.result, {}};
+    if (const auto w = wishes_.find(key); w != wishes_.end()) {
+      for (const auto& [link, interval] : w->second) r.wishes.emplace_back(router_.link_name(link), interval);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace mavswitch::rates

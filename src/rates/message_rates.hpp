@@ -1,0 +1,102 @@
+// Each link gets the message rates it asks for. A component (an autopilot) has one rate per
+// message, but the programs around it want different ones; routers pass SET_MESSAGE_INTERVAL
+// on, so the last to ask wins for everyone. Here the router keeps each link's wish per
+// (component, message) instead: an interval, the component's default, or off. It asks the
+// component once, with a command of its own, for the fastest wish (its default when none is
+// left, off when every wish is off); it answers each asker's command with the component's own
+// COMMAND_ACK (result and result_param2), written to the asker's link in the component's name;
+// and each link is thinned to its own wish, the newest frame passing (transport::Link::wish).
+// A link's wishes go with it, and the component is asked again at once; a component that
+// rebooted (its SYSTEM_TIME went back) is asked again for every wish.
+//
+// Requests come from the router (Router::take_rate_requests): MAV_CMD_SET_MESSAGE_INTERVAL in
+// a COMMAND_LONG or COMMAND_INT, and ArduPilot's REQUEST_DATA_STREAM (a wish for each message
+// of the group: stream_groups.hpp; it has no answer). Everything here runs on the router's
+// thread. One command to a component at a time: COMMAND_ACK does not say which message it
+// answers.
+//
+// Chose not to build: GET_MESSAGE_INTERVAL and MESSAGE_INTERVAL pass as they are (the
+// component's own rate, not the asker's), and a link asking "default" is not thinned to it
+// (the default is the component's to know).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "api/component.hpp"
+#include "router/router.hpp"
+
+namespace mavswitch::rates {
+
+class MessageRates {
+ public:
+  static constexpr int64_t kDefault = 0;  // the component's own rate
+  static constexpr int64_t kOff = -1;
+
+  // Takes the router's rate requests; asks as component (sysid, compid). After start(), before run().
+  MessageRates(Router& router, uint8_t sysid, uint8_t compid);
+  ~MessageRates();
+  MessageRates(const MessageRates&) = delete;
+  MessageRates& operator=(const MessageRates&) = delete;
+
+  // What a component was asked for one message, and each link's wish. Router thread.
+  struct Rate {
+    uint8_t system, component;
+    uint32_t message;
+    int64_t asked_us;                                     // kDefault, kOff, or microseconds
+    bool answered;                                        // the component acknowledged it
+    uint8_t result;                                       // its MAV_RESULT then
+    std::vector<std::pair<std::string, int64_t>> wishes;  // by link name
+  };
+  std::vector<Rate> rates() const;
+
+ private:
+  struct Key {
+    uint8_t system, component;
+    uint32_t message;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Asker {  // a command to answer
+    routing::LinkId link;
+    uint8_t system, component;
+    bool operator==(const Asker&) const = default;
+  };
+  struct Ask {
+    int64_t interval = kDefault;  // what the component was (or is being) asked
+    bool answered = false;
+    uint8_t result = 0;
+    int32_t result_param2 = 0;
+    std::vector<Asker> waiting;
+  };
+  struct Target {                // a component asked: one command at a time: a COMMAND_ACK does not name its message
+    std::deque<uint32_t> queue;  // messages to ask about, in turn
+    bool in_flight = false;
+    int tries = 0;
+    transport::EventLoop::TimerId timer = 0;
+    uint32_t last_boot_ms = 0;
+  };
+
+  void request(routing::LinkId link, const protocol::FrameView& frame);
+  void wish(routing::LinkId link, const Key& key, int64_t interval, const Asker* asker);
+  void gone(routing::LinkId link);
+  void settle(const Key& key, const Asker* asker);  // asks again where the fastest wish changed
+  void queue(const Key& key);
+  void send_next(uint16_t target);
+  void acknowledged(const protocol::FrameView& frame, uint8_t result, int32_t result_param2, uint16_t command);
+  void answer(const Key& key, const Asker& asker);
+  int64_t fastest(const Key& key) const;
+  static uint16_t component_key(uint8_t system, uint8_t component) { return uint16_t(system << 8 | component); }
+
+  Router& router_;
+  std::unique_ptr<mavswitch::Component> component_;
+  std::vector<Subscription> subscriptions_;
+  std::map<Key, std::map<routing::LinkId, int64_t>> wishes_;
+  std::map<Key, Ask> asks_;
+  std::map<uint16_t, Target> targets_;
+  uint8_t answer_seq_ = 0;
+};
+
+}  // namespace mavswitch::rates

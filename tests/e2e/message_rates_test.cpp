@@ -1,0 +1,249 @@
+// Each link gets the message rates it asks for (rates/), end to end through mavswitchd: a fake
+// autopilot that obeys SET_MESSAGE_INTERVAL as ArduPilot and PX4 do, and ground stations that
+// ask it different rates through the router.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/free_ports.hpp"
+#include "e2e/http_client.hpp"
+#include "e2e/peers.hpp"
+#include "mavswitch/msg/attitude.hpp"
+#include "mavswitch/msg/command_ack.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/request_data_stream.hpp"
+#include "mavswitch/msg/vfr_hud.hpp"
+#include "support/test_support.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint16_t kSetMessageInterval = 511;
+
+// An autopilot (1/1) on a UDP link of the router: sends HEARTBEAT each second and ATTITUDE and
+// VFR_HUD at the interval it was last asked for (default 4 Hz; off when asked -1), and answers
+// SET_MESSAGE_INTERVAL with COMMAND_ACK (ACCEPTED, or UNSUPPORTED for a message it does not
+// have), as ArduPilot and PX4 do. pump() does what is due; the test calls it while it waits.
+class FakeAutopilot {
+ public:
+  explicit FakeAutopilot(uint16_t router_port) : router_port_(router_port) {}
+  void pump() {
+    const auto now = Clock::now();
+    if (now >= next_heartbeat_) {
+      link_.send_to(router_port_, heartbeat(1, 1, seq_++));
+      next_heartbeat_ = now + std::chrono::seconds(1);
+    }
+    for (auto& [id, s] : streams_) {
+      if (s.interval_us < 0 || now < s.next) continue;
+      if (id == msg::Attitude::kId) link_.send_to(router_port_, attitude(1, 1, ++s.sent, seq_++));
+      if (id == msg::VfrHud::kId) link_.send_to(router_port_, frame_of(msg::VfrHud{}, 1, 1, seq_++));
+      s.next = std::max(s.next + std::chrono::microseconds(s.interval_us), now);
+    }
+    link_.poll();
+    for (const auto& f : link_.received().frames) {
+      const protocol::FrameView v = view_of(f);
+      if (v.msgid() != msg::CommandLong::kId) continue;
+      const auto c = msg::CommandLong::decode(v.payload());
+      if (c.command != kSetMessageInterval || c.target_system != 1) continue;
+      asked.push_back({static_cast<uint32_t>(c.param1), static_cast<int64_t>(c.param2)});
+      asked_by.push_back(v.sysid());
+      msg::CommandAck ack;
+      ack.command = kSetMessageInterval;
+      ack.target_system = v.sysid();
+      ack.target_component = v.compid();
+      const auto it = streams_.find(static_cast<uint32_t>(c.param1));
+      ack.result = it == streams_.end() ? 3 : 0;  // MAV_RESULT_UNSUPPORTED, ACCEPTED
+      if (it != streams_.end()) it->second.interval_us = c.param2 == 0 ? kDefaultUs : static_cast<int64_t>(c.param2);
+      link_.send_to(router_port_, frame_of(ack, 1, 1, seq_++));
+    }
+    link_.clear();
+  }
+  // What it was asked, in order: (message, interval µs).
+  std::vector<std::pair<uint32_t, int64_t>> asked;
+  std::vector<int> asked_by;  // the system each command came from
+
+ private:
+  static constexpr int64_t kDefaultUs = 250'000;
+  struct Stream {
+    int64_t interval_us = kDefaultUs;
+    Clock::time_point next{};
+    uint32_t sent = 0;
+  };
+  UdpPeer link_;
+  uint16_t router_port_;
+  uint8_t seq_ = 0;
+  Clock::time_point next_heartbeat_{};
+  std::map<uint32_t, Stream> streams_{{msg::Attitude::kId, {}}, {msg::VfrHud::kId, {}}};
+};
+
+Bytes set_interval(uint8_t sys, uint8_t comp, uint32_t message, float interval_us) {
+  msg::CommandLong c;
+  c.target_system = 1;
+  c.target_component = 1;
+  c.command = kSetMessageInterval;
+  c.param1 = static_cast<float>(message);
+  c.param2 = interval_us;
+  return frame_of(c, sys, comp);
+}
+
+// The COMMAND_ACKs for SET_MESSAGE_INTERVAL a peer got, as (source system, target system, result).
+std::vector<std::tuple<int, int, int>> acks(Peer& peer) {
+  std::vector<std::tuple<int, int, int>> out;
+  for (const auto& f : peer.received().frames) {
+    const protocol::FrameView v = view_of(f);
+    if (v.msgid() != msg::CommandAck::kId) continue;
+    const auto a = msg::CommandAck::decode(v.payload());
+    if (a.command == kSetMessageInterval) out.emplace_back(v.sysid(), a.target_system, a.result);
+  }
+  return out;
+}
+
+class MessageRates : public ::testing::Test {
+ protected:
+  // A router with a UDP server for the autopilot and a TCP server for the ground stations.
+  void start(const std::string& more = "") {
+    const std::string conf = scratch_
+                                 .write("rates.conf", "[General]\nTcpServerPort = " + std::to_string(tcp_) +
+                                                          "\n[UdpEndpoint autopilot]\nMode = Server\n"
+                                                          "Address = 127.0.0.1\nPort = " +
+                                                          std::to_string(udp_) + "\n" + more)
+                                 .string();
+    router_ = std::make_unique<DaemonProcess>(
+        std::vector<std::string>{"-c", conf, "--http=127.0.0.1:" + std::to_string(http_)});
+    autopilot_ = std::make_unique<FakeAutopilot>(udp_);
+  }
+  // A ground station connected to `port` (once the router listens).
+  std::unique_ptr<TcpPeer> connect(uint16_t port) {
+    std::unique_ptr<TcpPeer> peer;
+    wait_until([&] {
+      try {
+        peer = std::make_unique<TcpPeer>(port);
+      } catch (const std::exception&) {
+      }
+      return peer != nullptr;
+    });
+    if (!peer) throw std::runtime_error("the router does not listen on " + std::to_string(port));
+    return peer;
+  }
+  // Pumps the autopilot until `done` or the deadline.
+  bool pump_until(const std::function<bool()>& done, std::chrono::milliseconds deadline = 5000ms) {
+    const auto end = Clock::now() + deadline;
+    while (Clock::now() < end) {
+      autopilot_->pump();
+      if (done()) return true;
+      std::this_thread::sleep_for(1ms);
+    }
+    return false;
+  }
+  // ATTITUDE frames each peer gets in `seconds` of pumping, a second per second.
+  std::vector<double> rates_of(const std::vector<Peer*>& peers, double seconds) {
+    for (Peer* p : peers) {  // what waited in its socket is not this window's
+      p->poll();
+      p->clear();
+    }
+    const auto end = Clock::now() + std::chrono::milliseconds(static_cast<int>(seconds * 1000));
+    pump_until([&] { return Clock::now() >= end; }, std::chrono::milliseconds(static_cast<int>(seconds * 1000) + 100));
+    std::vector<double> out;
+    for (Peer* p : peers) out.push_back(static_cast<double>(p->received().count_msgid(msg::Attitude::kId)) / seconds);
+    return out;
+  }
+  ScratchDir scratch_{"mavswitch-rates"};
+  uint16_t udp_ = free_udp_port(), tcp_ = free_tcp_port(), http_ = free_tcp_port(), raw_ = free_tcp_port();
+  std::unique_ptr<DaemonProcess> router_;
+  std::unique_ptr<FakeAutopilot> autopilot_;
+};
+
+}  // namespace
+
+// Two ground stations ask 50 Hz and 5 Hz: each gets its own, the autopilot was asked 50 Hz,
+// both hear the autopilot's ACCEPTED. The fast one leaves: the autopilot is asked 5 Hz within a
+// second. A third asks "off" and gets none, while the slow one still gets its 5 Hz.
+TEST_F(MessageRates, EachGroundStationGetsTheRateItAskedFor) {
+  start();
+  auto fast_peer = connect(tcp_), slow_peer = connect(tcp_);
+  TcpPeer &fast = *fast_peer, &slow = *slow_peer;
+  // The router knows the autopilot (its heartbeat) and the ground stations (theirs).
+  ASSERT_TRUE(pump_until([&] {
+    fast.send(heartbeat(255, 190));
+    slow.send(heartbeat(254, 190));
+    return fast.received().count_msgid(0) > 0 && slow.received().count_msgid(0) > 0;
+  })) << router_->err();
+  fast.send(set_interval(255, 190, msg::Attitude::kId, 20000));
+  ASSERT_TRUE(pump_until([&] { return !acks(fast).empty(); })) << router_->err();
+  slow.send(set_interval(254, 190, msg::Attitude::kId, 200000));
+  ASSERT_TRUE(pump_until([&] { return !acks(slow).empty(); })) << router_->err();
+  EXPECT_EQ(acks(fast)[0], std::make_tuple(1, 255, 0)) << "from the autopilot, to the asker, ACCEPTED";
+  EXPECT_EQ(acks(slow)[0], std::make_tuple(1, 254, 0));
+  EXPECT_EQ(autopilot_->asked, (std::vector<std::pair<uint32_t, int64_t>>{{msg::Attitude::kId, 20000}}))
+      << "asked once, for the fastest";
+  const auto both = rates_of({&fast, &slow}, 3);
+  EXPECT_NEAR(both[0], 50, 5);
+  EXPECT_NEAR(both[1], 5, 0.5);
+
+  // The fast one leaves: the autopilot is asked 5 Hz within a second.
+  fast.close_now();
+  const auto left = Clock::now();
+  ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() >= 2; }, 1500ms));
+  EXPECT_LE(Clock::now() - left, 1000ms);
+  EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{200000}));
+
+  // A third asks off: none for it; the slow one keeps its 5 Hz.
+  auto quiet_peer = connect(tcp_);
+  TcpPeer& quiet = *quiet_peer;
+  ASSERT_TRUE(pump_until([&] {
+    quiet.send(heartbeat(253, 190));
+    return quiet.received().count_msgid(0) > 0;
+  }));
+  quiet.send(set_interval(253, 190, msg::Attitude::kId, -1));
+  ASSERT_TRUE(pump_until([&] { return !acks(quiet).empty(); })) << router_->err();
+  const auto after = rates_of({&slow, &quiet}, 2);
+  EXPECT_NEAR(after[0], 5, 0.5);
+  EXPECT_EQ(after[1], 0) << "asked off";
+  EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{200000}))
+      << "off asks nothing of the autopilot while another wants it";
+}
+
+// REQUEST_DATA_STREAM (ArduPilot's): a wish for each message of the group; the autopilot is
+// asked per message with SET_MESSAGE_INTERVAL.
+TEST_F(MessageRates, ARequestForAStreamGroupIsAWishForEachOfItsMessages) {
+  start();
+  auto gcs_peer = connect(tcp_);
+  TcpPeer& gcs = *gcs_peer;
+  ASSERT_TRUE(pump_until([&] {
+    gcs.send(heartbeat(255, 190));
+    return gcs.received().count_msgid(0) > 0;
+  }));
+  msg::RequestDataStream r;
+  r.target_system = 1;
+  r.target_component = 1;
+  r.req_stream_id = 10;  // MAV_DATA_STREAM_EXTRA1: ATTITUDE, SIMSTATE, AHRS2, PID_TUNING
+  r.req_message_rate = 10;
+  r.start_stop = 1;
+  gcs.send(frame_of(r, 255, 190));
+  ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() >= 4; })) << router_->err();
+  EXPECT_EQ(autopilot_->asked[0], std::make_pair(msg::Attitude::kId, int64_t{100000}));
+  EXPECT_NEAR(rates_of({&gcs}, 2)[0], 10, 1);
+}
+
+// MessageRates = false on an endpoint: its commands pass to the autopilot as they are (today's
+// behaviour), answered by the autopilot itself.
+TEST_F(MessageRates, OffForAnEndpointPassesItsRequestsThrough) {
+  start("[TcpServerEndpoint raw]\nAddress = 127.0.0.1\nPort = " + std::to_string(raw_) + "\nMessageRates = false\n");
+  auto gcs_peer = connect(raw_);
+  TcpPeer& gcs = *gcs_peer;
+  ASSERT_TRUE(pump_until([&] {
+    gcs.send(heartbeat(255, 190));
+    return gcs.received().count_msgid(0) > 0;
+  })) << router_->err();
+  gcs.send(set_interval(255, 190, msg::Attitude::kId, 100000));
+  ASSERT_TRUE(pump_until([&] { return !acks(gcs).empty(); })) << router_->err();
+  ASSERT_EQ(autopilot_->asked.size(), 1u);
+  EXPECT_EQ(autopilot_->asked[0], std::make_pair(msg::Attitude::kId, int64_t{100000}));
+  EXPECT_EQ(autopilot_->asked_by[0], 255) << "the ground station's own command, not the router's";
+  EXPECT_NEAR(rates_of({&gcs}, 2)[0], 10, 1);
+}
