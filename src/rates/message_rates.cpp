@@ -153,6 +153,7 @@ void MessageRates::send_next(uint16_t id) {
   c.confirmation = static_cast<uint8_t>(t.tries);
   c.param1 = static_cast<float>(key.message);
   c.param2 = static_cast<float>(ask.interval);
+  t.sent = ask.interval;
   component_->send(c);
   t.timer = router_.event_loop().after(kRetryMs, [this, id] {
     Target& target = targets_[id];
@@ -175,6 +176,11 @@ void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, in
   if (result == kResultInProgress) return;  // the answer follows: keep waiting
   const Key key{f.sysid(), f.compid(), t->second.queue.front()};
   Ask& ask = asks_[key];
+  if (ask.interval != t->second.sent) {  // the wishes changed while it was asked: ask what they want now
+    t->second.tries = 0;
+    send_next(id);
+    return;
+  }
   ask.answered = true;
   ask.result = result;
   ask.result_param2 = result_param2;

@@ -74,6 +74,7 @@ class MessageRates {
   struct Target {                // a component asked: one command at a time: a COMMAND_ACK does not name its message
     std::deque<uint32_t> queue;  // messages to ask about, in turn
     bool in_flight = false;
+    int64_t sent = 0;  // the interval the command in flight asks for
     int tries = 0;
     transport::EventLoop::TimerId timer = 0;
     uint32_t last_boot_ms = 0;
