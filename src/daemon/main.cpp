@@ -238,6 +238,7 @@ int main(int argc, char** argv) {
   if (general.message_rates)
     message_rates = std::make_unique<rates::MessageRates>(router, general.log_writer_system, 193);
   window.add_vehicles(&vehicles);
+  window.add_rates(message_rates.get());
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(
         "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"

@@ -27,6 +27,7 @@ struct StatusOptions {
   bool json = false;
   double interval = 1;  // seconds between the two samples rates are taken from; 0: totals
   double watch = 0;     // seconds between refreshes; 0: once
+  bool rates = false;   // the message rates: what each component was asked, each link's wish
 };
 int run_status(const StatusOptions& options);
 

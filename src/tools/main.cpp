@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   auto* status = app.add_subcommand("status", "A running router's links (rates, drops, loss) and the systems heard");
   status->add_option("--url", status_options.target.url, "The router's HTTP server (default http://127.0.0.1:8080)");
   status->add_flag("--json", status_options.json, "Links and systems as one JSON document");
+  status->add_flag("--rates", status_options.rates,
+                   "The message rates: per component and message, what it was asked and each link's wish");
   status->add_option("--interval", status_options.interval, "Seconds between the samples rates come from (0: totals)");
   status->add_option("--watch", status_options.watch, "Refresh every this many seconds, until interrupted")
       ->expected(0, 1)

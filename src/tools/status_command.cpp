@@ -83,9 +83,37 @@ void print_systems(const Json& systems) {
   }
 }
 
+// Per component and message: the interval it was asked (its answer) and each link's wish.
+int print_rates(const StatusOptions& o) {
+  const Json rates = get(o.target, "/api/v1/rates");
+  if (rates.is_null()) return 1;
+  if (o.json) {
+    fmt::print("{}\n", rates.dump(2));
+    return 0;
+  }
+  if (!rates.value("enabled", false)) {
+    fmt::print("message rates are off (MessageRates = false): requests pass to the autopilots as they are\n");
+    return 0;
+  }
+  auto interval = [](const Json& v) {
+    return v.is_string() ? v.get<std::string>() : fmt::format("{:g} Hz", 1e6 / v.get<double>());
+  };
+  fmt::print("{:>6} {:>4}  {:<24} {:<12} {:<10}  {}\n", "SYSTEM", "COMP", "MESSAGE", "ASKED", "ANSWER", "WISHES");
+  for (const auto& r : rates["rates"]) {
+    std::string wishes;
+    for (const auto& w : r["wishes"])
+      wishes += (wishes.empty() ? "" : ", ") + w["link"].get<std::string>() + " " + interval(w["interval"]);
+    fmt::print("{:>6} {:>4}  {:<24} {:<12} {:<10}  {}\n", r["system"].get<int>(), r["component"].get<int>(),
+               r["message"].get<std::string>(), interval(r["asked"]), r.value("result", std::string("waiting")),
+               wishes.empty() ? "-" : wishes);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_status(const StatusOptions& o) {
+  if (o.rates) return print_rates(o);
   if (o.json) {
     const Json links = get(o.target, "/api/v1/links"), systems = get(o.target, "/api/v1/systems");
     if (links.is_null() || systems.is_null()) return 1;

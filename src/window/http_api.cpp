@@ -124,6 +124,11 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_, heartbeats()) + "\n"};
+  if (path == "/api/v1/rates") {
+    std::vector<rates::MessageRates::Rate> list;
+    if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
+    return {200, "application/json", rates_json(router_, list, options_.rates != nullptr) + "\n"};
+  }
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");
     events.next_event = [this] { return live_state(); };
@@ -135,6 +140,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
             json_text(Json{{"links", "/api/v1/links"},
                            {"endpoints", kEndpoints},
                            {"systems", "/api/v1/systems"},
+                           {"rates", "/api/v1/rates"},
                            {"stats", "/api/v1/stats"},
                            {"metrics", "/metrics"}},
                       2) +

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/http_server.hpp"
@@ -25,8 +26,9 @@ class HttpApi {
     bool metrics_per_link = false;
     std::string page_dir;  // the status page's files; empty: none installed
     bool loopback_listener = true;
-    std::function<std::string()> more_metrics;  // appended to /metrics
-    const VehicleWatch* vehicles = nullptr;     // what components' HEARTBEATs said; read on the router's thread
+    std::function<std::string()> more_metrics;   // appended to /metrics
+    const VehicleWatch* vehicles = nullptr;      // what components' HEARTBEATs said; read on the router's thread
+    const rates::MessageRates* rates = nullptr;  // each link's message rates; read on the router's thread
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}

@@ -98,6 +98,7 @@ void OperatorWindow::start() {
   }
   options.more_metrics = more_metrics_;
   options.vehicles = vehicles_;
+  options.rates = rates_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   const WebSocketDoors& doors = control_.websockets();
   try {

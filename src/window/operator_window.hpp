@@ -33,6 +33,7 @@ class OperatorWindow {
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
   // Where the systems' HEARTBEATs are kept (the API's systems); it outlives stop(). Before start().
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
+  void add_rates(const rates::MessageRates* rates) { rates_ = rates; }
 
  private:
   void reload();  // the blocking-work thread
@@ -43,6 +44,7 @@ class OperatorWindow {
   EndpointControl control_;
   std::function<std::string()> more_metrics_;
   const VehicleWatch* vehicles_ = nullptr;
+  const rates::MessageRates* rates_ = nullptr;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;

@@ -343,4 +343,45 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
   return x.text();
 }
 
+namespace {
+
+Json interval_json(int64_t us) {
+  if (us == rates::MessageRates::kDefault) return "default";
+  if (us == rates::MessageRates::kOff) return "off";
+  return us;
+}
+
+const char* mav_result_name(uint8_t r) {
+  static constexpr const char* kNames[] = {"ACCEPTED", "TEMPORARILY_REJECTED", "DENIED",   "UNSUPPORTED",
+                                           "FAILED",   "IN_PROGRESS",          "CANCELLED"};
+  return r < std::size(kNames) ? kNames[r] : "UNKNOWN";
+}
+
+}  // namespace
+
+std::string rates_json(Router& router, const std::vector<rates::MessageRates::Rate>& rates, bool enabled) {
+  Json list = Json::array();
+  for (const auto& r : rates) {
+    const protocol::MessageInfo* info = router.routing_table().find(r.message);
+    Json wishes = Json::array();
+    for (const auto& [link, us] : r.wishes) {
+      Json w = {{"link", link}, {"interval_us", us}, {"interval", interval_json(us)}};
+      if (us > 0) w["hz"] = 1e6 / static_cast<double>(us);
+      wishes.push_back(std::move(w));
+    }
+    Json j = {{"system", r.system},
+              {"component", r.component},
+              {"message", info != nullptr ? std::string(info->name) : std::to_string(r.message)},
+              {"message_id", r.message},
+              {"asked_us", r.asked_us},
+              {"asked", interval_json(r.asked_us)},
+              {"answered", r.answered},
+              {"wishes", std::move(wishes)}};
+    if (r.asked_us > 0) j["asked_hz"] = 1e6 / static_cast<double>(r.asked_us);
+    if (r.answered) j["result"] = mav_result_name(r.result);
+    list.push_back(std::move(j));
+  }
+  return json_text(Json{{"enabled", enabled}, {"rates", std::move(list)}}, 2);
+}
+
 }  // namespace mavswitch::daemon

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "window/vehicle_watch.hpp"
 
@@ -54,6 +55,11 @@ std::string stats_json(const RouterSnapshot& s);
 // The components the route table knows, each with the links it was heard on.
 // The systems the route table knows, with what each component's last HEARTBEAT said (`heartbeats`:
 // VehicleWatch's, keyed system << 8 | component).
+// {"enabled": true, "rates": [{"system", "component", "message", "message_id", "asked_us",
+// "asked_hz", "answered", "result", "wishes": [{"link", "interval_us", "hz"}]}]}: what each
+// component was asked per message, and each link's wish (rates/). Intervals: microseconds, 0
+// the component's default, -1 off.
+std::string rates_json(Router& router, const std::vector<rates::MessageRates::Rate>& rates, bool enabled);
 std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
                          bool pretty = true);
 // Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with

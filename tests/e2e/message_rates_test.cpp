@@ -3,6 +3,7 @@
 // ask it different rates through the router.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <map>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/request_data_stream.hpp"
+#include "mavswitch/msg/system_time.hpp"
 #include "mavswitch/msg/vfr_hud.hpp"
 #include "support/test_support.hpp"
 
@@ -36,6 +38,10 @@ class FakeAutopilot {
     const auto now = Clock::now();
     if (now >= next_heartbeat_) {
       link_.send_to(router_port_, heartbeat(1, 1, seq_++));
+      msg::SystemTime t;
+      t.time_boot_ms =
+          static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now - booted_).count() + 60'000);
+      link_.send_to(router_port_, frame_of(t, 1, 1, seq_++));
       next_heartbeat_ = now + std::chrono::seconds(1);
     }
     for (auto& [id, s] : streams_) {
@@ -63,6 +69,12 @@ class FakeAutopilot {
     }
     link_.clear();
   }
+  // It starts again: its clock from 0, its streams at their defaults.
+  void reboot() {
+    booted_ = Clock::now() + std::chrono::seconds(60);  // its SYSTEM_TIME starts again near 0
+    next_heartbeat_ = {};
+    for (auto& [id, s] : streams_) s.interval_us = kDefaultUs;
+  }
   // What it was asked, in order: (message, interval µs).
   std::vector<std::pair<uint32_t, int64_t>> asked;
   std::vector<int> asked_by;  // the system each command came from
@@ -77,7 +89,7 @@ class FakeAutopilot {
   UdpPeer link_;
   uint16_t router_port_;
   uint8_t seq_ = 0;
-  Clock::time_point next_heartbeat_{};
+  Clock::time_point next_heartbeat_{}, booted_ = Clock::now();
   std::map<uint32_t, Stream> streams_{{msg::Attitude::kId, {}}, {msg::VfrHud::kId, {}}};
 };
 
@@ -106,13 +118,14 @@ std::vector<std::tuple<int, int, int>> acks(Peer& peer) {
 class MessageRates : public ::testing::Test {
  protected:
   // A router with a UDP server for the autopilot and a TCP server for the ground stations.
-  void start(const std::string& more = "") {
-    const std::string conf = scratch_
-                                 .write("rates.conf", "[General]\nTcpServerPort = " + std::to_string(tcp_) +
-                                                          "\n[UdpEndpoint autopilot]\nMode = Server\n"
-                                                          "Address = 127.0.0.1\nPort = " +
-                                                          std::to_string(udp_) + "\n" + more)
-                                 .string();
+  void start(const std::string& more = "", const std::string& general = "") {
+    const std::string conf =
+        scratch_
+            .write("rates.conf", "[General]\nTcpServerPort = " + std::to_string(tcp_) + "\n" + general +
+                                     "[UdpEndpoint autopilot]\nMode = Server\n"
+                                     "Address = 127.0.0.1\nPort = " +
+                                     std::to_string(udp_) + "\n" + more)
+            .string();
     router_ = std::make_unique<DaemonProcess>(
         std::vector<std::string>{"-c", conf, "--http=127.0.0.1:" + std::to_string(http_)});
     autopilot_ = std::make_unique<FakeAutopilot>(udp_);
@@ -184,11 +197,33 @@ TEST_F(MessageRates, EachGroundStationGetsTheRateItAskedFor) {
   const auto both = rates_of({&fast, &slow}, 3);
   EXPECT_NEAR(both[0], 50, 5);
   EXPECT_NEAR(both[1], 5, 0.5);
+  // Visible: the API and `mavswitch status --rates` say what was asked and who wishes what; the
+  // slow one's link counts what it was spared.
+  const std::string api = http_request(http_, "GET", "/api/v1/rates").body;
+  EXPECT_NE(api.find("\"message\": \"ATTITUDE\""), std::string::npos) << api;
+  EXPECT_NE(api.find("\"asked_hz\": 50.0"), std::string::npos) << api;
+  EXPECT_NE(api.find("\"result\": \"ACCEPTED\""), std::string::npos) << api;
+  std::string out;
+  ASSERT_EQ(
+      run_command(tool_path() + " status --rates --url http://127.0.0.1:" + std::to_string(http_) + " 2>&1", &out), 0)
+      << out;
+  EXPECT_NE(out.find("ATTITUDE"), std::string::npos) << out;
+  EXPECT_NE(out.find("50 Hz"), std::string::npos) << out;
+  EXPECT_NE(out.find("5 Hz"), std::string::npos) << out;
+  const std::string links = http_request(http_, "GET", "/api/v1/links").body;
+  EXPECT_NE(links.find("\"rate_thinned\": "), std::string::npos) << links;
+
+  // The autopilot reboots (its SYSTEM_TIME starts again): it is asked again for 50 Hz.
+  const size_t before_reboot = autopilot_->asked.size();
+  autopilot_->reboot();
+  ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() > before_reboot; }, 3000ms)) << router_->err();
+  EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{20000}));
 
   // The fast one leaves: the autopilot is asked 5 Hz within a second.
+  const size_t before_leaving = autopilot_->asked.size();
   fast.close_now();
   const auto left = Clock::now();
-  ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() >= 2; }, 1500ms));
+  ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() > before_leaving; }, 1500ms));
   EXPECT_LE(Clock::now() - left, 1000ms);
   EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{200000}));
 
@@ -228,6 +263,43 @@ TEST_F(MessageRates, ARequestForAStreamGroupIsAWishForEachOfItsMessages) {
   ASSERT_TRUE(pump_until([&] { return autopilot_->asked.size() >= 4; })) << router_->err();
   EXPECT_EQ(autopilot_->asked[0], std::make_pair(msg::Attitude::kId, int64_t{100000}));
   EXPECT_NEAR(rates_of({&gcs}, 2)[0], 10, 1);
+  // A message the autopilot does not have: its UNSUPPORTED reaches the asker.
+  gcs.send(set_interval(255, 190, 147, 100000));  // BATTERY_STATUS
+  ASSERT_TRUE(pump_until([&] { return !acks(gcs).empty(); })) << router_->err();
+  EXPECT_EQ(acks(gcs)[0], std::make_tuple(1, 255, 3)) << "MAV_RESULT_UNSUPPORTED, as the autopilot said";
+}
+
+// A 57,600-baud radio (a link with that budget: MaxRate = 57600 baud) asks ATTITUDE and VFR_HUD at
+// 4 Hz, then a companion asks 50 Hz. Passed through, the last ask wins and the radio carries
+// 50 Hz; with message rates it keeps its 4 Hz. The radio's bytes a second, both ways.
+TEST_F(MessageRates, ARadioKeepsItsRateWhenACompanionAsksForMore) {
+  double bytes_per_second[2] = {0, 0};
+  for (const bool rates : {false, true}) {
+    udp_ = free_udp_port(), tcp_ = free_tcp_port(), http_ = free_tcp_port(), raw_ = free_tcp_port();
+    router_.reset();
+    start("[TcpServerEndpoint radio]\nAddress = 127.0.0.1\nPort = " + std::to_string(raw_) + "\nMaxRate = 57600 baud\n",
+          std::string("MessageRates = ") + (rates ? "true" : "false") + "\n");
+    auto radio_peer = connect(raw_), companion_peer = connect(tcp_);
+    TcpPeer &radio = *radio_peer, &companion = *companion_peer;
+    ASSERT_TRUE(pump_until([&] {
+      radio.send(heartbeat(255, 190));
+      companion.send(heartbeat(1, 191));
+      return radio.received().count_msgid(0) > 0 && companion.received().count_msgid(0) > 0;
+    })) << router_->err();
+    for (const uint32_t m : {msg::Attitude::kId, msg::VfrHud::kId}) radio.send(set_interval(255, 190, m, 250000));
+    ASSERT_TRUE(pump_until([&] { return acks(radio).size() >= 2; })) << router_->err();
+    for (const uint32_t m : {msg::Attitude::kId, msg::VfrHud::kId}) companion.send(set_interval(1, 191, m, 20000));
+    ASSERT_TRUE(pump_until([&] { return acks(companion).size() >= 2; })) << router_->err();
+    radio.poll();
+    radio.clear();
+    rates_of({&companion}, 3);
+    size_t bytes = 0;
+    for (const auto& f : radio.received().frames) bytes += f.size();
+    bytes_per_second[rates] = static_cast<double>(bytes) / 3;
+  }
+  EXPECT_LT(bytes_per_second[1] * 5, bytes_per_second[0]) << "the radio keeps its 4 Hz";
+  std::cout << "[ figures  ] 57,600-baud radio asking 4 Hz beside a 50 Hz companion: " << bytes_per_second[0]
+            << " B/s passed through (the last ask wins), " << bytes_per_second[1] << " B/s with message rates\n";
 }
 
 // MessageRates = false on an endpoint: its commands pass to the autopilot as they are (today's
