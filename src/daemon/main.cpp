@@ -231,12 +231,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   log::info("routing with {} I/O worker{}", router.worker_count(), router.worker_count() == 1 ? "" : "s");
-  // Listens beside the flight log writer, as component 192; it never sends.
-  const daemon::VehicleWatch vehicles(router, general.log_writer_system, 192);
-  // Asks the autopilots for the rates the links want, as component 193 (rates/).
+  // The router's own component, beside the flight log writer (192): the vehicle watch listens
+  // on it, the message rates ask with it (rates/). One component: each broadcast is delivered
+  // to it once.
+  Component own(router, general.log_writer_system, 192);
+  const daemon::VehicleWatch vehicles(router, own);
   std::unique_ptr<rates::MessageRates> message_rates;
-  if (general.message_rates)
-    message_rates = std::make_unique<rates::MessageRates>(router, general.log_writer_system, 193);
+  if (general.message_rates) message_rates = std::make_unique<rates::MessageRates>(router, own);
   window.add_vehicles(&vehicles);
   window.add_rates(message_rates.get());
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread

@@ -29,17 +29,16 @@ float f32(const protocol::FrameView& f, int offset) {
 
 }  // namespace
 
-MessageRates::MessageRates(Router& router, uint8_t sysid, uint8_t compid)
-    : router_(router), component_(std::make_unique<mavswitch::Component>(router, sysid, compid)) {
+MessageRates::MessageRates(Router& router, mavswitch::Component& component) : router_(router), component_(component) {
   router_.take_rate_requests([this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
                              [this](routing::LinkId link) { gone(link); });
-  subscriptions_.push_back(component_->subscribe<msg::CommandAck>(
+  subscriptions_.push_back(component_.subscribe<msg::CommandAck>(
       [this](const msg::CommandAck& ack, const protocol::FrameView& f) {
         acknowledged(f, ack.result, ack.result_param2, ack.command);
       },
       {.addressed_to_me = true}));
   subscriptions_.push_back(
-      component_->subscribe<msg::SystemTime>([this](const msg::SystemTime& t, const protocol::FrameView& f) {
+      component_.subscribe<msg::SystemTime>([this](const msg::SystemTime& t, const protocol::FrameView& f) {
         const auto it = targets_.find(component_key(f.sysid(), f.compid()));
         if (it == targets_.end()) return;
         const uint32_t last = it->second.last_boot_ms;
@@ -154,7 +153,7 @@ void MessageRates::send_next(uint16_t id) {
   c.param1 = static_cast<float>(key.message);
   c.param2 = static_cast<float>(ask.interval);
   t.sent = ask.interval;
-  component_->send(c);
+  component_.send(c);
   t.timer = router_.event_loop().after(kRetryMs, [this, id] {
     Target& target = targets_[id];
     target.timer = 0;

@@ -36,8 +36,9 @@ class MessageRates {
   static constexpr int64_t kDefault = 0;  // the component's own rate
   static constexpr int64_t kOff = -1;
 
-  // Takes the router's rate requests; asks as component (sysid, compid). After start(), before run().
-  MessageRates(Router& router, uint8_t sysid, uint8_t compid);
+  // Takes the router's rate requests; asks with `component` (the router's own, which must
+  // outlive this). After start(), before run().
+  MessageRates(Router& router, mavswitch::Component& component);
   ~MessageRates();
   MessageRates(const MessageRates&) = delete;
   MessageRates& operator=(const MessageRates&) = delete;
@@ -92,7 +93,7 @@ class MessageRates {
   static uint16_t component_key(uint8_t system, uint8_t component) { return uint16_t(system << 8 | component); }
 
   Router& router_;
-  std::unique_ptr<mavswitch::Component> component_;
+  mavswitch::Component& component_;
   std::vector<Subscription> subscriptions_;
   std::map<Key, std::map<routing::LinkId, int64_t>> wishes_;
   std::map<Key, Ask> asks_;

@@ -14,10 +14,9 @@ constexpr uint8_t kArmed = 128;             // MAV_MODE_FLAG_SAFETY_ARMED
 
 }  // namespace
 
-VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
-    : router_(router), component_(std::make_unique<Component>(router, sysid, compid)) {
+VehicleWatch::VehicleWatch(Router& router, Component& component) : router_(router) {
   subscriptions_.push_back(
-      component_->subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+      component.subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
         heartbeats_[static_cast<uint16_t>(f.sysid() << 8 | f.compid())] = {
             hb.custom_mode, hb.type, hb.autopilot, hb.base_mode, hb.system_status, router_.event_loop().now()};
         if (f.compid() != kAutopilotComponent || hb.autopilot == kAutopilotInvalid) return;
@@ -26,7 +25,7 @@ VehicleWatch::VehicleWatch(Router& router, uint8_t sysid, uint8_t compid)
         v.armed = (hb.base_mode & kArmed) != 0;
       }));
   subscriptions_.push_back(
-      component_->subscribe<msg::SysStatus>([this](const msg::SysStatus& s, const protocol::FrameView& f) {
+      component.subscribe<msg::SysStatus>([this](const msg::SysStatus& s, const protocol::FrameView& f) {
         if (f.compid() == kAutopilotComponent) vehicles_[f.sysid()].battery = s.battery_remaining;
       }));
 }

@@ -1,8 +1,9 @@
 // Each vehicle's latest state, for /metrics to alert on ("vehicle silent", "battery low"): the
 // systems whose autopilot sends HEARTBEAT (component 1, autopilot not MAV_AUTOPILOT_INVALID: not
 // ground stations or peripherals), when each was last heard, whether it is armed, and its battery
-// remaining from SYS_STATUS. A component on the router's thread subscribed to those two messages
-// only (a few frames a second a vehicle); at most 256 vehicles, kept while the router runs.
+// remaining from SYS_STATUS. Subscriptions of the router's own component (it shares it with the
+// message rates: one component, one delivery of each broadcast) to those two messages only (a
+// few frames a second a vehicle); at most 256 vehicles, kept while the router runs.
 // It also keeps what every component's last HEARTBEAT said, for the systems the window lists
 // (at most one entry per system and component: 65,536).
 #pragma once
@@ -21,8 +22,8 @@ namespace mavswitch::daemon {
 
 class VehicleWatch {
  public:
-  // Listens as (sysid, compid), which it never sends from.
-  VehicleWatch(Router& router, uint8_t sysid, uint8_t compid);
+  // Listens on `component` (the router's own), which it never sends from; it must outlive this.
+  VehicleWatch(Router& router, Component& component);
   // The per-vehicle Prometheus families. The router's thread.
   std::string metrics(routing::Millis now) const;
   // What a component's last HEARTBEAT said, and when (the router's clock).
@@ -42,7 +43,6 @@ class VehicleWatch {
   };
 
   Router& router_;
-  std::unique_ptr<Component> component_;
   std::vector<Subscription> subscriptions_;
   std::array<Vehicle, 256> vehicles_{};       // the router's thread's
   std::map<uint16_t, Heartbeat> heartbeats_;  // the router's thread's
