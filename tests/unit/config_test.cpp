@@ -522,3 +522,22 @@ TEST_F(ConfigTest, NatsVehicleKeys) {
   EXPECT_EQ(error_of(nats + "Vehicles = v1:0\n"), file + ":3: Vehicles: '0' is not a whole number from 1 to 255");
   EXPECT_NE(error_of(nats + "Vehicle = a\nVehicles = b\n").find(": Vehicle and Vehicles together"), std::string::npos);
 }
+
+// MessageRates: on by default, off for the router or for one endpoint.
+TEST_F(ConfigTest, MessageRatesKeys) {
+  Config c;
+  load_config_file(write("rates.conf",
+                         "[General]\nMessageRates = false\n[UdpEndpoint radio]\nMode = Normal\nAddress = 127.0.0.1\n"
+                         "Port = 14550\nMessageRates = off\n[UdpEndpoint gcs]\nMode = Normal\nAddress = 127.0.0.1\n"
+                         "Port = 14551\n"),
+                   c);
+  finish_config(c);
+  EXPECT_FALSE(c.general.message_rates);
+  ASSERT_EQ(c.endpoints.size(), 2u);
+  EXPECT_FALSE(c.endpoints[0].spec.message_rates);
+  EXPECT_TRUE(c.endpoints[1].spec.message_rates) << "on unless said";
+  EXPECT_TRUE(GeneralConfig{}.message_rates);
+  const std::string file = (dir_ / "bad.conf").string();
+  EXPECT_EQ(error_of("[General]\nMessageRates = maybe\n"),
+            file + ":2: MessageRates: 'maybe' is not a boolean (true/false, 1/0)");
+}

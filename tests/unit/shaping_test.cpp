@@ -119,3 +119,24 @@ TEST(Pacer, ControlIsNeverThinnedOnlyBoundedInCount) {
   for (transport::Millis t = 0; t < 60'000 && !pacer.empty(); t += 10) pacer.release(t, sent);
   EXPECT_EQ(sent.frames.size(), transport::Pacer::kControlFrames) << "old but all sent";
 }
+
+// A link's wishes (the router's message rates): the stream named at its interval, the newest
+// passing; off: none; a wish taken back (0): all again; other streams untouched.
+TEST(StreamWishes, EachStreamAtItsWishOthersUntouched) {
+  transport::StreamWishes wishes;
+  EXPECT_TRUE(wishes.empty());
+  wishes.set(1, 1, 30, 200'000);  // ATTITUDE from 1/1 at 5 Hz
+  const auto fast = test::attitude(1, 1, 0), other = test::attitude(2, 1, 0);
+  int passed = 0, others = 0;
+  for (int64_t t = 0; t < 2'000'000; t += 20'000) {  // 50 Hz for two seconds
+    passed += wishes.admit(test::view_of(fast), t);
+    others += wishes.admit(test::view_of(other), t);
+  }
+  EXPECT_EQ(passed, 10) << "5 Hz of 50";
+  EXPECT_EQ(others, 100) << "another source's stream is not the wish's";
+  wishes.set(1, 1, 30, transport::StreamWishes::kOff);
+  EXPECT_FALSE(wishes.admit(test::view_of(fast), 3'000'000));
+  wishes.set(1, 1, 30, 0);
+  EXPECT_TRUE(wishes.admit(test::view_of(fast), 3'000'001));
+  EXPECT_TRUE(wishes.empty());
+}
