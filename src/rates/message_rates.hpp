@@ -15,9 +15,11 @@
 // thread. One command to a component at a time: COMMAND_ACK does not say which message it
 // answers.
 //
-// Chose not to build: GET_MESSAGE_INTERVAL and MESSAGE_INTERVAL pass as they are (the
-// component's own rate, not the asker's), and a link asking "default" is not thinned to it
-// (the default is the component's to know).
+// GET_MESSAGE_INTERVAL passes to the component; its MESSAGE_INTERVAL reaches every link, each
+// told its own wish (transport::StreamWishes::tell_own), so each hears the rate it gets.
+//
+// Chose not to build: a link asking "default" is not thinned to it (the default is the
+// component's to know), and a MESSAGE_INTERVAL signed on its way is passed as it is.
 #pragma once
 
 #include <cstdint>

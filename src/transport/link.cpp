@@ -80,9 +80,13 @@ bool Link::send_viewed(const protocol::FrameView& frame, std::span<const uint8_t
 bool Link::send_shaped(const protocol::FrameView& f, std::span<const uint8_t> bytes) {
   MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::send_shaped");
   Shaping& s = *shaping_;
-  if (!s.wishes.empty() && !s.wishes.admit(f, now_us())) {
-    ++counters_.rate_thinned;
-    return false;
+  uint8_t told[protocol::kMaxFrameLen];
+  if (!s.wishes.empty()) {
+    if (!s.wishes.admit(f, now_us())) {
+      ++counters_.rate_thinned;
+      return false;
+    }
+    bytes = s.wishes.tell_own(f, bytes, told);  // a component's MESSAGE_INTERVAL: the rate this peer gets
   }
   if (s.out && !s.out->admit(f, now_us())) {
     ++counters_.rate_limited_out;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "protocol/frame_edit.hpp"
 #include "protocol/message_class.hpp"
 
 namespace mavswitch::transport {
@@ -44,6 +45,24 @@ bool StreamWishes::admit(const protocol::FrameView& f, int64_t now_us) {
   if (it == wishes_.end()) return true;
   if (it->second.interval_us == kOff) return false;
   return admit_due(it->second.next_us, it->second.interval_us, now_us);
+}
+
+std::span<const uint8_t> StreamWishes::tell_own(const protocol::FrameView& f, std::span<const uint8_t> bytes,
+                                                std::span<uint8_t> out) const {
+  // interval_us (int32), then message_id (uint16): a message id under 256 ends the payload at 5
+  // bytes (MAVLink 2 drops trailing zeros); the interval is all there whenever the id is.
+  constexpr uint32_t kMessageInterval = 244;
+  // Signed (by its sender, or by the router for this link): not rewritten.
+  if (f.msgid() != kMessageInterval || f.payload_len() < 5 || f.is_signed() || bytes.size() != f.size()) return bytes;
+  const uint32_t message = f.payload_byte(4) | uint32_t{f.payload_byte(5)} << 8;
+  const auto it = wishes_.find(protocol::stream_key(f.sysid(), f.compid(), message));
+  if (it == wishes_.end() || out.size() < f.size()) return bytes;
+  const auto interval = static_cast<uint32_t>(static_cast<int32_t>(it->second.interval_us));  // kOff: -1, as said
+  std::copy(f.bytes().begin(), f.bytes().end(), out.begin());
+  const std::span<uint8_t> frame = out.first(f.size());
+  for (size_t i = 0; i < 4; ++i)
+    protocol::set_frame_byte(frame, f.header_len() + i, static_cast<uint8_t>(interval >> (8 * i)));
+  return frame;
 }
 
 bool RateLimiter::admit(const protocol::FrameView& f, int64_t now_us) {

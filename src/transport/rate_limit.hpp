@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +42,11 @@ class StreamWishes {
   void set(uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
   bool admit(const protocol::FrameView& f, int64_t now_us);
   bool empty() const noexcept { return wishes_.empty(); }
+  // A MESSAGE_INTERVAL (a component saying how often it sends a message) about a stream wished
+  // for here: written into `out` saying the wish instead, so the peer hears the rate it gets.
+  // Otherwise (another message, no wish, signed) `bytes`, f as it goes out, unchanged.
+  std::span<const uint8_t> tell_own(const protocol::FrameView& f, std::span<const uint8_t> bytes,
+                                    std::span<uint8_t> out) const;
 
  private:
   struct Wish {

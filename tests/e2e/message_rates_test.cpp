@@ -14,6 +14,7 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/message_interval.hpp"
 #include "mavswitch/msg/request_data_stream.hpp"
 #include "mavswitch/msg/system_time.hpp"
 #include "mavswitch/msg/vfr_hud.hpp"
@@ -25,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint16_t kSetMessageInterval = 511;
+constexpr uint16_t kSetMessageInterval = 511, kGetMessageInterval = 510;
 
 // An autopilot (1/1) on a UDP link of the router: sends HEARTBEAT each second and ATTITUDE and
 // VFR_HUD at the interval it was last asked for (default 4 Hz; off when asked -1), and answers
@@ -55,6 +56,14 @@ class FakeAutopilot {
       const protocol::FrameView v = view_of(f);
       if (v.msgid() != msg::CommandLong::kId) continue;
       const auto c = msg::CommandLong::decode(v.payload());
+      if (c.command == kGetMessageInterval && c.target_system == 1) {  // answered by MESSAGE_INTERVAL, to all
+        msg::MessageInterval m;
+        m.message_id = static_cast<uint16_t>(c.param1);
+        const auto it = streams_.find(m.message_id);
+        m.interval_us = it == streams_.end() ? 0 : static_cast<int32_t>(it->second.interval_us);
+        link_.send_to(router_port_, frame_of(m, 1, 1, seq_++));
+        continue;
+      }
       if (c.command != kSetMessageInterval || c.target_system != 1) continue;
       asked.push_back({static_cast<uint32_t>(c.param1), static_cast<int64_t>(c.param2)});
       asked_by.push_back(v.sysid());
@@ -212,6 +221,26 @@ TEST_F(MessageRates, EachGroundStationGetsTheRateItAskedFor) {
   EXPECT_NE(out.find("5 Hz"), std::string::npos) << out;
   const std::string links = http_request(http_, "GET", "/api/v1/links").body;
   EXPECT_NE(links.find("\"rate_thinned\": "), std::string::npos) << links;
+
+  // GET_MESSAGE_INTERVAL passes to the autopilot; its MESSAGE_INTERVAL (20 ms, to everyone)
+  // tells each ground station the rate it gets.
+  auto told = [](Peer& peer) {
+    int64_t us = 0;
+    for (const auto& f : peer.received().frames) {
+      if (view_of(f).msgid() == msg::MessageInterval::kId)
+        us = msg::MessageInterval::decode(view_of(f).payload()).interval_us;
+    }
+    return us;
+  };
+  msg::CommandLong get;
+  get.target_system = 1;
+  get.target_component = 1;
+  get.command = kGetMessageInterval;
+  get.param1 = static_cast<float>(msg::Attitude::kId);
+  slow.send(frame_of(get, 254, 190));
+  ASSERT_TRUE(pump_until([&] { return told(slow) != 0 && told(fast) != 0; })) << router_->err();
+  EXPECT_EQ(told(slow), 200000) << "its own rate, not the autopilot's";
+  EXPECT_EQ(told(fast), 20000);
 
   // The autopilot reboots (its SYSTEM_TIME starts again): it is asked again for 50 Hz.
   const size_t before_reboot = autopilot_->asked.size();
