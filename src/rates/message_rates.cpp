@@ -14,7 +14,7 @@ namespace {
 
 constexpr uint16_t kSetMessageInterval = 511;
 constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75;
-constexpr uint8_t kResultInProgress = 5;
+constexpr uint8_t kResultDenied = 2, kResultInProgress = 5;
 constexpr int kTries = 3;                  // as a ground station would send a command
 constexpr int64_t kRetryMs = 1000;         // MAVLink's command protocol: about a second
 constexpr uint32_t kRebootBackMs = 10000;  // SYSTEM_TIME this far back: the component rebooted
@@ -81,6 +81,16 @@ void MessageRates::request(routing::LinkId link, const protocol::FrameView& f) {
 }
 
 void MessageRates::wish(routing::LinkId link, const Key& key, int64_t interval, const Asker* asker) {
+  // Bounded against a peer inventing components and messages: past kMaxStreams streams with
+  // wishes, a new one is refused (DENIED to a command), said once.
+  if (wishes_.size() >= kMaxStreams && !wishes_.contains(key)) {
+    if (!full_said_) {
+      log::warning("message rates: {} streams have wishes already: further ones are refused", kMaxStreams);
+      full_said_ = true;
+    }
+    if (asker != nullptr) reply(key, *asker, kResultDenied, 0);
+    return;
+  }
   wishes_[key][link] = interval;
   router_.wish(link, key.system, key.component, key.message,
                interval == kOff ? transport::StreamWishes::kOff : interval);
@@ -193,10 +203,14 @@ void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, in
 // The component's answer, to the asker alone, in the component's name.
 void MessageRates::answer(const Key& key, const Asker& asker) {
   const Ask& ask = asks_[key];
+  reply(key, asker, ask.result, ask.result_param2);
+}
+
+void MessageRates::reply(const Key& key, const Asker& asker, uint8_t result, int32_t result_param2) {
   msg::CommandAck ack;
   ack.command = kSetMessageInterval;
-  ack.result = ask.result;
-  ack.result_param2 = ask.result_param2;
+  ack.result = result;
+  ack.result_param2 = result_param2;
   ack.target_system = asker.system;
   ack.target_component = asker.component;
   uint8_t frame[protocol::kMaxFrameLen];

@@ -37,6 +37,7 @@ class MessageRates {
  public:
   static constexpr int64_t kDefault = 0;  // the component's own rate
   static constexpr int64_t kOff = -1;
+  static constexpr size_t kMaxStreams = 1024;  // (component, message) pairs with wishes
 
   // Takes the router's rate requests; asks with `component` (the router's own, which must
   // outlive this). After start(), before run().
@@ -91,6 +92,7 @@ class MessageRates {
   void send_next(uint16_t target);
   void acknowledged(const protocol::FrameView& frame, uint8_t result, int32_t result_param2, uint16_t command);
   void answer(const Key& key, const Asker& asker);
+  void reply(const Key& key, const Asker& asker, uint8_t result, int32_t result_param2);
   int64_t fastest(const Key& key) const;
   static uint16_t component_key(uint8_t system, uint8_t component) { return uint16_t(system << 8 | component); }
 
@@ -101,6 +103,7 @@ class MessageRates {
   std::map<Key, Ask> asks_;
   std::map<uint16_t, Target> targets_;
   uint8_t answer_seq_ = 0;
+  bool full_said_ = false;
 };
 
 }  // namespace mavswitch::rates

@@ -348,3 +348,27 @@ TEST_F(MessageRates, OffForAnEndpointPassesItsRequestsThrough) {
   EXPECT_EQ(autopilot_->asked_by[0], 255) << "the ground station's own command, not the router's";
   EXPECT_NEAR(rates_of({&gcs}, 2)[0], 10, 1);
 }
+
+// A peer inventing messages cannot grow the router's table: past 1,024 streams with wishes a
+// new one is DENIED at once, and the rest goes on (the first stream still thinned, the router
+// running).
+TEST_F(MessageRates, AFloodOfInventedStreamsIsRefusedPastTheBound) {
+  start();
+  auto gcs_peer = connect(tcp_);
+  TcpPeer& gcs = *gcs_peer;
+  ASSERT_TRUE(pump_until([&] {
+    gcs.send(heartbeat(255, 190));
+    return gcs.received().count_msgid(0) > 0;
+  }));
+  gcs.send(set_interval(255, 190, msg::Attitude::kId, 100000));
+  for (uint32_t m = 1000; m < 2100; ++m) gcs.send(set_interval(255, 190, m, 100000));
+  auto denied = [&] {
+    size_t n = 0;
+    for (const auto& a : acks(gcs)) n += std::get<2>(a) == 2;  // MAV_RESULT_DENIED
+    return n;
+  };
+  ASSERT_TRUE(pump_until([&] { return denied() >= 77; }, 20000ms)) << denied() << " " << router_->err();
+  EXPECT_NE(router_->err().find("further ones are refused"), std::string::npos) << router_->err();
+  EXPECT_TRUE(router_->running());
+  EXPECT_NEAR(rates_of({&gcs}, 2)[0], 10, 1) << "the first wish still holds";
+}
