@@ -152,6 +152,17 @@ class MessageRates : public ::testing::Test {
     if (!peer) throw std::runtime_error("the router does not listen on " + std::to_string(port));
     return peer;
   }
+  // A ground station (sys/comp) connected to `port` that has heard the autopilot (and the
+  // router it: its heartbeats). Throws when the router does not answer.
+  std::unique_ptr<TcpPeer> introduced(uint16_t port, uint8_t sys, uint8_t comp = 190) {
+    auto peer = connect(port);
+    if (!pump_until([&] {
+          peer->send(heartbeat(sys, comp));
+          return peer->received().count_msgid(0) > 0;
+        }))
+      throw std::runtime_error("the autopilot is not heard through the router: " + router_->err());
+    return peer;
+  }
   // Pumps the autopilot until `done` or the deadline.
   bool pump_until(const std::function<bool()>& done, std::chrono::milliseconds deadline = 5000ms) {
     const auto end = Clock::now() + deadline;
@@ -257,12 +268,8 @@ TEST_F(MessageRates, EachGroundStationGetsTheRateItAskedFor) {
   EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{200000}));
 
   // A third asks off: none for it; the slow one keeps its 5 Hz.
-  auto quiet_peer = connect(tcp_);
+  auto quiet_peer = introduced(tcp_, 253);
   TcpPeer& quiet = *quiet_peer;
-  ASSERT_TRUE(pump_until([&] {
-    quiet.send(heartbeat(253, 190));
-    return quiet.received().count_msgid(0) > 0;
-  }));
   quiet.send(set_interval(253, 190, msg::Attitude::kId, -1));
   ASSERT_TRUE(pump_until([&] { return !acks(quiet).empty(); })) << router_->err();
   const auto after = rates_of({&slow, &quiet}, 2);
@@ -276,12 +283,8 @@ TEST_F(MessageRates, EachGroundStationGetsTheRateItAskedFor) {
 // asked per message with SET_MESSAGE_INTERVAL.
 TEST_F(MessageRates, ARequestForAStreamGroupIsAWishForEachOfItsMessages) {
   start();
-  auto gcs_peer = connect(tcp_);
+  auto gcs_peer = introduced(tcp_, 255);
   TcpPeer& gcs = *gcs_peer;
-  ASSERT_TRUE(pump_until([&] {
-    gcs.send(heartbeat(255, 190));
-    return gcs.received().count_msgid(0) > 0;
-  }));
   msg::RequestDataStream r;
   r.target_system = 1;
   r.target_component = 1;
@@ -335,12 +338,8 @@ TEST_F(MessageRates, ARadioKeepsItsRateWhenACompanionAsksForMore) {
 // behaviour), answered by the autopilot itself.
 TEST_F(MessageRates, OffForAnEndpointPassesItsRequestsThrough) {
   start("[TcpServerEndpoint raw]\nAddress = 127.0.0.1\nPort = " + std::to_string(raw_) + "\nMessageRates = false\n");
-  auto gcs_peer = connect(raw_);
+  auto gcs_peer = introduced(raw_, 255);
   TcpPeer& gcs = *gcs_peer;
-  ASSERT_TRUE(pump_until([&] {
-    gcs.send(heartbeat(255, 190));
-    return gcs.received().count_msgid(0) > 0;
-  })) << router_->err();
   gcs.send(set_interval(255, 190, msg::Attitude::kId, 100000));
   ASSERT_TRUE(pump_until([&] { return !acks(gcs).empty(); })) << router_->err();
   ASSERT_EQ(autopilot_->asked.size(), 1u);
@@ -354,12 +353,8 @@ TEST_F(MessageRates, OffForAnEndpointPassesItsRequestsThrough) {
 // running).
 TEST_F(MessageRates, AFloodOfInventedStreamsIsRefusedPastTheBound) {
   start();
-  auto gcs_peer = connect(tcp_);
+  auto gcs_peer = introduced(tcp_, 255);
   TcpPeer& gcs = *gcs_peer;
-  ASSERT_TRUE(pump_until([&] {
-    gcs.send(heartbeat(255, 190));
-    return gcs.received().count_msgid(0) > 0;
-  }));
   gcs.send(set_interval(255, 190, msg::Attitude::kId, 100000));
   for (uint32_t m = 1000; m < 2100; ++m) gcs.send(set_interval(255, 190, m, 100000));
   auto denied = [&] {
