@@ -16,10 +16,12 @@
 #include "daemon/signals.hpp"
 #include "daemon/signing_state.hpp"
 #include "daemon/stats_report.hpp"
+#include "dialect/builtin.hpp"
 #include "dialect/loader.hpp"
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
 #include "rates/message_rates.hpp"
+#include "rest/vehicle_data.hpp"
 #include "router/router.hpp"
 #include "window/operator_window.hpp"
 #include "window/vehicle_watch.hpp"
@@ -240,6 +242,12 @@ int main(int argc, char** argv) {
   if (general.message_rates) message_rates = std::make_unique<rates::MessageRates>(router, own);
   window.add_vehicles(&vehicles);
   window.add_rates(message_rates.get());
+  // mavlink2rest's API on the window: every frame the component is routed goes to its tree.
+  std::unique_ptr<rest::VehicleData> vehicle_data;
+  if (config.http.port != 0)
+    vehicle_data =
+        std::make_unique<rest::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
+  window.add_vehicle_data(vehicle_data.get(), MAVSWITCH_VERSION);
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(
         "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"

@@ -1,8 +1,11 @@
 #include "window/http_api.hpp"
 
+#include <fmt/format.h>
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -24,7 +27,61 @@ HttpResponse json_message(int status, const std::string& message) {
 
 constexpr std::string_view kEndpoints = "/api/v1/endpoints";
 
+// mavlink2rest's paths (under /v1 and, as its default API version, under /), and mavlink-server's
+// where they are the same data.
+constexpr std::string_view kTreePaths[] = {"/v1/mavlink", "/mavlink", "/v1/rest/mavlink"};
+constexpr std::string_view kHelperPaths[] = {"/v1/helper/mavlink", "/helper/mavlink", "/v1/rest/helper/mavlink"};
+constexpr std::string_view kSocketPaths[] = {"/v1/ws/mavlink", "/ws/mavlink", "/v1/rest/ws"};
+constexpr size_t kMaxFilter = 256;  // a regex over message names: longer is no longer a filter
+
+// A WebSocket client of the vehicle data: its feed, and whether what it sends goes on.
+class JsonSocket final : public TextSocket {
+ public:
+  JsonSocket(std::shared_ptr<rest::JsonFeed> feed, rest::VehicleData& data, int refused)
+      : feed_(std::move(feed)), data_(data), refused_(refused) {}
+  ~JsonSocket() override { feed_->close(); }
+  void take(std::vector<Text>& out) override { feed_->take(out); }
+  std::string receive(std::string_view text) override {
+    if (refused_ != 0)
+      return json_text(Json{{"error", refused_ == 401 ? "sending needs the bearer token (?token=)"
+                                                      : "this origin or listener may not send to the vehicles"}});
+    return data_.send(text).body;
+  }
+  void close() override { feed_->close(); }
+
+ private:
+  const std::shared_ptr<rest::JsonFeed> feed_;
+  rest::VehicleData& data_;
+  const int refused_;  // 0: it may send; else why not (as admits_websocket)
+};
+
+bool under(std::string_view path, std::string_view root) {
+  return path == root || (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/');
+}
+
 }  // namespace
+
+std::optional<std::string> query_value(std::string_view query, std::string_view name) {
+  for (size_t at = 0; at <= query.size();) {
+    const size_t end = std::min(query.find('&', at), query.size());
+    const std::string_view item = query.substr(at, end - at);
+    at = end + 1;
+    if (!item.starts_with(name) || (item.size() > name.size() && item[name.size()] != '=')) continue;
+    const std::string_view raw = item.size() > name.size() ? item.substr(name.size() + 1) : std::string_view();
+    std::string value;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+      if (raw[i] == '%' && i + 2 < raw.size() && hex(raw[i + 1]) && hex(raw[i + 2])) {
+        value += static_cast<char>(std::stoi(std::string(raw.substr(i + 1, 2)), nullptr, 16));
+        i += 2;
+      } else {
+        value += raw[i] == '+' ? ' ' : raw[i];
+      }
+    }
+    return value;
+  }
+  return std::nullopt;
+}
 
 std::optional<ConfigSection> section_of(const std::string& body, std::string* error) {
   // A duplicate key is refused, not taken silently (which of the two was meant?).
@@ -109,10 +166,11 @@ int HttpApi::admits_websocket(const HttpRequest& request) const {
 HttpResponse HttpApi::handle(const HttpRequest& request) {
   const bool reads = request.method == "GET" || request.method == "HEAD";
   // The page's files hold no state: they load without the token, and the page asks for it.
-  const bool page =
-      request.path == "/" || (request.path.find('/', 1) == std::string::npos && request.path != "/metrics");
+  const bool page = request.path == "/" ||
+                    (request.path.find('/', 1) == std::string::npos && request.path.find('.') != std::string::npos);
   if (reads && !page && options_.token_for_reads && !token_matches(request))
     return json_message(401, "this server listens beyond loopback: every request needs the bearer token");
+  if (auto answer = vehicle_data(request)) return std::move(*answer);
   if (!reads) return change(request);
   const std::string& path = request.path;
   if (path == "/metrics") {
@@ -170,6 +228,86 @@ std::string HttpApi::live_state() {
   const RouterSnapshot s = take_snapshot(router_);
   return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, heartbeats(), false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
+}
+
+std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
+  const std::string& path = request.path;
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  if (get && path == "/info") {
+    return HttpResponse{
+        200, "application/json",
+        json_text(Json{{"version", 0},
+                       {"service", {{"name", "mavswitch"}, {"version", options_.version}, {"authors", "mavswitch"}}}},
+                  2) +
+            "\n"};
+  }
+  rest::VehicleData* data = options_.data;
+  for (const std::string_view root : kTreePaths) {
+    if (!under(path, root)) continue;
+    if (data == nullptr) return json_message(404, "the vehicle data is off");
+    if (get) {
+      rest::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()));
+      return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
+    }
+    if (request.method != "POST" || path != root) return json_message(405, request.method + " is not used here");
+    if (const int refused = admits_websocket(request); refused != 0)
+      return json_message(refused, refused == 401
+                                       ? "sending to a vehicle needs the bearer token (Authorization: Bearer ...)"
+                                       : "sending to a vehicle from this origin or listener is refused");
+    rest::VehicleData::Answer a = data->send(request.body);
+    return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
+  }
+  for (const std::string_view root : kHelperPaths) {
+    if (path != root || !get) continue;
+    if (data == nullptr) return json_message(404, "the vehicle data is off");
+    const auto name = query_value(request.query, "name");
+    if (!name) return json_message(400, "give the message's name: ?name=HEARTBEAT");
+    std::string helper = data->json().helper(*name);
+    if (helper.empty()) return json_message(404, "no message " + *name + " in dialect " + data->json().dialect().name);
+    return HttpResponse{200, "application/json", nlohmann::ordered_json::parse(helper).dump(2) + "\n"};
+  }
+  return std::nullopt;
+}
+
+std::shared_ptr<TextSocket> HttpApi::open_text(const HttpRequest& request, std::function<void()> wake, int* status,
+                                               std::string* why) {
+  const bool known =
+      std::find(std::begin(kSocketPaths), std::end(kSocketPaths), request.path) != std::end(kSocketPaths);
+  if (!known || options_.data == nullptr) return nullptr;  // the caller's 404
+  const int may_send = admits_websocket(request);
+  if (options_.token_for_reads && may_send != 0) {
+    *status = 401, *why = "this server listens beyond loopback: the WebSocket needs the bearer token\n";
+    return nullptr;
+  }
+  rest::JsonFeed::Filter filter;
+  const std::string pattern = query_value(request.query, "filter").value_or(".*");
+  std::string error;
+  auto ids = pattern.size() > kMaxFilter ? std::nullopt : options_.data->matching(pattern, &error);
+  if (!ids) {
+    *status = 400, *why = (error.empty() ? "the filter is too long" : error) + "\n";
+    return nullptr;
+  }
+  filter.messages = std::move(*ids);
+  const auto number = [&](const char* name, double low, double high, double* out) {
+    const auto text = query_value(request.query, name);
+    if (!text) return true;
+    char* end = nullptr;
+    const double v = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !(v >= low && v <= high) || (high == 255 && v != std::floor(v))) {
+      *status = 400, *why = fmt::format("{}: a number from {} to {}\n", name, low, high);
+      return false;
+    }
+    *out = v;
+    return true;
+  };
+  double system = -1, component = -1;
+  if (!number("system", 0, 255, &system) || !number("component", 0, 255, &component) ||
+      !number("rate", 0, 1000, &filter.rate))
+    return nullptr;
+  if (system >= 0) filter.system = static_cast<uint8_t>(system);
+  if (component >= 0) filter.component = static_cast<uint8_t>(component);
+  return std::make_shared<JsonSocket>(options_.data->open(std::move(filter), std::move(wake)), *options_.data,
+                                      may_send);
 }
 
 HttpResponse HttpApi::change(const HttpRequest& request) {

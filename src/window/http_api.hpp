@@ -11,6 +11,7 @@
 #include <string>
 
 #include "rates/message_rates.hpp"
+#include "rest/vehicle_data.hpp"
 #include "router/router.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/http_server.hpp"
@@ -29,6 +30,8 @@ class HttpApi {
     std::function<std::string()> more_metrics;   // appended to /metrics
     const VehicleWatch* vehicles = nullptr;      // what components' HEARTBEATs said; read on the router's thread
     const rates::MessageRates* rates = nullptr;  // each link's message rates; read on the router's thread
+    rest::VehicleData* data = nullptr;           // the vehicles' messages (mavlink2rest's API); null: none
+    std::string version;                         // of the program, for /info
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
@@ -40,6 +43,11 @@ class HttpApi {
   // site's page in the operator's browser cannot reach the vehicle. 0: let in; else the HTTP
   // status that refuses it (401: no token; 403: an origin or listener it may not come from).
   int admits_websocket(const HttpRequest& request) const;
+  // A WebSocket of mavlink2rest's (/v1/ws/mavlink?filter=REGEX&system=&component=&rate=): JSON of
+  // each routed message it wants; what its client sends is sent on as a POST's body would be,
+  // when it may command. Null with the refusal otherwise (HttpServer::OpenText).
+  std::shared_ptr<TextSocket> open_text(const HttpRequest& request, std::function<void()> wake, int* status,
+                                        std::string* why);
 
  private:
   bool token_matches(const HttpRequest& request) const;
@@ -47,6 +55,7 @@ class HttpApi {
   HttpResponse page_file(const std::string& path) const;
   std::string live_state();  // one event of /api/v1/events
   HttpResponse change(const HttpRequest& request);
+  std::optional<HttpResponse> vehicle_data(const HttpRequest& request);  // mavlink2rest's paths; none: not one
   Router& router_;
   EndpointControl& control_;
   Options options_;
@@ -58,5 +67,7 @@ class HttpApi {
 std::optional<ConfigSection> section_of(const std::string& body, std::string* error);
 // Whether a body is JSON (an object), else INI text.
 bool is_json(const std::string& body);
+// A query parameter's value, percent-decoded ("filter" of "filter=RC_.%2A&system=1"); none when absent.
+std::optional<std::string> query_value(std::string_view query, std::string_view name);
 
 }  // namespace mavswitch::daemon

@@ -80,7 +80,7 @@ std::string peer_of(lws* wsi) {
 int HttpServer::Window::answer(lws* wsi, Session& s) {
   HttpResponse r;
   try {
-    r = handler(s.request);
+    r = hooks.handler(s.request);
   } catch (const std::exception& e) {  // the router stopping under it
     r = {503, "text/plain", std::string(e.what()) + "\n"};
   }
@@ -94,7 +94,7 @@ int HttpServer::Window::answer_later(lws* wsi, Session& s, std::function<HttpRes
   auto later = std::make_shared<Session::Later>();
   s.later = later;
   lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kLaterSeconds);
-  run_later([later, work = std::move(work), wants_write = s.wants_write, ring = bell] {
+  hooks.run_later([later, work = std::move(work), wants_write = s.wants_write, ring = bell] {
     HttpResponse r;
     try {
       r = work();
@@ -212,6 +212,45 @@ int HttpServer::Window::write_frames(lws* wsi, Session& s) {
     std::memcpy(buffer.data() + LWS_PRE, p.bytes.data() + s.pending_at, size);
     if (lws_write(wsi, buffer.data() + LWS_PRE, size, LWS_WRITE_BINARY) < static_cast<int>(size)) return -1;
     ++frames, ++s.pending_frame, s.pending_at += size;
+  }
+  return 0;
+}
+
+int HttpServer::Window::write_texts(lws* wsi, Session& s) {
+  int written = 0;
+  for (;;) {
+    if (s.next_text == s.texts.size()) {
+      s.texts.clear();
+      s.next_text = 0;
+      s.text->take(s.texts);
+      if (s.texts.empty()) break;
+    }
+    if (written == kFramesPerTurn || lws_send_pipe_choked(wsi)) {
+      lws_callback_on_writable(wsi);
+      break;
+    }
+    const std::string& text = *s.texts[s.next_text++];
+    if (text.size() > kChunk) continue;  // no message's JSON is near this
+    std::memcpy(buffer.data() + LWS_PRE, text.data(), text.size());
+    if (lws_write(wsi, buffer.data() + LWS_PRE, text.size(), LWS_WRITE_TEXT) < static_cast<int>(text.size())) return -1;
+    ++written;
+  }
+  return 0;
+}
+
+constexpr size_t kMaxAnswers = 1024;
+
+int HttpServer::Window::received_text(lws* wsi, Session& s, const char* in, size_t len) {
+  if (lws_frame_is_binary(wsi)) return 0;            // MAVLink frames go to a [WebSocketEndpoint]
+  if (s.text_in.size() + len > kMaxBody) return -1;  // a message is a few hundred bytes
+  s.text_in.append(in, len);
+  if (!lws_is_final_fragment(wsi)) return 0;
+  std::string answer = s.text->receive(s.text_in);
+  s.text_in.clear();
+  // A client that sends without reading its answers gets no more of them past a bound.
+  if (!answer.empty() && s.texts.size() - s.next_text < kMaxAnswers) {
+    s.texts.push_back(std::make_shared<const std::string>(std::move(answer)));
+    lws_callback_on_writable(wsi);
   }
   return 0;
 }

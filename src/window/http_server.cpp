@@ -88,17 +88,20 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       Session& s = session(wsi);
       s.request = request_of(wsi);
       s.request.path = in != nullptr ? static_cast<const char*>(in) : s.request.path;
-      s.out.clear(), s.out_at = 0, s.close_after = false;
+      s.out.clear(), s.out_at = 0, s.close_after = false, s.body_read = 0;
       if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
         s.close_after = true;
         return respond(wsi, s, {411, "text/plain", "a request body needs a Content-Length\n"});
       }
       const std::string length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
       const unsigned long long body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
-      if (body > kMaxBody) {
+      s.too_large = body > kMaxBody;
+      if (body > kMaxDiscarded) {
         s.close_after = true;  // what it would go on sending is not read
         return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
       }
+      // A body a little too large is read and thrown away before the 413, so that the client
+      // reads the answer rather than a reset of a connection closed with its bytes unread.
       s.body_expected = body;
       if (body == 0) return answer(wsi, s);
       lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kRequestSeconds);
@@ -106,13 +109,18 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     }
     case LWS_CALLBACK_HTTP_BODY: {
       Session& s = session(wsi);
-      if (s.request.body.size() + len > s.body_expected) return -1;  // more than it said
-      s.request.body.append(static_cast<const char*>(in), len);
+      if (s.body_read + len > s.body_expected) return -1;  // more than it said
+      s.body_read += len;
+      if (!s.too_large) s.request.body.append(static_cast<const char*>(in), len);
       return 0;
     }
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
       lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
-      return answer(wsi, session(wsi));
+      Session& s = session(wsi);
+      if (!s.too_large) return answer(wsi, s);
+      s.close_after = true;
+      return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
+    }
     case LWS_CALLBACK_HTTP_WRITEABLE: return write_http(wsi, session(wsi));
     case LWS_CALLBACK_TIMER: {  // an event stream's next event
       Session& s = session(wsi);
@@ -133,9 +141,20 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
       Session& s = session(wsi);
       s.request = request_of(wsi);
-      auto entrance = find_websocket(s.request.path);
-      if (!entrance) return refuse_upgrade(wsi, 404, "no WebSocket endpoint at this path\n");
-      if (const int status = admit(s.request); status != 0)
+      auto entrance = hooks.find_websocket(s.request.path);
+      if (!entrance) {  // a text WebSocket of the API's, or none
+        int status = 404;
+        std::string why = "no WebSocket endpoint at this path\n";
+        s.text = hooks.open_text(
+            s.request,
+            [bell = bell, wants_write = s.wants_write] {
+              wants_write->store(true);
+              bell->ring();
+            },
+            &status, &why);
+        return s.text ? 0 : refuse_upgrade(wsi, status, why);
+      }
+      if (const int status = hooks.admit(s.request); status != 0)
         return refuse_upgrade(wsi, status,
                               status == 401 ? "this WebSocket endpoint needs the bearer token\n"
                                             : "this origin may not open the WebSocket endpoint\n");
@@ -148,6 +167,10 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     }
     case LWS_CALLBACK_ESTABLISHED: {
       Session& s = session(wsi);
+      if (s.text) {
+        lws_callback_on_writable(wsi);  // what came meanwhile
+        return 0;
+      }
       if (s.entrance == nullptr) return -1;
       s.client = s.entrance->open(peer_of(wsi), [bell = bell, wants_write = s.wants_write] {
         wants_write->store(true);
@@ -157,17 +180,22 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     }
     case LWS_CALLBACK_RECEIVE: {
       Session& s = session(wsi);
+      if (s.text) return received_text(wsi, s, static_cast<const char*>(in), len);
       if (s.client && lws_frame_is_binary(wsi))  // text carries no MAVLink
         s.client->put({static_cast<const uint8_t*>(in), len});
       return 0;
     }
-    case LWS_CALLBACK_SERVER_WRITEABLE: return write_frames(wsi, session(wsi));
+    case LWS_CALLBACK_SERVER_WRITEABLE: {
+      Session& s = session(wsi);
+      return s.text ? write_texts(wsi, s) : write_frames(wsi, s);
+    }
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
       bell->pending.store(false);  // before the scan: a ring after it is seen by the next one
       for (auto& [client_wsi, s] : sessions) {
         // Frames to write, or a link closed under it (its endpoint went): hung up there.
         if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
         if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);  // its answer came
+        if (s->text && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);   // texts wait
       }
       return 0;
     case LWS_CALLBACK_CLOSED:
@@ -182,18 +210,14 @@ void HttpServer::Window::forget(lws* wsi) {
   if (it == sessions.end()) return;
   Session& s = *it->second;
   if (s.client) s.client->close();
+  if (s.text) s.text->close();
   if (s.next_event) --streams;
   sessions.erase(it);
 }
 
-HttpServer::HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit,
-                       RunLater run_later)
-    : window_(std::make_unique<Window>()) {
+HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
-  w.handler = std::move(handler);
-  w.run_later = std::move(run_later);
-  w.admit = std::move(admit);
-  w.find_websocket = std::move(find_websocket);
+  w.hooks = std::move(hooks);
   w.tls = !config.certificate.empty();
   w.address = config.address;
   if (w.tls) check_certificate(config.certificate);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -43,6 +44,18 @@ struct HttpResponse {
   std::function<HttpResponse()> later;
 };
 
+// A WebSocket whose messages are text (JSON) rather than MAVLink frames. The window's thread
+// takes what waits to be written and hands over each whole message the client sends.
+class TextSocket {
+ public:
+  using Text = std::shared_ptr<const std::string>;
+  virtual ~TextSocket() = default;
+  virtual void take(std::vector<Text>& out) = 0;  // appends what waits, oldest first
+  // A message of the client's; what to answer it (nothing when empty).
+  virtual std::string receive(std::string_view text) = 0;
+  virtual void close() = 0;  // the client went
+};
+
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
@@ -53,8 +66,21 @@ class HttpServer {
   using FindWebSocket = std::function<std::shared_ptr<transport::HandoffEntrance>(const std::string& path)>;
   // Runs a job off the window's thread (HttpResponse::later's), once; any thread may run it.
   using RunLater = std::function<void(std::function<void()> job)>;
-  static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
-  static constexpr int kMaxStreams = 64;         // event streams at once
+  // A text WebSocket for an upgrade request, or null with the refusal (*status: 404 for a path
+  // that has none, 400, 401, 403) and *why. `wake`: texts wait (any thread).
+  using OpenText = std::function<std::shared_ptr<TextSocket>(const HttpRequest&, std::function<void()> wake,
+                                                             int* status, std::string* why)>;
+  // What the server calls: every hook of the window's, all of them given.
+  struct Hooks {
+    Handler handler;
+    FindWebSocket find_websocket;
+    OpenText open_text;
+    Admit admit;
+    RunLater run_later;
+  };
+  static constexpr size_t kMaxBody = 64 * 1024;         // a config section fits many times over
+  static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
+  static constexpr int kMaxStreams = 64;                // event streams at once
   // A connection that has not sent a whole request (or finished its TLS handshake) this long
   // after it came is closed: slow clients cannot hold the window.
   static constexpr int kRequestSeconds = 5;
@@ -62,7 +88,7 @@ class HttpServer {
   // Listens at once and starts the window's thread; throws std::runtime_error saying why it
   // cannot (a port in use, a certificate that does not load). With a certificate: HTTPS and
   // wss:// only.
-  HttpServer(const HttpConfig& config, Handler handler, FindWebSocket find_websocket, Admit admit, RunLater run_later);
+  HttpServer(const HttpConfig& config, Hooks hooks);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

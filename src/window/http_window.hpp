@@ -51,13 +51,19 @@ struct Bell {
 struct Session {
   HttpRequest request;
   size_t body_expected = 0;
-  std::string out;  // what is left to send of a response (headers already sent)
+  size_t body_read = 0;
+  bool too_large = false;  // its body is read and dropped, then answered 413
+  std::string out;         // what is left to send of a response (headers already sent)
   size_t out_at = 0;
   bool close_after = false;  // the connection ends with this response
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
   std::shared_ptr<transport::HandoffEntrance> entrance;  // a WebSocket client's endpoint
   std::shared_ptr<transport::Handoff> client;            // its link's side here
+  std::shared_ptr<TextSocket> text;                      // a text WebSocket (JSON)
+  std::vector<TextSocket::Text> texts;                   // taken from it, not all written yet
+  size_t next_text = 0;                                  // the next of `texts` to write
+  std::string text_in;                                   // a message of the client's, its fragments so far
   transport::FrameBatch pending;                         // taken from the client's link, not all written yet
   size_t pending_frame = 0;                              // the next of `pending` to write
   size_t pending_at = 0;                                 // its first byte
@@ -72,10 +78,7 @@ struct Session {
 };
 
 struct HttpServer::Window {
-  Handler handler;
-  Admit admit;
-  FindWebSocket find_websocket;
-  RunLater run_later;
+  Hooks hooks;
   bool tls = false;
   std::string address;
   uint16_t port = 0;
@@ -109,6 +112,8 @@ struct HttpServer::Window {
   int write_http(lws* wsi, Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
   int write_frames(lws* wsi, Session& s);
+  int write_texts(lws* wsi, Session& s);
+  int received_text(lws* wsi, Session& s, const char* in, size_t len);
   void forget(lws* wsi);
 };
 

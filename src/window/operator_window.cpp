@@ -99,14 +99,20 @@ void OperatorWindow::start() {
   options.more_metrics = more_metrics_;
   options.vehicles = vehicles_;
   options.rates = rates_;
+  options.data = data_;
+  options.version = version_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   const WebSocketDoors& doors = control_.websockets();
   try {
     server_ = std::make_unique<HttpServer>(
-        http_, [this](const HttpRequest& r) { return api_->handle(r); },
-        [&doors](const std::string& path) { return doors.at(path); },
-        [this](const HttpRequest& r) { return api_->admits_websocket(r); },
-        [this](std::function<void()> job) { run_later(std::move(job)); });
+        http_, HttpServer::Hooks{
+                   .handler = [this](const HttpRequest& r) { return api_->handle(r); },
+                   .find_websocket = [&doors](const std::string& path) { return doors.at(path); },
+                   .open_text = [this](const HttpRequest& r, std::function<void()> wake, int* status,
+                                       std::string* why) { return api_->open_text(r, std::move(wake), status, why); },
+                   .admit = [this](const HttpRequest& r) { return api_->admits_websocket(r); },
+                   .run_later = [this](std::function<void()> job) { run_later(std::move(job)); },
+               });
     log::info("http: listening on {}", server_->url());
     for (const auto& [name, path] : doors.paths())
       log::info("websocket {}: MAVLink at {}{}", name, server_->websocket_url(), path);

@@ -34,6 +34,11 @@ class OperatorWindow {
   // Where the systems' HEARTBEATs are kept (the API's systems); it outlives stop(). Before start().
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
   void add_rates(const rates::MessageRates* rates) { rates_ = rates; }
+  // The vehicles' messages, for mavlink2rest's API; it outlives stop(). Before start().
+  void add_vehicle_data(rest::VehicleData* data, std::string version) {
+    data_ = data;
+    version_ = std::move(version);
+  }
 
  private:
   void reload();  // the blocking-work thread
@@ -45,6 +50,8 @@ class OperatorWindow {
   std::function<std::string()> more_metrics_;
   const VehicleWatch* vehicles_ = nullptr;
   const rates::MessageRates* rates_ = nullptr;
+  rest::VehicleData* data_ = nullptr;
+  std::string version_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;

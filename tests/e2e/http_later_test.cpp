@@ -23,18 +23,22 @@ TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
   std::thread worker;  // where the slow answer is worked out: the test's blocking-work thread
   daemon::HttpServer server(
       config,
-      [&](const daemon::HttpRequest& r) {
-        if (r.path != "/slow") return daemon::HttpResponse(200, "text/plain", "quick\n");
-        daemon::HttpResponse later;
-        later.later = [&started, released] {
-          started.set_value();
-          released.wait_for(10s);
-          return daemon::HttpResponse(201, "text/plain", "slow\n");
-        };
-        return later;
-      },
-      [](const std::string&) { return nullptr; }, [](const daemon::HttpRequest&) { return 0; },
-      [&](std::function<void()> job) { worker = std::thread(std::move(job)); });
+      daemon::HttpServer::Hooks{
+          .handler =
+              [&](const daemon::HttpRequest& r) {
+                if (r.path != "/slow") return daemon::HttpResponse(200, "text/plain", "quick\n");
+                daemon::HttpResponse later;
+                later.later = [&started, released] {
+                  started.set_value();
+                  released.wait_for(10s);
+                  return daemon::HttpResponse(201, "text/plain", "slow\n");
+                };
+                return later;
+              },
+          .find_websocket = [](const std::string&) { return nullptr; },
+          .open_text = [](const daemon::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
+          .admit = [](const daemon::HttpRequest&) { return 0; },
+          .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); }});
 
   auto slow = std::async(std::launch::async, [&] { return http_request(server.port(), "GET", "/slow"); });
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready) << "the slow answer was asked for";

@@ -1,0 +1,41 @@
+#include "rest/json_feed.hpp"
+
+namespace mavswitch::rest {
+
+bool JsonFeed::wants(const protocol::FrameView& frame, WallClock::time_point now) {
+  if (filter_.system && *filter_.system != frame.sysid()) return false;
+  if (filter_.component && *filter_.component != frame.compid()) return false;
+  if (!filter_.messages.contains(frame.msgid())) return false;
+  if (filter_.rate <= 0) return true;
+  // The newest frame is sent when one is due: a client at 5 a second gets every fifth-of-a-second
+  // frame as it comes, not a stale one later.
+  const auto interval =
+      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(1 / filter_.rate));
+  const uint64_t key = uint64_t(frame.sysid()) << 40 | uint64_t(frame.compid()) << 32 | frame.msgid();
+  const auto [it, first] = sent_.try_emplace(key, now);
+  if (first) return true;
+  if (now - it->second < interval) return false;
+  // Due times step by the interval (jitter does not slow the rate), but never bank a burst.
+  it->second = now - it->second < 2 * interval ? it->second + interval : now;
+  return true;
+}
+
+void JsonFeed::push(Text text) {
+  {
+    std::lock_guard lock(mutex_);
+    if (waiting_.size() == kMaxWaiting) {
+      waiting_.pop_front();
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
+    waiting_.push_back(std::move(text));
+  }
+  wake_();
+}
+
+void JsonFeed::take(std::vector<Text>& out) {
+  std::lock_guard lock(mutex_);
+  for (Text& t : waiting_) out.push_back(std::move(t));
+  waiting_.clear();
+}
+
+}  // namespace mavswitch::rest

@@ -1,0 +1,55 @@
+// What the window serves of the vehicles' own data, on the router's own component: every frame
+// it is routed goes into the tree (the newest of each message, decoded only when asked) and to
+// the WebSocket clients that want it (decoded once, its JSON shared); messages posted as JSON
+// are encoded and sent from the component's link, so routing, filters and signing apply.
+// Frames arrive on the router's thread; the other calls come from the window's.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/component.hpp"
+#include "rest/json_feed.hpp"
+#include "rest/message_json.hpp"
+#include "rest/message_tree.hpp"
+
+namespace mavswitch::rest {
+
+class VehicleData {
+ public:
+  // Listens on `component` (the router's own), which must outlive this, as `dialect` must.
+  VehicleData(Router& router, Component& component, const dialect::Dialect& dialect);
+
+  const MessageJson& json() const noexcept { return json_; }
+
+  struct Answer {
+    int status = 200;
+    std::string body;
+  };
+  // Not the router's thread: the tree, or its node at a JSON pointer ("/vehicles/1/components/1/
+  // messages/ATTITUDE/message/roll"); 404 naming the path when there is none.
+  Answer tree(std::string_view pointer) const;
+  // Any thread: a {"header":...,"message":...} text (POST /v1/mavlink, a WebSocket client's
+  // message) encoded and sent; 400 naming what is wrong, 503 when the router's queue is full.
+  Answer send(std::string_view body) const;
+  // Not the router's thread: a new WebSocket client (its messages already chosen by `filter`'s
+  // regex over the dialect's names); it goes when closed.
+  std::shared_ptr<JsonFeed> open(JsonFeed::Filter filter, std::function<void()> wake);
+  // The ids of the dialect's messages whose names `pattern` matches anywhere (as mavlink2rest's
+  // filter); nothing, with *error, for a pattern that is not a regular expression.
+  std::optional<std::unordered_set<uint32_t>> matching(const std::string& pattern, std::string* error) const;
+
+ private:
+  void frame(const protocol::FrameView& frame);  // the router's thread
+  Router& router_;
+  Component& component_;
+  MessageJson json_;
+  MessageTree tree_;                              // the router's thread
+  std::vector<std::shared_ptr<JsonFeed>> feeds_;  // the router's thread
+  std::string text_;                              // the router's thread: reused for each frame's JSON
+  Subscription subscription_;
+};
+
+}  // namespace mavswitch::rest
