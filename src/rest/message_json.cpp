@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -405,6 +406,23 @@ size_t MessageJson::encode(const Json& body, std::span<uint8_t> out, std::string
     if (field.def->mavlink_version) payload[field.def->wire_offset] = 3;
   header.msgid = s.def->id;
   return protocol::encode_v2(header, {payload, s.def->max_len}, s.def->crc_extra, out);
+}
+
+std::string MessageJson::name_of(std::string_view name, uint64_t value) const {
+  if (const dialect::EnumDef* e = dialect_.find_enum(name))
+    for (const dialect::EnumEntry& entry : e->entries)
+      if (entry.value == value) return entry.name;
+  return std::to_string(value);
+}
+
+std::optional<uint64_t> MessageJson::value_of(std::string_view name, std::string_view entry) const {
+  if (const dialect::EnumDef* e = dialect_.find_enum(name))
+    for (const dialect::EnumEntry& candidate : e->entries)
+      if (candidate.name == entry) return candidate.value;
+  uint64_t number = 0;
+  const auto [end, error] = std::from_chars(entry.data(), entry.data() + entry.size(), number);
+  if (error != std::errc() || end != entry.data() + entry.size() || entry.empty()) return std::nullopt;
+  return number;
 }
 
 }  // namespace mavswitch::rest

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,12 @@ class MessageJson {
   // bytes): its length, or 0 and *error naming what is wrong (an unknown message, field or
   // enum name, a value of the wrong type or out of range). A field not given is zero.
   size_t encode(const nlohmann::json& body, std::span<uint8_t> out, std::string* error) const;
+
+  // A value's name in enum `name` ("MAV_RESULT", 0 -> "MAV_RESULT_ACCEPTED"); the number as text
+  // when it has none.
+  std::string name_of(std::string_view name, uint64_t value) const;
+  // The value of `entry` in enum `name`, or of its number as text; none when it is neither.
+  std::optional<uint64_t> value_of(std::string_view name, std::string_view entry) const;
 
  private:
   struct Field {

@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
 
 namespace mavswitch::rest {
 
 VehicleData::VehicleData(Router& router, Component& component, const dialect::Dialect& dialect)
-    : router_(router), component_(component), json_(dialect) {
+    : router_(router),
+      component_(component),
+      json_(dialect),
+      commands_(router, component),
+      parameters_(router, component) {
   subscription_ = component.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
 }
 
@@ -83,6 +88,135 @@ std::shared_ptr<JsonFeed> VehicleData::open(JsonFeed::Filter filter, std::functi
   auto feed = std::make_shared<JsonFeed>(std::move(filter), std::move(wake));
   router_.run_on_loop([&] { feeds_.push_back(feed); });
   return feed;
+}
+
+namespace {
+
+VehicleData::Answer error_answer(int status, const std::string& why) {
+  return {status, nlohmann::json{{"error", why}}.dump()};
+}
+
+std::string parameter_json(const MessageJson& json, const VehicleParameters::Parameter& p) {
+  nlohmann::ordered_json j{{"name", p.name}};
+  if (p.type >= 1 && p.type <= 8)
+    j["value"] = static_cast<int64_t>(p.value);
+  else
+    j["value"] = static_cast<float>(p.value);  // written as the float it is, not its double
+  j["type"] = json.name_of("MAV_PARAM_TYPE", p.type);
+  j["index"] = p.index;
+  return j.dump();
+}
+
+}  // namespace
+
+void VehicleData::command(uint8_t system, uint8_t component, std::string_view body,
+                          std::function<void(Answer)> answer) {
+  const auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return answer(error_answer(400, "the body is a JSON object {\"command\": ...}"));
+  VehicleCommands::Command c{system, component, 0, {}};
+  const auto command = j.find("command");
+  std::optional<uint64_t> id;
+  if (command != j.end() && command->is_string()) id = json_.value_of("MAV_CMD", command->get<std::string>());
+  if (command != j.end() && command->is_object() && command->contains("type") && (*command)["type"].is_string())
+    id = json_.value_of("MAV_CMD", (*command)["type"].get<std::string>());
+  if (command != j.end() && command->is_number_unsigned()) id = command->get<uint64_t>();
+  if (!id || *id > 0xFFFF)
+    return answer(error_answer(400, "\"command\": a MAV_CMD by name or number" +
+                                        (command != j.end() ? " (not " + command->dump() + ")" : std::string())));
+  c.command = static_cast<uint16_t>(*id);
+  for (const auto& [key, value] : j.items()) {
+    if (key == "command") continue;
+    if (key == "params") {
+      if (!value.is_array() || value.size() > 7) return answer(error_answer(400, "\"params\": up to seven numbers"));
+      for (size_t i = 0; i < value.size(); ++i) {
+        if (!value[i].is_number() && !value[i].is_null())
+          return answer(error_answer(400, "\"params\": up to seven numbers"));
+        c.params[i] = value[i].is_null() ? NAN : value[i].get<float>();
+      }
+      continue;
+    }
+    if (key.size() == 6 && key.starts_with("param") && key[5] >= '1' && key[5] <= '7' && value.is_number()) {
+      c.params[size_t(key[5] - '1')] = value.get<float>();
+      continue;
+    }
+    return answer(error_answer(400, "no \"" + key + "\" in a command (command, params, param1..param7)"));
+  }
+  router_.event_loop().post([this, c, answer = std::move(answer)]() mutable {
+    commands_.send(c, [this, c, answer = std::move(answer)](const VehicleCommands::Outcome& o) {
+      const std::string name = json_.name_of("MAV_CMD", c.command);
+      using How = VehicleCommands::Outcome::How;
+      if (o.how == How::kBusy)
+        return answer(error_answer(409, fmt::format("{} to {}/{} is under way", name, c.system, c.component)));
+      if (o.how == How::kNoAnswer)
+        return answer(
+            error_answer(504, fmt::format("no {}COMMAND_ACK from {}/{} for {} after {} attempts",
+                                          o.result == 5 ? "final " : "", c.system, c.component, name, o.attempts)));
+      answer({200, nlohmann::ordered_json{{"command", name},
+                                          {"result", json_.name_of("MAV_RESULT", o.result)},
+                                          {"result_param2", o.result_param2},
+                                          {"progress", o.progress},
+                                          {"attempts", o.attempts}}
+                       .dump()});
+    });
+  });
+}
+
+void VehicleData::parameters(uint8_t system, uint8_t component, std::function<void(Answer)> answer) {
+  router_.event_loop().post([this, system, component, answer = std::move(answer)]() mutable {
+    parameters_.fetch(system, component, [this, system, component, answer = std::move(answer)](const auto& table) {
+      if (!table.answered)
+        return answer(error_answer(504, fmt::format("no PARAM_VALUE from {}/{}", system, component)));
+      std::string out =
+          fmt::format(R"({{"system":{},"component":{},"count":{},"parameters":{{)", system, component, table.count);
+      std::vector<uint16_t> missing;
+      bool first = true;
+      for (const auto& p : table.parameters) {
+        if (!p.known) {
+          missing.push_back(uint16_t(&p - table.parameters.data()));
+          continue;
+        }
+        out += first ? "" : ",";
+        out += nlohmann::json(p.name).dump() + ":" + parameter_json(json_, p);
+        first = false;
+      }
+      out += "},\"complete\":" + std::string(missing.empty() ? "true" : "false");
+      out += ",\"missing\":" + nlohmann::json(missing).dump() + "}";
+      answer({200, std::move(out)});
+    });
+  });
+}
+
+void VehicleData::parameter(uint8_t system, uint8_t component, std::string name, std::string_view body,
+                            std::function<void(Answer)> answer) {
+  std::optional<double> value;
+  std::optional<uint8_t> type;
+  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    const auto j = nlohmann::json::parse(body, nullptr, false);
+    const nlohmann::json* v = &j;
+    if (j.is_object()) {
+      if (!j.contains("value")) return answer(error_answer(400, "give the parameter's \"value\""));
+      v = &j["value"];
+      if (j.contains("type")) {
+        const auto t = j["type"].is_string() ? json_.value_of("MAV_PARAM_TYPE", j["type"].get<std::string>())
+                                             : std::optional<uint64_t>();
+        if (!t || *t < 1 || *t > 10) return answer(error_answer(400, "\"type\": a MAV_PARAM_TYPE by name"));
+        type = static_cast<uint8_t>(*t);
+      }
+    }
+    if (!v->is_number()) return answer(error_answer(400, "the value is a number ({\"value\": 3} or 3)"));
+    value = v->get<double>();
+  }
+  if (name.empty() || name.size() > 16) return answer(error_answer(400, "a parameter's name is 1 to 16 characters"));
+  router_.event_loop().post([=, this, answer = std::move(answer)]() mutable {
+    parameters_.access(
+        system, component, name, value, type,
+        [this, system, component, name, answer = std::move(answer)](const auto& p) {
+          if (!p)
+            return answer(error_answer(504, fmt::format("no PARAM_VALUE of {} from {}/{}", name, system, component)));
+          answer({200, parameter_json(json_, *p)});
+        });
+  });
 }
 
 }  // namespace mavswitch::rest

@@ -14,6 +14,8 @@
 #include "rest/json_feed.hpp"
 #include "rest/message_json.hpp"
 #include "rest/message_tree.hpp"
+#include "rest/vehicle_commands.hpp"
+#include "rest/vehicle_parameters.hpp"
 
 namespace mavswitch::rest {
 
@@ -41,6 +43,18 @@ class VehicleData {
   // filter); nothing, with *error, for a pattern that is not a regular expression.
   std::optional<std::unordered_set<uint32_t>> matching(const std::string& pattern, std::string* error) const;
 
+  // Not the router's thread; each answer comes once, from the router's thread (or at once for
+  // a request that is wrong). A command by name or number with up to seven params
+  // ({"command": "MAV_CMD_COMPONENT_ARM_DISARM", "params": [1]}): its COMMAND_ACK's result by
+  // name, 504 without one, 409 while the same command to the same component is under way.
+  void command(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
+  // Every parameter of a component: 504 when it answers nothing.
+  void parameters(uint8_t system, uint8_t component, std::function<void(Answer)> answer);
+  // One parameter by name, read (an empty body) or set ({"value": 3} or 3, and "type" by name for
+  // a component whose list was not fetched): the component's PARAM_VALUE, or 504.
+  void parameter(uint8_t system, uint8_t component, std::string name, std::string_view body,
+                 std::function<void(Answer)> answer);
+
  private:
   void frame(const protocol::FrameView& frame);  // the router's thread
   Router& router_;
@@ -50,6 +64,8 @@ class VehicleData {
   std::vector<std::shared_ptr<JsonFeed>> feeds_;  // the router's thread
   std::string text_;                              // the router's thread: reused for each frame's JSON
   Subscription subscription_;
+  VehicleCommands commands_;      // the router's thread
+  VehicleParameters parameters_;  // the router's thread
 };
 
 }  // namespace mavswitch::rest

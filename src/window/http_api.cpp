@@ -32,6 +32,7 @@ constexpr std::string_view kEndpoints = "/api/v1/endpoints";
 constexpr std::string_view kTreePaths[] = {"/v1/mavlink", "/mavlink", "/v1/rest/mavlink"};
 constexpr std::string_view kHelperPaths[] = {"/v1/helper/mavlink", "/helper/mavlink", "/v1/rest/helper/mavlink"};
 constexpr std::string_view kSocketPaths[] = {"/v1/ws/mavlink", "/ws/mavlink", "/v1/rest/ws"};
+constexpr std::string_view kVehicles = "/v1/vehicles/";
 constexpr size_t kMaxFilter = 256;  // a regex over message names: longer is no longer a filter
 
 // A WebSocket client of the vehicle data: its feed, and whether what it sends goes on.
@@ -257,6 +258,7 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
     rest::VehicleData::Answer a = data->send(request.body);
     return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
   }
+  if (path.starts_with(kVehicles)) return vehicle_request(request);
   for (const std::string_view root : kHelperPaths) {
     if (path != root || !get) continue;
     if (data == nullptr) return json_message(404, "the vehicle data is off");
@@ -267,6 +269,54 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
     return HttpResponse{200, "application/json", nlohmann::ordered_json::parse(helper).dump(2) + "\n"};
   }
   return std::nullopt;
+}
+
+// /v1/vehicles/{sys}/{comp}/command (POST), .../parameters (GET), .../parameters/{NAME} (GET, PUT):
+// answered when the vehicle answers (or does not).
+HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
+  rest::VehicleData* data = options_.data;
+  if (data == nullptr) return json_message(404, "the vehicle data is off");
+  static const std::regex shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
+  std::smatch m;
+  if (!std::regex_match(request.path, m, shape) || std::stoi(m[1]) > 255 || std::stoi(m[2]) > 255 ||
+      (m[3] == "command" && m[4].matched))
+    return json_message(404, "no such resource: " + request.path +
+                                 " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME)");
+  const auto system = static_cast<uint8_t>(std::stoi(m[1])), component = static_cast<uint8_t>(std::stoi(m[2]));
+  const bool command = m[3] == "command";
+  const bool sends = command || request.method == "PUT";
+  const std::string allowed = command ? "POST" : m[4].matched ? "GET, PUT" : "GET";
+  if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
+    return json_message(405, request.method + " is not used here: " + allowed);
+  if (sends) {
+    if (const int refused = admits_websocket(request); refused != 0)
+      return json_message(refused, refused == 401
+                                       ? "commanding a vehicle needs the bearer token (Authorization: Bearer ...)"
+                                       : "commanding a vehicle from this origin or listener is refused");
+  }
+  HttpResponse r;
+  const auto respond = [](std::function<void(HttpResponse)> answer) {
+    return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+      answer(HttpResponse{a.status, "application/json", std::move(a.body) + "\n"});
+    };
+  };
+  if (command) {
+    r.awaits = [=, body = request.body](std::function<void(HttpResponse)> answer) {
+      data->command(system, component, body, respond(std::move(answer)));
+    };
+  } else if (!m[4].matched) {
+    r.awaits = [=](std::function<void(HttpResponse)> answer) {
+      data->parameters(system, component, respond(std::move(answer)));
+    };
+  } else {
+    const std::string body = request.method == "PUT" ? request.body : "";
+    if (request.method == "PUT" && body.find_first_not_of(" \t\r\n") == std::string::npos)
+      return json_message(400, "a PUT gives the value: {\"value\": 3}");
+    r.awaits = [=, name = m[4].str()](std::function<void(HttpResponse)> answer) {
+      data->parameter(system, component, name, body, respond(std::move(answer)));
+    };
+  }
+  return r;
 }
 
 std::shared_ptr<TextSocket> HttpApi::open_text(const HttpRequest& request, std::function<void()> wake, int* status,

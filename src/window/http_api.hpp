@@ -56,6 +56,7 @@ class HttpApi {
   std::string live_state();  // one event of /api/v1/events
   HttpResponse change(const HttpRequest& request);
   std::optional<HttpResponse> vehicle_data(const HttpRequest& request);  // mavlink2rest's paths; none: not one
+  HttpResponse vehicle_request(const HttpRequest& request);              // /v1/vehicles/...
   Router& router_;
   EndpointControl& control_;
   Options options_;

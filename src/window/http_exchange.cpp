@@ -84,23 +84,29 @@ int HttpServer::Window::answer(lws* wsi, Session& s) {
   } catch (const std::exception& e) {  // the router stopping under it
     r = {503, "text/plain", std::string(e.what()) + "\n"};
   }
-  if (r.later) return answer_later(wsi, s, std::move(r.later));
+  if (r.later) {  // worked out on the blocking-work thread
+    return await_answer(wsi, s, [run_later = hooks.run_later, work = std::move(r.later)](auto answer) {
+      run_later([work, answer = std::move(answer)] {
+        try {
+          answer(work());
+        } catch (const std::exception& e) {
+          answer({503, "text/plain", std::string(e.what()) + "\n"});
+        }
+      });
+    });
+  }
+  if (r.awaits) return await_answer(wsi, s, std::move(r.awaits));
   return respond(wsi, s, std::move(r));
 }
 
-// The job runs elsewhere; its answer comes back through the session's Later and the bell, and
-// is written on the session's next writable turn (write_http).
-int HttpServer::Window::answer_later(lws* wsi, Session& s, std::function<HttpResponse()> work) {
+// The answer comes back through the session's Later and the bell, and is written on the
+// session's next writable turn (write_http).
+int HttpServer::Window::await_answer(lws* wsi, Session& s,
+                                     std::function<void(std::function<void(HttpResponse)>)> awaits) {
   auto later = std::make_shared<Session::Later>();
   s.later = later;
   lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kLaterSeconds);
-  hooks.run_later([later, work = std::move(work), wants_write = s.wants_write, ring = bell] {
-    HttpResponse r;
-    try {
-      r = work();
-    } catch (const std::exception& e) {
-      r = {503, "text/plain", std::string(e.what()) + "\n"};
-    }
+  awaits([later, wants_write = s.wants_write, ring = bell](HttpResponse r) {
     {
       std::lock_guard lock(later->mutex);
       later->answer = std::move(r);

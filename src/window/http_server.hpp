@@ -42,6 +42,10 @@ struct HttpResponse {
   // `later` runs through the server's RunLater (the blocking-work thread), and what it answers
   // is written when it is done. The window's thread serves the others meanwhile.
   std::function<HttpResponse()> later;
+  // An answer that another thread gives when it has it (a vehicle's reply): called once on the
+  // window's thread with `answer`, which whoever has the answer calls once, from any thread.
+  // While set, the rest is ignored; the window's thread serves the others meanwhile.
+  std::function<void(std::function<void(HttpResponse)> answer)> awaits;
 };
 
 // A WebSocket whose messages are text (JSON) rather than MAVLink frames. The window's thread

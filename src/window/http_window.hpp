@@ -107,7 +107,7 @@ struct HttpServer::Window {
     std::abort();
   }
   int answer(lws* wsi, Session& s);
-  int answer_later(lws* wsi, Session& s, std::function<HttpResponse()> work);
+  int await_answer(lws* wsi, Session& s, std::function<void(std::function<void(HttpResponse)>)> awaits);
   int respond(lws* wsi, Session& s, HttpResponse r);
   int write_http(lws* wsi, Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);

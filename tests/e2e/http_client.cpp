@@ -40,11 +40,11 @@ std::string raw_exchange(uint16_t port, const std::string& request, int seconds)
 }
 
 HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body,
-                       const std::string& token) {
+                       const std::string& token, int seconds) {
   std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   if (!token.empty()) request += "Authorization: Bearer " + token + "\r\n";
   request += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  const std::string raw = raw_exchange(port, request);
+  const std::string raw = raw_exchange(port, request, seconds);
   HttpReply reply;
   const auto space = raw.find(' ');
   const auto end = raw.find("\r\n\r\n");

@@ -12,8 +12,9 @@ struct HttpReply {
   std::string body;
 };
 
+// Waits up to `seconds` for the answer.
 HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "",
-                       const std::string& token = "");
+                       const std::string& token = "", int seconds = 10);
 // Sends `request` as it is (a malformed one, say) and returns everything that came back.
 // Waits up to `seconds` for the server to close.
 std::string raw_exchange(uint16_t port, const std::string& request, int seconds = 10);

@@ -17,6 +17,7 @@
 #include "e2e/daemon_process.hpp"
 #include "e2e/free_ports.hpp"
 #include "e2e/peers.hpp"
+#include "e2e/sitl_process.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
@@ -29,38 +30,6 @@ namespace mavswitch::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// One ArduCopter SITL instance, stopped by the destructor (SIGTERM: it exits within 0.1 s).
-class Sitl {
- public:
-  Sitl(const fs::path& start, int instance, const fs::path& run_dir, const fs::path& defaults) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      setenv("SITL_DEFAULTS", defaults.c_str(), 1);
-      const int out = ::open((run_dir.string() + ".out").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-      }
-      const std::string i = std::to_string(instance);
-      execl("/bin/bash", "bash", start.c_str(), i.c_str(), run_dir.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~Sitl() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    bool exited = wait_until([&] { return ::waitpid(pid_, &status, WNOHANG) != 0; }, std::chrono::milliseconds(2000));
-    if (!exited) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 // Record counts by name; `error` says where the walk broke (a hole, an unknown record).
 struct Dataflash {

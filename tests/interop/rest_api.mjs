@@ -49,7 +49,26 @@ function vehicle (sysid) {
   socket.send1 = (m) => socket.send(protocol.serialize(m, seq++ & 255), vehiclePort, '127.0.0.1')
   socket.on('message', parser((p) => {
     if (p.header.msgid === common.CommandLong.MSG_ID && sysid === 1) {
-      commands.push({ sys: p.header.sysid, comp: p.header.compid, data: decode(p) })
+      const c = decode(p)
+      commands.push({ sys: p.header.sysid, comp: p.header.compid, data: c })
+      // 31000: under way, then done 1.5 s later; 31001: the first try is lost; the rest: accepted.
+      const ack = (result, progress = 0) => {
+        const a = new common.CommandAck()
+        a.command = c.command
+        a.result = result
+        a.progress = progress
+        a.targetSystem = p.header.sysid
+        a.targetComponent = p.header.compid
+        socket.send1(a)
+      }
+      if (c.command === 31000) {
+        ack(5, 10) // MAV_RESULT_IN_PROGRESS
+        setTimeout(() => ack(0), 1500)
+      } else if (c.command === 31001 && c.confirmation === 0) {
+        // lost
+      } else {
+        ack(c.command === 31002 ? 4 : 0) // 4: MAV_RESULT_FAILED
+      }
     }
   }))
   return socket
@@ -235,6 +254,28 @@ try {
   check((await get('/v1/mavlink/vehicles/1/components/1/messages/ATTITUDE')).status === 200, 'the API still answers')
   for (const ws of [byName, bySystem, slow, all]) ws.close()
 
+  // Commands by MAVLink's command protocol, answered with the COMMAND_ACK's result by name.
+  const command = async (body, sys = 1) => post(`/v1/vehicles/${sys}/1/command`, JSON.stringify(body))
+  const armCommand = await command({ command: 'MAV_CMD_COMPONENT_ARM_DISARM', params: [1] })
+  check(armCommand.status === 200 && armCommand.json?.result === 'MAV_RESULT_ACCEPTED' && armCommand.json.attempts === 1,
+    `POST /v1/vehicles/1/1/command by name: ACCEPTED at once (${armCommand.text.trim()})`)
+  const sentBefore = commands.filter((c) => c.data.command === 31000).length
+  const started = Date.now()
+  const underWay = await command({ command: 31000 })
+  check(underWay.status === 200 && underWay.json?.result === 'MAV_RESULT_ACCEPTED' && Date.now() - started >= 1400,
+    `IN_PROGRESS, then the final ACCEPTED it waited for (${underWay.text.trim()})`)
+  check(commands.filter((c) => c.data.command === 31000).length === sentBefore + 1, 'not sent again once under way')
+  const lost = await command({ command: 31001, param1: 2 })
+  check(lost.status === 200 && lost.json?.attempts === 2 && lost.json.result === 'MAV_RESULT_ACCEPTED',
+    `a lost first try: sent again, answered (${lost.text.trim()})`)
+  check(commands.some((c) => c.data.command === 31001 && c.data.confirmation === 1), 'the second try says confirmation 1')
+  const failed = await command({ command: 31002 })
+  check(failed.json?.result === 'MAV_RESULT_FAILED', `a refusal is answered by name (${failed.text.trim()})`)
+  const badCommand = await command({ command: 'MAV_CMD_NOT_ONE' })
+  check(badCommand.status === 400 && /MAV_CMD_NOT_ONE/.test(badCommand.text), 'an unknown command name: 400 naming it')
+  const notFound = await get('/v1/vehicles/1/1/nothing')
+  check(notFound.status === 404, 'an unknown vehicle path: 404')
+
   // With a TokenFile: reads stay open on loopback, sending needs the token.
   router.kill('SIGTERM')
   await new Promise((resolve) => router.on('exit', resolve))
@@ -245,6 +286,8 @@ try {
   const n = commands.length
   const noToken = await post('/v1/mavlink', arm)
   check(noToken.status === 401, `POST without the token: 401 (${noToken.status})`)
+  const commandNoToken = await post('/v1/vehicles/1/1/command', '{"command":400}')
+  check(commandNoToken.status === 401, `a command without the token: 401 (${commandNoToken.status})`)
   const withToken = await post('/v1/mavlink', arm, { Authorization: `Bearer ${token}` })
   check(withToken.status === 200, `POST with the token: 200 (${withToken.status})`)
   check(await until(() => commands.length > n) && commands.length === n + 1, 'only the one with the token reached the vehicle')
