@@ -248,6 +248,9 @@ int main(int argc, char** argv) {
     vehicle_data =
         std::make_unique<rest::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
   window.add_vehicle_data(vehicle_data.get(), MAVSWITCH_VERSION);
+  window.add_own_component(own.system_id(), own.component_id(), "mavswitch: the router");
+  if (flight_log)
+    window.add_own_component(general.log_writer_system, general.log_writer_component, "mavswitch: flight log writer");
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(
         "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"

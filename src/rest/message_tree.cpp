@@ -39,6 +39,7 @@ void MessageTree::add(const protocol::FrameView& frame, WallClock::time_point no
     Slot& s = slots_.emplace_back();
     s.system = frame.sysid(), s.component = frame.compid(), s.msgid = frame.msgid();
     s.first = s.window_start = now;
+    s.window_frames = -1;  // the window counts the frames after the one it starts at
   }
   Slot& s = slots_[it->second];
   const auto payload = frame.payload();

@@ -31,7 +31,7 @@ class MessageTree {
     WallClock::time_point first, last;
     // The rate: frames in the current window and when it began; the last finished window's.
     WallClock::time_point window_start;
-    uint32_t window_frames = 0;
+    int32_t window_frames = 0;
     float frequency = 0;
   };
 

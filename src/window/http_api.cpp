@@ -182,7 +182,8 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
   if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
-  if (path == "/api/v1/systems") return {200, "application/json", systems_json(router_, heartbeats()) + "\n"};
+  if (path == "/api/v1/systems")
+    return {200, "application/json", systems_json(router_, heartbeats(), options_.own_components) + "\n"};
   if (path == "/api/v1/rates") {
     std::vector<rates::MessageRates::Rate> list;
     if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
@@ -227,7 +228,8 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 
 std::string HttpApi::live_state() {
   const RouterSnapshot s = take_snapshot(router_);
-  return "{\"links\":" + links_json(s, false) + ",\"systems\":" + systems_json(router_, heartbeats(), false) +
+  return "{\"links\":" + links_json(s, false) +
+         ",\"systems\":" + systems_json(router_, heartbeats(), options_.own_components, false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }
 

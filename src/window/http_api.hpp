@@ -8,6 +8,7 @@
 // - no CORS headers at all, so another site's page cannot read the answers.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "rates/message_rates.hpp"
@@ -27,11 +28,12 @@ class HttpApi {
     bool metrics_per_link = false;
     std::string page_dir;  // the status page's files; empty: none installed
     bool loopback_listener = true;
-    std::function<std::string()> more_metrics;   // appended to /metrics
-    const VehicleWatch* vehicles = nullptr;      // what components' HEARTBEATs said; read on the router's thread
-    const rates::MessageRates* rates = nullptr;  // each link's message rates; read on the router's thread
-    rest::VehicleData* data = nullptr;           // the vehicles' messages (mavlink2rest's API); null: none
-    std::string version;                         // of the program, for /info
+    std::function<std::string()> more_metrics;       // appended to /metrics
+    const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread
+    const rates::MessageRates* rates = nullptr;      // each link's message rates; read on the router's thread
+    rest::VehicleData* data = nullptr;               // the vehicles' messages (mavlink2rest's API); null: none
+    std::string version;                             // of the program, for /info
+    std::map<uint16_t, std::string> own_components;  // system << 8 | component -> what it is, of the router's own
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}

@@ -101,6 +101,7 @@ void OperatorWindow::start() {
   options.rates = rates_;
   options.data = data_;
   options.version = version_;
+  options.own_components = own_components_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   const WebSocketDoors& doors = control_.websockets();
   try {

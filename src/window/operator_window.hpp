@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -39,6 +40,10 @@ class OperatorWindow {
     data_ = data;
     version_ = std::move(version);
   }
+  // The router's own components, named on the page and in /api/v1/systems. Before start().
+  void add_own_component(uint8_t system, uint8_t component, std::string name) {
+    own_components_[static_cast<uint16_t>(system << 8 | component)] = std::move(name);
+  }
 
  private:
   void reload();  // the blocking-work thread
@@ -51,6 +56,7 @@ class OperatorWindow {
   const VehicleWatch* vehicles_ = nullptr;
   const rates::MessageRates* rates_ = nullptr;
   rest::VehicleData* data_ = nullptr;
+  std::map<uint16_t, std::string> own_components_;
   std::string version_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;

@@ -192,7 +192,8 @@ std::string endpoints_json(Router& router) {
   return json_text(Json{{"endpoints", list}}, 2);
 }
 
-std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats, bool pretty) {
+std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
+                         const std::map<uint16_t, std::string>& own, bool pretty) {
   Json list = Json::array();
   const auto& routes = router.routing().routes();
   const routing::Millis now = transport::now_ms();  // the clock routing stamps with
@@ -203,6 +204,7 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
       routes.for_each_component_link(uint8_t(sys), uint8_t(comp),
                                      [&](routing::LinkId id) { links.push_back(router.link_name(id)); });
       Json s = {{"system", sys}, {"component", comp}, {"links", links}};
+      if (const auto it = own.find(static_cast<uint16_t>(sys << 8 | comp)); it != own.end()) s["name"] = it->second;
       const routing::Millis heard = routes.last_heard(uint8_t(sys), uint8_t(comp));
       if (heard != 0) s["heard_ms_ago"] = std::max<routing::Millis>(0, now - heard);
       if (const auto it = heartbeats.find(static_cast<uint16_t>(sys << 8 | comp)); it != heartbeats.end()) {

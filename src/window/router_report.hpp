@@ -60,8 +60,10 @@ std::string stats_json(const RouterSnapshot& s);
 // component was asked per message, and each link's wish (rates/). Intervals: microseconds, 0
 // the component's default, -1 off.
 std::string rates_json(Router& router, const std::vector<rates::MessageRates::Rate>& rates, bool enabled);
+// Every system and component the routes know, with what its HEARTBEAT said and, for the
+// router's own components (`own`), "name": what it is.
 std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
-                         bool pretty = true);
+                         const std::map<uint16_t, std::string>& own, bool pretty = true);
 // Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);

@@ -50,11 +50,27 @@ heartbeat.type = minimal.MavType.QUADROTOR
 heartbeat.autopilot = minimal.MavAutopilot.ARDUPILOTMEGA
 heartbeat.baseMode = 1 | 128 // custom mode, armed
 heartbeat.customMode = 4 // ArduCopter GUIDED
+// Once a second too: what the vehicle card shows (battery, GPS, position, a STATUSTEXT line).
+const sysStatus = new common.SysStatus()
+sysStatus.batteryRemaining = 76
+sysStatus.voltageBattery = 15800
+const gpsRaw = new common.GpsRawInt()
+gpsRaw.fixType = 3 // GPS_FIX_TYPE_3D_FIX
+gpsRaw.satellitesVisible = 12
+const position = new common.GlobalPositionInt()
+position.lat = 473977420
+position.lon = 85455940
+position.relativeAlt = 12500
+const said = new common.StatusText()
+said.severity = 6 // MAV_SEVERITY_INFO
+said.text = 'EKF3 IMU0 is using GPS'
 const stream = setInterval(() => {
   const attitude = new common.Attitude()
   attitude.timeBootMs = Date.now() % 1e9
+  attitude.roll = Math.sin(Date.now() / 500)
   vehicle.send(fromVehicle.serialize(attitude, seq++ & 255), vehiclePort, '127.0.0.1')
   if (seq % 50 === 0) {
+    for (const m of [sysStatus, gpsRaw, position, said]) vehicle.send(fromVehicle.serialize(m, seq++ & 255), vehiclePort, '127.0.0.1')
     vehicle.send(fromVehicle.serialize(heartbeat, seq++ & 255), vehiclePort, '127.0.0.1')
     gcs.send(fromGcs.serialize(heartbeat, gcsSeq++ & 255), gcsPort, '127.0.0.1')
   }
@@ -120,19 +136,70 @@ try {
   check(pixels > 20, `the link's plot is drawn (${pixels} pixels)`)
   if (shots) await page.screenshot({ path: path.join(shots, 'status-desktop.png') })
 
+  // The vehicle card: mode, armed, battery, GPS, position, what it said.
+  const card = await until(() => page.evaluate(() => {
+    const c = document.querySelector('#vehicles .card[data-system="1"]')
+    return c && /STATUSTEXT|EKF3/.test(c.textContent) ? c.textContent : ''
+  }))
+  check(/GUIDED/.test(card) && /ARMED/.test(card) && /76 %/.test(card) && /15\.80 V/.test(card) && /3D_FIX · 12 sats/.test(card) &&
+    /47\.397742, 8\.545594 · 12\.5 m/.test(card) && /INFO: EKF3 IMU0 is using GPS/.test(card),
+  `the vehicle card: mode, armed, battery, GPS, position, STATUSTEXT (${card})`)
+  // The inspector: the vehicle's messages with their rates and newest fields, live.
+  const attitudeRow = () => page.evaluate(() => {
+    const row = document.querySelector('#messages tbody tr[data-message="ATTITUDE"]')
+    return row ? [...row.cells].map((c) => c.textContent) : null
+  })
+  const first = await until(attitudeRow)
+  check(first && Number(first[1]) > 35 && Number(first[1]) < 65, `the inspector lists ATTITUDE at ~50 Hz (${first && first[1]})`)
+  const changed = await until(async () => { const now = await attitudeRow(); return now && now[2] !== first[2] ? now : null })
+  check(changed && /roll/.test(changed[2]), `its fields change live (${first && first[2]} then ${changed && changed[2]})`)
+  await page.type('#search', 'gps')
+  const found = await until(() => page.$$eval('#messages tbody tr', (rows) => rows.map((r) => r.dataset.message))
+    .then((names) => names.length > 0 && names.every((n) => /GPS/.test(n) || n === 'GLOBAL_POSITION_INT' || n === 'SYS_STATUS') ? names : null))
+  check(found && found.includes('GPS_RAW_INT') && !found.includes('ATTITUDE'), `searching "gps" keeps the GPS messages (${found})`)
+  await page.$eval('#search', (i) => { i.value = ''; i.dispatchEvent(new Event('input')) })
+  await until(() => page.$('#messages tbody tr[data-message="ATTITUDE"]'))
+  await page.click('#messages tbody tr[data-message="ATTITUDE"]')
+  await until(() => page.$$eval('#field option', (o) => o.length > 0))
+  await page.select('#field', 'roll')
+  const historyDrawn = () => page.evaluate(() => {
+    const c = document.querySelector('#history')
+    if (!c || c.width === 0) return 0
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+    let n = 0
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
+    return n
+  })
+  const historyPixels = await until(async () => { const n = await historyDrawn(); return n > 200 ? n : 0 })
+  check(historyPixels > 200, `a message clicked: its history plotted with its scale (${historyPixels} pixels)`)
+  const fieldRows = await page.$$eval('#fields tr', (r) => r.map((x) => x.textContent).join(' '))
+  check(/roll/.test(fieldRows) && /time_boot_ms/.test(fieldRows), 'and its newest fields listed')
+  // The router's own component, once it has sent (a command here), is named, not a blank row.
+  fetch(`http://127.0.0.1:${httpPort}/v1/vehicles/1/1/command`, { method: 'POST', body: '{"command":"MAV_CMD_REQUEST_MESSAGE","params":[148]}' }).catch(() => {})
+  const own = await until(() => page.evaluate(() => {
+    const row = [...document.querySelectorAll('#systems tbody tr')].find((r) => /mavswitch/.test(r.textContent))
+    return row ? row.textContent : ''
+  }))
+  check(/mavswitch: the router/.test(own), `the router's own component is named (${own})`)
+  if (shots) await page.screenshot({ path: path.join(shots, 'inspector-desktop.png'), fullPage: true })
+
   // A phone (the page loads again): no sideways scrolling, the name, rates and plot still there.
   await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true })
   const phonePixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 })
   check(phonePixels > 20, `on a phone the plot is drawn (${phonePixels} pixels)`)
+  await until(() => page.$$eval('#messages tbody tr', (r) => r.length > 3))
   const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)
-  check(fits, 'the page fits a 390-pixel-wide phone screen')
+  check(fits, 'the page fits a 390-pixel-wide phone screen, the inspector and systems too')
   const visible = await page.evaluate(() => {
     const row = document.querySelector('#links tbody tr')
     const shown = (sel) => { const e = row && row.querySelector(sel); return !!e && e.getBoundingClientRect().width > 0 }
     return shown('.name') && shown('.rx') && shown('.tx') && shown('canvas')
   })
   check(visible, "on a phone: the link's name, rates and plot are shown")
-  if (shots) await page.screenshot({ path: path.join(shots, 'status-phone.png') })
+  const cardFits = await page.evaluate(() => [...document.querySelectorAll('.card, #messages, #detail, #systems')]
+    .every((e) => e.getBoundingClientRect().right <= window.innerWidth + 1))
+  check(cardFits, 'on a phone: the vehicle card, the inspector and the plot fit')
+  if (shots) await page.screenshot({ path: path.join(shots, 'status-phone.png'), fullPage: true })
   check(errors.length === 0, `no errors in the page (${errors.join('; ')})`)
   check(elsewhere.length === 0, `nothing loaded from elsewhere (${elsewhere.join(', ')})`)
   await page.close()

@@ -8,7 +8,7 @@ const history = new Map() // link name -> [frames a second]
 let previous = null // the last state, and when it came
 
 const $ = (id) => document.getElementById(id)
-const number = (v) => (v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? (v / 1e3).toFixed(1) + 'k' : String(Math.round(v)))
+const number = (v) => (Math.abs(v) >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : Math.abs(v) >= 1e4 ? (v / 1e3).toFixed(1) + 'k' : String(Math.round(v)))
 const dropped = (link) => Object.values(link.dropped).reduce((a, b) => a + b, 0)
 // The causes with a count, as 'queue full 3, paced telemetry 120'.
 const causes = (link) => Object.entries(link.dropped).filter(([, n]) => n > 0)
@@ -24,7 +24,9 @@ function cell (row, text, cls) {
   return td
 }
 
-function plot (canvas, samples) {
+// A line of `samples` (the newest at the right, `span` samples across) with its scale: the
+// top and bottom values written at the left, in `unit`. From zero unless `fromMin`.
+function plot (canvas, samples, { span = HISTORY, unit = '', fromMin = false } = {}) {
   const ratio = window.devicePixelRatio || 1
   const w = canvas.clientWidth * ratio
   const h = canvas.clientHeight * ratio
@@ -33,22 +35,35 @@ function plot (canvas, samples) {
   const g = canvas.getContext('2d')
   g.clearRect(0, 0, w, h)
   if (samples.length < 2) return
-  // The last minute at first, widening to five as history grows; the newest at the right.
-  const span = Math.min(HISTORY, Math.max(60, samples.length)) - 1
-  const top = Math.max(1, ...samples)
-  const x = (i) => w - (samples.length - 1 - i) * (w / span)
-  const y = (v) => h - 1 - (v / top) * (h - 2)
-  g.fillStyle = g.strokeStyle = getComputedStyle(document.documentElement).getPropertyValue('--accent') || '#2a7de1'
+  // The first minute's worth at first, widening to `span` as history grows.
+  const across = Math.min(span, Math.max(Math.min(60, span), samples.length)) - 1
+  let top = Math.max(...samples)
+  let bottom = fromMin ? Math.min(...samples) : Math.min(0, ...samples)
+  if (top === bottom) { top += 1; bottom -= fromMin ? 1 : 0 }
+  const x = (i) => w - (samples.length - 1 - i) * (w / across)
+  const y = (v) => h - 1 - ((v - bottom) / (top - bottom)) * (h - 2)
+  const accent = getComputedStyle(document.documentElement).getPropertyValue('--accent') || '#2a7de1'
+  g.fillStyle = g.strokeStyle = accent
   g.lineWidth = ratio
   g.beginPath()
   samples.forEach((v, i) => (i === 0 ? g.moveTo(x(i), y(v)) : g.lineTo(x(i), y(v))))
   g.stroke()
-  g.globalAlpha = 0.2
+  g.globalAlpha = 0.15
   g.lineTo(x(samples.length - 1), h)
   g.lineTo(x(0), h)
   g.fill()
+  g.globalAlpha = 0.8
+  g.fillStyle = getComputedStyle(document.body).color
+  g.font = `${10 * ratio}px system-ui, sans-serif`
+  g.textBaseline = 'top'
+  g.fillText(scale(top) + (unit ? ' ' + unit : ''), 2 * ratio, 1)
+  g.textBaseline = 'bottom'
+  g.fillText(scale(bottom), 2 * ratio, h)
   g.globalAlpha = 1
 }
+
+// A plot's scale value: short, as 1.2k or 0.0031.
+const scale = (v) => (Math.abs(v) >= 1e4 ? number(v) : Math.abs(v) >= 10 || v === 0 ? String(Math.round(v)) : v.toPrecision(2))
 
 function show (state, at) {
   const seconds = previous ? (at - previous.at) / 1000 : 0
@@ -85,7 +100,7 @@ function show (state, at) {
     cell(row, number(link.queued_bytes), 'num wide')
     const canvas = document.createElement('canvas')
     cell(row, '', 'plot').append(canvas)
-    plot(canvas, samples)
+    plot(canvas, samples, { unit: 'f/s' })
   }
   for (const name of history.keys()) {
     if (!state.links.some((l) => l.name === name)) history.delete(name)
@@ -99,7 +114,7 @@ function show (state, at) {
     row.dataset.system = s.system + '/' + s.component
     cell(row, String(s.system), 'num')
     cell(row, String(s.component), 'num')
-    cell(row, s.type || '', 'type')
+    cell(row, s.type || s.name || '', 'type')
     cell(row, s.autopilot || '', 'wide')
     cell(row, s.mode || '', 'mode')
     cell(row, s.armed === undefined ? '' : s.armed ? 'ARMED' : 'disarmed', s.armed ? 'armed' : '')
@@ -107,6 +122,7 @@ function show (state, at) {
     cell(row, s.links.join(', '), 'wide')
   }
   $('no-systems').hidden = state.systems.length > 0
+  window.lastSystems = state.systems // the inspector names components with them
   $('routed').textContent = number(state.routed) + ' frames routed'
   previous = { state, at }
 }
