@@ -98,6 +98,15 @@ try {
     const url = r.url()
     if (!url.startsWith(`http://127.0.0.1:${httpPort}/`) && !url.startsWith('data:')) elsewhere.push(url)
   })
+  // How many pixels of the canvas at `selector` are drawn on.
+  const ink = (selector) => page.evaluate((sel) => {
+    const c = document.querySelector(sel)
+    if (!c || c.width === 0) return 0
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+    let n = 0
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
+    return n
+  }, selector)
   await page.setViewport({ width: 1200, height: 800 })
   await until(async () => { try { return (await page.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
 
@@ -124,14 +133,7 @@ try {
   }).then((t) => /rate limited out \d+/.test(t) ? t : ''))
   check(why, `drops are shown by cause (${why})`)
   // Its plot is drawn once a few seconds of history have come (one sample a second).
-  const drawn = () => page.evaluate(() => {
-    const c = document.querySelector('#links tbody tr canvas')
-    if (!c || c.width === 0) return 0
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
-    let n = 0
-    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
-    return n
-  })
+  const drawn = () => ink('#links tbody tr canvas')
   const pixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 }, 10000)
   check(pixels > 20, `the link's plot is drawn (${pixels} pixels)`)
   if (shots) await page.screenshot({ path: path.join(shots, 'status-desktop.png') })
@@ -162,14 +164,7 @@ try {
   await page.click('#messages tbody tr[data-message="ATTITUDE"]')
   await until(() => page.$$eval('#field option', (o) => o.length > 0))
   await page.select('#field', 'roll')
-  const historyDrawn = () => page.evaluate(() => {
-    const c = document.querySelector('#history')
-    if (!c || c.width === 0) return 0
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
-    let n = 0
-    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
-    return n
-  })
+  const historyDrawn = () => ink('#history')
   const historyPixels = await until(async () => { const n = await historyDrawn(); return n > 200 ? n : 0 })
   check(historyPixels > 200, `a message clicked: its history plotted with its scale (${historyPixels} pixels)`)
   const fieldRows = await page.$$eval('#fields tr', (r) => r.map((x) => x.textContent).join(' '))
