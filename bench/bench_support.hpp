@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,19 @@ inline pid_t start_quietly(std::vector<std::string> argv) {
     _exit(127);
   }
   return pid;
+}
+
+// CPU time of a process, in seconds: the scheduler's run time of each of its threads (in
+// nanoseconds, where /proc's utime and stime count 10 ms ticks).
+inline double cpu_seconds(pid_t pid) {
+  double total = 0;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
+    std::ifstream schedstat(task.path() / "schedstat");
+    double ns = 0;
+    if (schedstat >> ns) total += ns / 1e9;
+  }
+  return total;
 }
 
 }  // namespace mavswitch::bench

@@ -62,19 +62,6 @@ int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
-// CPU time of a process, in seconds: the scheduler's run time of each of its threads (in
-// nanoseconds, where /proc's utime and stime count 10 ms ticks).
-double cpu_seconds(int pid) {
-  double total = 0;
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", error)) {
-    std::ifstream schedstat(task.path() / "schedstat");
-    double ns = 0;
-    if (schedstat >> ns) total += ns / 1e9;
-  }
-  return total;
-}
-
 size_t encode(uint32_t msgid, uint8_t sysid, uint8_t compid, uint8_t seq, uint32_t first_word, uint8_t* out) {
   const auto* info = dialect::builtin::message_table().find(msgid);
   uint8_t payload[64];
@@ -268,8 +255,8 @@ int main(int argc, char** argv) {
   for (int64_t now = start; now < end; now = now_ns()) {
     if (!measuring && now >= start + static_cast<int64_t>(o.settle * 1e9)) {
       measuring = true;
-      for (size_t i = 0; i < pids.size(); ++i) cpu_before[i] = cpu_seconds(pids[i]);
-      for (size_t i = 0; i < o.servers.size(); ++i) servers_before[i] = cpu_seconds(o.servers[i]);
+      for (size_t i = 0; i < pids.size(); ++i) cpu_before[i] = bench::cpu_seconds(pids[i]);
+      for (size_t i = 0; i < o.servers.size(); ++i) servers_before[i] = bench::cpu_seconds(o.servers[i]);
       measure_from = now;
     }
     if (now >= next_second) {
@@ -289,9 +276,9 @@ int main(int argc, char** argv) {
   }
   measure_to = now_ns();
   std::vector<double> cpu(pids.size()), servers_cpu(o.servers.size());
-  for (size_t i = 0; i < pids.size(); ++i) cpu[i] = cpu_seconds(pids[i]) - cpu_before[i];
+  for (size_t i = 0; i < pids.size(); ++i) cpu[i] = bench::cpu_seconds(pids[i]) - cpu_before[i];
   double servers = 0;
-  for (size_t i = 0; i < o.servers.size(); ++i) servers += cpu_seconds(o.servers[i]) - servers_before[i];
+  for (size_t i = 0; i < o.servers.size(); ++i) servers += bench::cpu_seconds(o.servers[i]) - servers_before[i];
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the last frames' way
   receiving = false;
   receiver.join();

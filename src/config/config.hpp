@@ -73,6 +73,7 @@ struct HttpConfig {
   std::string token_file;         // TokenFile: the bearer token; mode 600 or stricter
   std::string certificate;        // Certificate: PEM with the key; set: HTTPS only
   bool metrics_per_link = false;  // MetricsPerLink: series per link as well as per endpoint
+  bool vehicle_data = true;       // VehicleData: mavlink2rest's API (every frame kept in its tree)
   std::string source = "[Http]";  // where the port was set, for errors
 };
 

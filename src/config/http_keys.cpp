@@ -16,8 +16,10 @@ void set_http(const Where& w, const std::string& key, std::string_view v, HttpCo
     c.certificate = std::string(v);
   } else if (key == "metricsperlink") {
     c.metrics_per_link = get_bool(w, v);
+  } else if (key == "vehicledata") {
+    c.vehicle_data = get_bool(w, v);
   } else {
-    w.fail("unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink)");
+    w.fail("unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink, VehicleData)");
   }
 }
 

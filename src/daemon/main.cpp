@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
   window.add_rates(message_rates.get());
   // mavlink2rest's API on the window: every frame the component is routed goes to its tree.
   std::unique_ptr<rest::VehicleData> vehicle_data;
-  if (config.http.port != 0)
+  if (config.http.port != 0 && config.http.vehicle_data)
     vehicle_data =
         std::make_unique<rest::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
   window.add_vehicle_data(vehicle_data.get(), MAVSWITCH_VERSION);

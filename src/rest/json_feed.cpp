@@ -29,7 +29,6 @@ void JsonFeed::push(Text text) {
     }
     waiting_.push_back(std::move(text));
   }
-  wake_();
 }
 
 void JsonFeed::take(std::vector<Text>& out) {

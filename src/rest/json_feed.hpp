@@ -2,7 +2,7 @@
 // mavlink2rest's ?filter=, and beyond it a system, a component, at most `rate` a second of each
 // message), and the JSON texts that wait for it. Texts are made once per frame and shared by
 // every client that gets it; a client that stops reading loses its own oldest, counted.
-// Shared by the router's thread (wants, push) and the window's (take); closed by either.
+// Shared by the router's thread (wants, push, wake) and the window's (take); closed by either.
 #pragma once
 
 #include <atomic>
@@ -38,7 +38,10 @@ class JsonFeed {
 
   // The router's thread: whether this client gets `frame` now (its rate counted as sent).
   bool wants(const protocol::FrameView& frame, WallClock::time_point now);
-  void push(Text text);  // the router's thread
+  // The router's thread: `text` waits for the client; the window's thread is told at the next
+  // wake() (a batch: one wake-up of the window for many texts).
+  void push(Text text);
+  void wake() { wake_(); }
   // The window's thread: what waits, oldest first, appended to `out`.
   void take(std::vector<Text>& out);
   void close() noexcept { closed_.store(true); }

@@ -18,6 +18,13 @@ VehicleData::VehicleData(Router& router, Component& component, const dialect::Di
   subscription_ = component.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
 }
 
+VehicleData::~VehicleData() {
+  router_.run_on_loop([&] {
+    subscription_.reset();
+    if (batch_ != 0) router_.event_loop().cancel(batch_);
+  });
+}
+
 void VehicleData::frame(const protocol::FrameView& f) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleData::frame");
   const auto now = WallClock::now();
@@ -37,6 +44,12 @@ void VehicleData::frame(const protocol::FrameView& f) {
       text = std::make_shared<const std::string>(text_);
     }
     feed->push(text);
+    if (batch_ == 0) {
+      batch_ = router_.event_loop().after(kBatchMs, [this] {
+        batch_ = 0;
+        for (const auto& waiting : feeds_) waiting->wake();
+      });
+    }
   }
   if (closed) std::erase_if(feeds_, [](const auto& feed) { return feed->closed(); });
 }

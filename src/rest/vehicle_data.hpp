@@ -21,8 +21,14 @@ namespace mavswitch::rest {
 
 class VehicleData {
  public:
+  // Texts for the WebSocket clients go to the window's thread together, at most this long after
+  // the first of them: a wake-up of that thread costs more than writing a text, and a person or a
+  // script reading JSON does not see 10 ms.
+  static constexpr routing::Millis kBatchMs = 10;
+
   // Listens on `component` (the router's own), which must outlive this, as `dialect` must.
   VehicleData(Router& router, Component& component, const dialect::Dialect& dialect);
+  ~VehicleData();
 
   const MessageJson& json() const noexcept { return json_; }
 
@@ -63,6 +69,7 @@ class VehicleData {
   MessageTree tree_;                              // the router's thread
   std::vector<std::shared_ptr<JsonFeed>> feeds_;  // the router's thread
   std::string text_;                              // the router's thread: reused for each frame's JSON
+  transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
   Subscription subscription_;
   VehicleCommands commands_;      // the router's thread
   VehicleParameters parameters_;  // the router's thread

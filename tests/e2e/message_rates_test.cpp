@@ -322,14 +322,21 @@ TEST_F(MessageRates, ARadioKeepsItsRateWhenACompanionAsksForMore) {
     ASSERT_TRUE(pump_until([&] { return acks(radio).size() >= 2; })) << router_->err();
     for (const uint32_t m : {msg::Attitude::kId, msg::VfrHud::kId}) companion.send(set_interval(1, 191, m, 20000));
     ASSERT_TRUE(pump_until([&] { return acks(companion).size() >= 2; })) << router_->err();
-    radio.poll();
-    radio.clear();
-    rates_of({&companion}, 3);
+    const auto hz = rates_of({&radio, &companion}, 3);  // ATTITUDE a second: radio, companion
     size_t bytes = 0;
     for (const auto& f : radio.received().frames) bytes += f.size();
     bytes_per_second[rates] = static_cast<double>(bytes) / 3;
+    std::cout << "[ figures  ] " << (rates ? "with message rates" : "passed through") << ": the radio " << hz[0]
+              << " ATTITUDE/s and " << bytes_per_second[rates] << " B/s, the companion " << hz[1] << " ATTITUDE/s\n";
+    // Counts, not bytes, decide: on a busy machine the fake autopilot sends less than 50 Hz.
+    if (rates) {
+      EXPECT_NEAR(hz[0], 4, 1) << "the radio keeps its 4 Hz";
+      EXPECT_GT(hz[1], 3 * hz[0]) << "the companion gets more than the radio";
+    } else {
+      EXPECT_GT(hz[0], 0.8 * hz[1]) << "passed through, the companion's ask wins for the radio too";
+    }
   }
-  EXPECT_LT(bytes_per_second[1] * 5, bytes_per_second[0]) << "the radio keeps its 4 Hz";
+  EXPECT_LT(bytes_per_second[1] * 3, bytes_per_second[0]);
   std::cout << "[ figures  ] 57,600-baud radio asking 4 Hz beside a 50 Hz companion: " << bytes_per_second[0]
             << " B/s passed through (the last ask wins), " << bytes_per_second[1] << " B/s with message rates\n";
 }

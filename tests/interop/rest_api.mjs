@@ -303,6 +303,14 @@ try {
   check(await until(() => commands.length === n + 2), 'and what it sends reaches the vehicle')
   reader.close()
   writer.close()
+
+  // VehicleData = false: the window without it (no frame kept, nothing decoded).
+  router.kill('SIGTERM')
+  await new Promise((resolve) => router.on('exit', resolve))
+  router = startDaemon('VehicleData = false\n')
+  const off = await until(async () => { try { return await get('/v1/mavlink') } catch { return null } })
+  check(off?.status === 404 && /off/.test(off.text), `VehicleData = false: /v1/mavlink is 404, saying it is off (${off?.status})`)
+  check((await get('/api/v1/links')).status === 200, 'and the rest of the window answers')
 } finally {
   clearInterval(vehicleTimer)
   clearInterval(gcsTimer)

@@ -131,6 +131,14 @@ TEST_F(ConfigTest, DebugLogLevelTakesTraceAsMavlinkRoutersSampleDoes) {
   EXPECT_EQ(c.general.log_level, log::Level::kTrace);
 }
 
+TEST_F(ConfigTest, VehicleDataIsOnUnlessHttpSaysOtherwise) {
+  Config c;
+  EXPECT_TRUE(c.http.vehicle_data);
+  load_config_file(write("v.conf", "[Http]\nVehicleData = false\n"), c);
+  EXPECT_FALSE(c.http.vehicle_data);
+  EXPECT_NE(error_of("[Http]\nVehicleData = maybe\n").find("bad.conf:2"), std::string::npos);
+}
+
 TEST_F(ConfigTest, OneWorkerUnlessWorkersSaysOtherwise) {
   Config c;
   EXPECT_EQ(c.general.workers, 1u);

@@ -1,0 +1,267 @@
+// What the vehicle data API (mavlink2rest's) costs the router: its CPU while a vehicle streams
+// ArduPilot's telemetry mix (every message of its REQUEST_DATA_STREAM groups, at RATE messages a
+// second in all) and JSON WebSocket clients read it, against the same router with the HTTP
+// server off (nothing decoded) and with the tree alone (no client). Then the latency of
+// GET /v1/mavlink with 1,000 messages in the tree.
+//
+//   vehicle_data MAVSWITCHD [--rate 400] [--seconds 5] [--clients 0,1,20,20:ATTITUDE]
+//
+// One line per case: clients, messages sent a second, JSON messages the clients received a
+// second, the router's CPU as a share of one core, and that share over the tree-alone case's.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_support.hpp"
+#include "dialect/builtin.hpp"
+#include "protocol/crc.hpp"
+#include "protocol/encoder.hpp"
+#include "rates/stream_groups.hpp"
+
+using namespace mavswitch;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A connected TCP socket to 127.0.0.1:port, or -1.
+int connect_tcp(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const sockaddr_in a = bench::loopback(port);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// One HTTP/1.1 GET, its whole answer (the server closes).
+std::string http_get(uint16_t port, const std::string& path) {
+  const int fd = connect_tcp(port);
+  if (fd < 0) return "";
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != ssize_t(request.size())) {
+    close(fd);
+    return "";
+  }
+  std::string answer;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) answer.append(buf, size_t(n));
+  close(fd);
+  return answer;
+}
+
+// A WebSocket client that only reads: the messages it got (server frames are not masked).
+struct Client {
+  int fd = -1;
+  std::string in;
+  bool upgraded = false;
+  uint64_t messages = 0;
+  void read_some() {
+    char buf[65536];
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    in.append(buf, size_t(n));
+    if (!upgraded) {
+      const size_t end = in.find("\r\n\r\n");
+      if (end == std::string::npos) return;
+      upgraded = in.starts_with("HTTP/1.1 101");
+      in.erase(0, end + 4);
+    }
+    size_t at = 0;
+    while (in.size() - at >= 2) {
+      const auto* p = reinterpret_cast<const uint8_t*>(in.data() + at);
+      uint64_t len = p[1] & 0x7F;
+      size_t head = 2;
+      if (len == 126) {
+        if (in.size() - at < 4) break;
+        len = uint64_t(p[2]) << 8 | p[3];
+        head = 4;
+      } else if (len == 127) {
+        if (in.size() - at < 10) break;
+        len = 0;
+        for (int i = 0; i < 8; ++i) len = len << 8 | p[2 + i];
+        head = 10;
+      }
+      if (in.size() - at < head + len) break;
+      if ((p[0] & 0x0F) == 1) ++messages;  // a text message
+      at += head + len;
+    }
+    in.erase(0, at);
+  }
+};
+
+Client open_client(uint16_t port, const std::string& query) {
+  Client c;
+  c.fd = connect_tcp(port);
+  const std::string upgrade = "GET /v1/ws/mavlink" + query +
+                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  if (c.fd >= 0 && write(c.fd, upgrade.data(), upgrade.size()) != ssize_t(upgrade.size())) c.fd = -1;
+  if (c.fd >= 0) fcntl(c.fd, F_SETFL, O_NONBLOCK);
+  return c;
+}
+
+// The vehicle's frames: every message ArduPilot streams, with random field values.
+std::vector<std::vector<uint8_t>> telemetry_mix(uint8_t systems) {
+  std::mt19937 rng(1);
+  std::vector<std::vector<uint8_t>> frames;
+  for (uint8_t sys = 1; sys <= systems; ++sys) {
+    for (const uint32_t id : rates::stream_group(0)) {
+      const protocol::MessageInfo* info = dialect::builtin::message_table().find(id);
+      if (info == nullptr) continue;
+      uint8_t payload[255];
+      for (auto& b : payload) b = uint8_t(rng());
+      std::vector<uint8_t> f(protocol::kMaxFrameLen);
+      f.resize(protocol::encode_v2({.seq = 0, .sysid = sys, .compid = 1, .msgid = id}, {payload, info->max_len},
+                                   info->crc_extra, f));
+      frames.push_back(std::move(f));
+    }
+  }
+  return frames;
+}
+
+struct Router {
+  pid_t pid = -1;
+  uint16_t udp = 0, http = 0;
+  Router(const std::string& daemon, bool http_on) {
+    udp = bench::free_port(SOCK_DGRAM);
+    http = bench::free_port(SOCK_STREAM);
+    pid = bench::start_quietly({daemon, "-t", "0", "--http", http_on ? "127.0.0.1:" + std::to_string(http) : "0",
+                                "0.0.0.0:" + std::to_string(udp)});
+    // Wait for it: its UDP port bound (a datagram to it is then not refused).
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (http_on)
+      for (int i = 0; i < 50 && http_get(http, "/info").empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ~Router() {
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+// Streams `frames` round and round to the router at `rate` a second for `seconds`, reading the
+// clients meanwhile; the router's CPU share of one core, and the clients' messages a second.
+std::pair<double, double> stream(Router& r, std::vector<Client>& clients,
+                                 const std::vector<std::vector<uint8_t>>& frames, double rate, double seconds) {
+  const int out = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  const sockaddr_in to = bench::loopback(r.udp);
+  std::vector<pollfd> polls;
+  for (const Client& c : clients) polls.push_back({c.fd, POLLIN, 0});
+  size_t next = 0;
+  uint8_t seq = 0;
+  const auto send_due = [&](Clock::time_point t0, double& sent) {
+    const double due = rate * std::chrono::duration<double>(Clock::now() - t0).count();
+    for (; sent < due; sent += 1) {
+      std::vector<uint8_t> f = frames[next++ % frames.size()];
+      f[4] = seq++;
+      // The checksum covers the sequence number: made again for it.
+      const protocol::MessageInfo* info =
+          dialect::builtin::message_table().find(uint32_t(f[7] | f[8] << 8 | f[9] << 16));
+      uint16_t crc = protocol::crc16(f.data() + 1, f.size() - 3);
+      crc = protocol::crc16_accumulate(info->crc_extra, crc);
+      f[f.size() - 2] = uint8_t(crc), f[f.size() - 1] = uint8_t(crc >> 8);
+      sendto(out, f.data(), f.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    }
+  };
+  double sent = 0;
+  auto t0 = Clock::now();
+  while (Clock::now() - t0 < std::chrono::seconds(1)) {  // settle: the tree fills, the clients start
+    send_due(t0, sent);
+    if (poll(polls.data(), polls.size(), 1) > 0)
+      for (size_t i = 0; i < polls.size(); ++i)
+        if (polls[i].revents & POLLIN) clients[i].read_some();
+  }
+  uint64_t got_before = 0;
+  for (const Client& c : clients) got_before += c.messages;
+  const double cpu0 = bench::cpu_seconds(r.pid);
+  t0 = Clock::now();
+  sent = 0;
+  while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
+    send_due(t0, sent);
+    if (poll(polls.data(), polls.size(), 1) > 0)
+      for (size_t i = 0; i < polls.size(); ++i)
+        if (polls[i].revents & POLLIN) clients[i].read_some();
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double cpu = bench::cpu_seconds(r.pid) - cpu0;
+  uint64_t got = 0;
+  for (const Client& c : clients) got += c.messages;
+  close(out);
+  return {cpu / elapsed, double(got - got_before) / elapsed};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: vehicle_data MAVSWITCHD [--rate N] [--seconds S] [--clients 0,1,20,20:ATTITUDE]\n");
+    return 2;
+  }
+  const std::string daemon = argv[1];
+  double rate = 400, seconds = 5;
+  std::string cases = "off,0,1,20,20:ATTITUDE";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--rate") rate = std::atof(argv[i + 1]);
+    if (a == "--seconds") seconds = std::atof(argv[i + 1]);
+    if (a == "--clients") cases = argv[i + 1];
+  }
+  signal(SIGPIPE, SIG_IGN);
+  const auto frames = telemetry_mix(1);
+  double tree_share = 0;
+  std::stringstream list(cases);
+  for (std::string item; std::getline(list, item, ',');) {
+    const bool off = item == "off";
+    const size_t colon = item.find(':');
+    const int n = off ? 0 : std::atoi(item.substr(0, colon).c_str());
+    const std::string filter = colon == std::string::npos ? "" : item.substr(colon + 1);
+    Router r(daemon, !off);
+    std::vector<Client> clients;
+    for (int i = 0; i < n; ++i)
+      clients.push_back(open_client(r.http, filter.empty() ? "" : "?filter=^" + filter + "$"));
+    const auto [share, received] = stream(r, clients, frames, rate, seconds);
+    if (item == "0") tree_share = share;
+    const std::string label = off      ? "http off"
+                              : n == 0 ? "tree alone"
+                                       : std::to_string(n) + " ws" + (filter.empty() ? "" : " " + filter);
+    std::printf("case=%-14s rate=%.0f json_msg_s=%.0f router_cpu_pct=%.2f cpu_us_per_msg=%.2f vs_tree=%s\n",
+                label.c_str(), rate, received, share * 100, share * 1e6 / rate,
+                tree_share > 0 ? std::to_string(share / tree_share).substr(0, 4).c_str() : "-");
+    for (Client& c : clients) close(c.fd);
+  }
+  // GET /v1/mavlink with 1,000 messages in the tree: the mix from enough systems.
+  const size_t per_system = frames.size();
+  const auto many = telemetry_mix(uint8_t(std::min<size_t>(250, (1000 + per_system - 1) / per_system)));
+  Router r(daemon, true);
+  std::vector<Client> none;
+  stream(r, none, many, double(many.size()) * 2, 1);
+  std::vector<double> ms;
+  size_t bytes = 0;
+  for (int i = 0; i < 50; ++i) {
+    const auto t0 = Clock::now();
+    bytes = http_get(r.http, "/v1/mavlink").size();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("get_tree messages=%zu bytes=%zu p50_ms=%.2f p99_ms=%.2f\n", many.size(), bytes, ms[ms.size() / 2],
+              ms[ms.size() * 99 / 100]);
+  return 0;
+}
