@@ -29,6 +29,13 @@ void JsonFeed::push(Text text) {
     }
     waiting_.push_back(std::move(text));
   }
+  unwoken_ = true;
+}
+
+void JsonFeed::wake() {
+  if (!unwoken_) return;  // nothing new since the last wake-up: the window is not disturbed
+  unwoken_ = false;
+  wake_();
 }
 
 void JsonFeed::take(std::vector<Text>& out) {

@@ -41,7 +41,8 @@ class JsonFeed {
   // The router's thread: `text` waits for the client; the window's thread is told at the next
   // wake() (a batch: one wake-up of the window for many texts).
   void push(Text text);
-  void wake() { wake_(); }
+  // The router's thread: tells the window's thread, if anything was pushed since the last time.
+  void wake();
   // The window's thread: what waits, oldest first, appended to `out`.
   void take(std::vector<Text>& out);
   void close() noexcept { closed_.store(true); }
@@ -52,6 +53,7 @@ class JsonFeed {
   const Filter filter_;
   const std::function<void()> wake_;
   std::unordered_map<uint64_t, WallClock::time_point> sent_;  // the router's thread: with a rate only
+  bool unwoken_ = false;                                      // the router's thread: texts pushed since the last wake()
   std::mutex mutex_;
   std::deque<Text> waiting_;  // under mutex_
   std::atomic<bool> closed_{false};

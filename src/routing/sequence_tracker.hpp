@@ -7,7 +7,7 @@
 // (the fabric, whose whole cluster may go for seconds) records arrival times (record_timed) and
 // says when it is back (outage_ended): each source is anchored at its last frame, which came
 // before the outage, and the first gap after it is counted by the source's pace since the anchor
-// (a mean over 256 frames), rounded to the count that ends on the sequence number that came. A
+// (a mean over 256 sequence numbers), rounded to the count that ends on the sequence number that came. A
 // frame held back across the outage that comes after newer ones cannot be told from one far
 // ahead: such frames may be counted as lost as well (a few dozen). A pace that changed during
 // the outage (a busy machine) makes the count a wrap off.
@@ -39,6 +39,7 @@ class SequenceTracker {
   // last frame.
   void outage_ended() {
     for (auto& [key, pace] : paces_) {
+      pace.window_open = false;  // the outage's own silence is not the source's pace
       if (pace.interval_ms > 0)
         pace.anchored = true, pace.anchor_ms = pace.last_ms, pace.since_anchor = 0,
         pace.anchor_seq = sources_.at(key).last_seq;
@@ -49,8 +50,9 @@ class SequenceTracker {
   // A timed source's pace, and its anchor across an outage.
   struct Pace {
     int64_t last_ms = 0;
-    int64_t window_ms = 0;  // when the current window of kWindow frames began
-    uint32_t window_frames = 0;
+    int64_t window_ms = 0;        // when the current window of kWindow sequence numbers began
+    uint32_t window_advance = 0;  // sequence numbers since then
+    bool window_open = false;
     double interval_ms = 0;  // the mean over the last whole window; 0: not known yet
     bool anchored = false;
     int64_t anchor_ms = 0;
@@ -76,14 +78,15 @@ class SequenceTracker {
         p.anchored = false;  // a wrap's worth in step: nothing of that size was lost
       }
     }
-    if (gap == 0 && now_ms - p.last_ms < 1000) {  // in step: its pace
-      if (p.window_frames++ == 0) p.window_ms = now_ms;
-      if (p.window_frames == kWindow + 1) {
-        p.interval_ms = double(std::max<int64_t>(1, now_ms - p.window_ms)) / kWindow;
-        p.window_frames = 0;
+    // Its pace, by the sequence's advance (lost frames count: a lossy link keeps its pace).
+    if (p.window_open && gap < 128 && now_ms - p.last_ms < 1000) {
+      p.window_advance += gap + 1u;
+      if (p.window_advance >= kWindow) {
+        p.interval_ms = double(std::max<int64_t>(1, now_ms - p.window_ms)) / p.window_advance;
+        p.window_ms = now_ms, p.window_advance = 0;
       }
-    } else {
-      p.window_frames = 0;  // a pause or a loss: the window starts again
+    } else {  // a pause or a jump: the window starts again at this frame
+      p.window_open = true, p.window_ms = now_ms, p.window_advance = 0;
     }
     p.last_ms = now_ms;
     return lost;
