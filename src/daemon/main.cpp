@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "base/log_files.hpp"
+#include "build_identity.hpp"
 #include "config/config.hpp"
 #include "config/endpoint_policy.hpp"
 #include "daemon/cli.hpp"
@@ -247,15 +248,16 @@ int main(int argc, char** argv) {
   if (config.http.port != 0 && config.http.vehicle_data)
     vehicle_data =
         std::make_unique<rest::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
-  window.add_vehicle_data(vehicle_data.get(), MAVSWITCH_VERSION);
+  window.add_vehicle_data(vehicle_data.get(), {MAVSWITCH_VERSION, MAVSWITCH_SHA, MAVSWITCH_BUILD_DATE});
   window.add_own_component(own.system_id(), own.component_id(), "mavswitch: the router");
   if (flight_log)
     window.add_own_component(general.log_writer_system, general.log_writer_component, "mavswitch: flight log writer");
   window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
     std::string text = fmt::format(
-        "# HELP mavswitch_build_info The running mavswitchd's version.\n# TYPE mavswitch_build_info gauge\n"
-        "mavswitch_build_info{{version=\"{}\"}} 1\n",
-        MAVSWITCH_VERSION);
+        "# HELP mavswitch_build_info The running mavswitchd's version and the commit it was built from.\n"
+        "# TYPE mavswitch_build_info gauge\n"
+        "mavswitch_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
+        MAVSWITCH_VERSION, MAVSWITCH_SHA);
     router.run_on_loop([&] {
       text += log_metrics(tlog.get(), flight_log.get());
       text += vehicles.metrics(router.event_loop().now());

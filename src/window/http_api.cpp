@@ -237,12 +237,16 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
   const std::string& path = request.path;
   const bool get = request.method == "GET" || request.method == "HEAD";
   if (get && path == "/info") {
-    return HttpResponse{
-        200, "application/json",
-        json_text(Json{{"version", 0},
-                       {"service", {{"name", "mavswitch"}, {"version", options_.version}, {"authors", "mavswitch"}}}},
-                  2) +
-            "\n"};
+    return HttpResponse{200, "application/json",
+                        json_text(Json{{"version", 0},
+                                       {"service",
+                                        {{"name", "mavswitch"},
+                                         {"version", options_.program.version},
+                                         {"sha", options_.program.sha},
+                                         {"build_date", options_.program.build_date},
+                                         {"authors", "mavswitch"}}}},
+                                  2) +
+                            "\n"};
   }
   rest::VehicleData* data = options_.data;
   for (const std::string_view root : kTreePaths) {

@@ -20,6 +20,12 @@
 
 namespace mavswitch::daemon {
 
+// What the running program is (mavlink2rest's /info): its version, the commit it was built from,
+// and that commit's date.
+struct Program {
+  std::string version, sha, build_date;
+};
+
 class HttpApi {
  public:
   struct Options {
@@ -32,7 +38,7 @@ class HttpApi {
     const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread
     const rates::MessageRates* rates = nullptr;      // each link's message rates; read on the router's thread
     rest::VehicleData* data = nullptr;               // the vehicles' messages (mavlink2rest's API); null: none
-    std::string version;                             // of the program, for /info
+    Program program;                                 // for /info
     std::map<uint16_t, std::string> own_components;  // system << 8 | component -> what it is, of the router's own
   };
   HttpApi(Router& router, EndpointControl& control, Options options)

@@ -100,7 +100,7 @@ void OperatorWindow::start() {
   options.vehicles = vehicles_;
   options.rates = rates_;
   options.data = data_;
-  options.version = version_;
+  options.program = program_;
   options.own_components = own_components_;
   api_ = std::make_unique<HttpApi>(router_, control_, std::move(options));
   const WebSocketDoors& doors = control_.websockets();

@@ -36,9 +36,9 @@ class OperatorWindow {
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
   void add_rates(const rates::MessageRates* rates) { rates_ = rates; }
   // The vehicles' messages, for mavlink2rest's API; it outlives stop(). Before start().
-  void add_vehicle_data(rest::VehicleData* data, std::string version) {
+  void add_vehicle_data(rest::VehicleData* data, Program program) {
     data_ = data;
-    version_ = std::move(version);
+    program_ = std::move(program);
   }
   // The router's own components, named on the page and in /api/v1/systems. Before start().
   void add_own_component(uint8_t system, uint8_t component, std::string name) {
@@ -57,7 +57,7 @@ class OperatorWindow {
   const rates::MessageRates* rates_ = nullptr;
   rest::VehicleData* data_ = nullptr;
   std::map<uint16_t, std::string> own_components_;
-  std::string version_;
+  Program program_;
   std::unique_ptr<HttpApi> api_;
   std::unique_ptr<HttpServer> server_;
   std::mutex mutex_;

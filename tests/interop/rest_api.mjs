@@ -185,8 +185,10 @@ try {
   check(hbHelper.json?.message?.mavlink_version === 3, 'HEARTBEAT\'s template has mavlink_version 3')
   check((await get('/v1/helper/mavlink?name=NOT_A_MESSAGE')).status === 404, 'the helper of an unknown name: 404')
   const info = await get('/info')
-  check(info.status === 200 && info.json?.service?.name === 'mavswitch' && typeof info.json.service.version === 'string',
-    '/info: service and version')
+  check(info.status === 200 && info.json?.version === 0 && info.json?.service?.name === 'mavswitch' &&
+    typeof info.json.service.version === 'string' && /^([0-9a-f]{40}|unknown)$/.test(info.json.service.sha) &&
+    /^(\d{4}-\d\d-\d\dT|unknown)/.test(info.json.service.build_date),
+  `/info: service, version, sha and build date (${JSON.stringify(info.json?.service)})`)
 
   // WebSockets: by name, by system, with a rate; one that wants everything.
   const byName = socket('?filter=^HEART')

@@ -1,6 +1,7 @@
 // MAVLink 2 signing between mavswitchd and node-mavlink, configured as a user would:
 //  - frames node-mavlink signs pass our verification and go on byte for byte;
-//  - frames we sign (a command to the vehicle) pass node-mavlink's verification;
+//  - frames we sign (a command to the vehicle) pass node-mavlink's verification, also those the
+//    vehicle data API sends (mavlink2rest's POST /v1/mavlink);
 //  - a tampered or replayed frame is rejected, also after a restart (persisted state).
 // Usage: node signing_interop.mjs MAVSWITCHD
 import { spawn } from 'node:child_process'
@@ -33,12 +34,14 @@ chmodSync(keyFile, 0o600)
 const socket = () => new Promise((resolve) => { const s = dgram.createSocket('udp4'); s.bind(0, '127.0.0.1', () => resolve(s)) })
 const securePort = await freePort('udp')
 const plainPort = await freePort('udp')
+const httpPort = await freePort('tcp')
 writeFileSync(join(work, 'main.conf'), `[General]
 TcpServerPort = 0
 SigningStateFile = ${join(work, 'signing.state')}
 
 [Http]
-Port = 0
+Address = 127.0.0.1
+Port = ${httpPort}
 
 [UdpEndpoint vehicle]
 Mode = Server
@@ -128,6 +131,27 @@ const command = atVehicle.find((p) => p.header.msgid === common.CommandLong.MSG_
 check(command?.signature?.matches(key) === true, 'node-mavlink verifies the signature mavswitch made')
 check(command?.signature?.linkId === 5, 'with the configured link id')
 const before = command?.signature?.timestamp ?? 0
+
+// The same command through mavlink2rest's API (its README's arm example): the API's frame is
+// signed for the vehicle's link as any other.
+atVehicle.length = 0
+const posted = await fetch(`http://127.0.0.1:${httpPort}/v1/mavlink`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({
+    header: { system_id: 255, component_id: 240, sequence: 0 },
+    message: {
+      type: 'COMMAND_LONG', param1: 1.0, param2: 0.0, param3: 0.0, param4: 0.0, param5: 0.0, param6: 0.0, param7: 0.0,
+      command: { type: 'MAV_CMD_COMPONENT_ARM_DISARM' }, target_system: 1, target_component: 1, confirmation: 1
+    }
+  })
+}).then((r) => r.status).catch((e) => String(e))
+check(posted === 200, `the API takes the command (${posted})`)
+check(await until(() => atVehicle.some((p) => p.header.msgid === common.CommandLong.MSG_ID), 3000), 'the API\'s command reaches the vehicle')
+const fromApi = atVehicle.find((p) => p.header.msgid === common.CommandLong.MSG_ID)
+check(fromApi?.header.sysid === 255 && fromApi?.header.compid === 240, 'as from the header the API was given')
+check(fromApi?.signature?.matches(key) === true && fromApi?.signature?.linkId === 5,
+  'node-mavlink verifies the signature mavswitch made for the API\'s frame')
 
 // Restart: the replay table and the clock survive it.
 await stop(router)
