@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build pkg-config libexpat1-dev libfmt-dev libcli11-dev libssl-dev libgtest-dev libbenchmark-dev
-          libwebsockets-dev libcurl4-openssl-dev nlohmann-json3-dev libnats-dev dpkg-dev clang libclang-rt-dev clang-format git python3-numpy)
+          libwebsockets-dev libcurl4-openssl-dev nlohmann-json3-dev libnats-dev libre2-dev dpkg-dev clang libclang-rt-dev clang-format git python3-numpy)
 # --tests: the real servers and browser the tests start and query (Prometheus and promtool,
 # Chromium for the status page, nats-server for the fleet fabric's cluster; lintian and
 # systemd-analyze for the Debian package).

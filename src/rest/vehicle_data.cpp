@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <re2/re2.h>
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 namespace mavswitch::rest {
 
@@ -84,16 +84,17 @@ VehicleData::Answer VehicleData::send(std::string_view body) const {
 
 std::optional<std::unordered_set<uint32_t>> VehicleData::matching(const std::string& pattern,
                                                                   std::string* error) const {
-  std::regex re;
-  try {
-    re = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    *error = fmt::format("filter {}: not a regular expression ({})", pattern, e.what());
+  // RE2: no backtracking, so no pattern a reader sends can hold the window's thread.
+  RE2::Options options;
+  options.set_log_errors(false);
+  const RE2 re(pattern, options);
+  if (!re.ok()) {
+    *error = fmt::format("filter {}: not a regular expression ({})", pattern, re.error());
     return std::nullopt;
   }
   std::unordered_set<uint32_t> ids;
   for (const dialect::MessageDef& m : json_.dialect().messages)
-    if (std::regex_search(m.name, re)) ids.insert(m.id);
+    if (RE2::PartialMatch(m.name, re)) ids.insert(m.id);
   return ids;
 }
 

@@ -211,6 +211,18 @@ try {
     'no filter: every message')
   const badFilter = socket('?filter=(')
   check(!(await badFilter.opened) && badFilter.status === 400, 'a filter that is not a regular expression: 400')
+  // A pattern a backtracking engine takes for ever over a message's name: matched at once.
+  const nested = socket('?filter=' + encodeURIComponent('^(.*)*(.*)*(.*)*(.*)*(.*)*[0-9]$'))
+  const nestedAt = Date.now()
+  check((await nested.opened) && Date.now() - nestedAt < 2000, `a pathological filter opens at once (${Date.now() - nestedAt} ms)`)
+  const afterNested = all.got.length
+  check(await until(() => all.got.length > afterNested + 10, 3000), 'and the window serves the others meanwhile')
+  nested.close()
+  const rustSyntax = socket('?filter=' + encodeURIComponent('^(?:ATTITUDE|GPS_RAW_INT)$'))
+  check(await rustSyntax.opened, 'the regex crate\'s syntax (mavlink2rest\'s) is taken')
+  check(await until(() => rustSyntax.got.length >= 5, 3000) && rustSyntax.got.every((m) => m.message.type === 'ATTITUDE'),
+    `it filters as the regex crate would (${rustSyntax.got.length} ATTITUDE)`)
+  rustSyntax.close()
 
   // The README's arm example: COMMAND_LONG 400 from 255/240 reaches vehicle 1.
   const armed = await post('/v1/mavlink', arm)
