@@ -21,46 +21,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+constexpr std::string_view kEndpoints = "/api/v1/endpoints";
+
+}  // namespace
+
 HttpResponse json_message(int status, const std::string& message) {
   return {status, "application/json", json_text(Json{{status < 300 ? "result" : "error", message}}) + "\n"};
 }
-
-constexpr std::string_view kEndpoints = "/api/v1/endpoints";
-
-// mavlink2rest's paths (under /v1 and, as its default API version, under /), and mavlink-server's
-// where they are the same data.
-constexpr std::string_view kTreePaths[] = {"/v1/mavlink", "/mavlink", "/v1/rest/mavlink"};
-constexpr std::string_view kHelperPaths[] = {"/v1/helper/mavlink", "/helper/mavlink", "/v1/rest/helper/mavlink"};
-constexpr std::string_view kSocketPaths[] = {"/v1/ws/mavlink", "/ws/mavlink", "/v1/rest/ws"};
-constexpr std::string_view kVehicles = "/v1/vehicles/";
-constexpr size_t kMaxFilter = 256;  // a regex over message names: longer is no longer a filter
-
-// A WebSocket client of the vehicle data: its feed, and whether what it sends goes on.
-class JsonSocket final : public TextSocket {
- public:
-  JsonSocket(std::shared_ptr<rest::JsonFeed> feed, rest::VehicleData& data, int refused)
-      : feed_(std::move(feed)), data_(data), refused_(refused) {}
-  ~JsonSocket() override { feed_->close(); }
-  void take(std::vector<Text>& out) override { feed_->take(out); }
-  std::string receive(std::string_view text) override {
-    if (refused_ != 0)
-      return json_text(Json{{"error", refused_ == 401 ? "sending needs the bearer token (?token=)"
-                                                      : "this origin or listener may not send to the vehicles"}});
-    return data_.send(text).body;
-  }
-  void close() override { feed_->close(); }
-
- private:
-  const std::shared_ptr<rest::JsonFeed> feed_;
-  rest::VehicleData& data_;
-  const int refused_;  // 0: it may send; else why not (as admits_websocket)
-};
-
-bool under(std::string_view path, std::string_view root) {
-  return path == root || (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/');
-}
-
-}  // namespace
 
 std::optional<std::string> query_value(std::string_view query, std::string_view name) {
   for (size_t at = 0; at <= query.size();) {
@@ -231,139 +198,6 @@ std::string HttpApi::live_state() {
   return "{\"links\":" + links_json(s, false) +
          ",\"systems\":" + systems_json(router_, heartbeats(), options_.own_components, false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
-}
-
-std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
-  const std::string& path = request.path;
-  const bool get = request.method == "GET" || request.method == "HEAD";
-  if (get && path == "/info") {
-    return HttpResponse{200, "application/json",
-                        json_text(Json{{"version", 0},
-                                       {"service",
-                                        {{"name", "mavswitch"},
-                                         {"version", options_.program.version},
-                                         {"sha", options_.program.sha},
-                                         {"build_date", options_.program.build_date},
-                                         {"authors", "mavswitch"}}}},
-                                  2) +
-                            "\n"};
-  }
-  rest::VehicleData* data = options_.data;
-  for (const std::string_view root : kTreePaths) {
-    if (!under(path, root)) continue;
-    if (data == nullptr) return json_message(404, "the vehicle data is off");
-    if (get) {
-      rest::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()));
-      return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
-    }
-    if (request.method != "POST" || path != root) return json_message(405, request.method + " is not used here");
-    if (const int refused = admits_websocket(request); refused != 0)
-      return json_message(refused, refused == 401
-                                       ? "sending to a vehicle needs the bearer token (Authorization: Bearer ...)"
-                                       : "sending to a vehicle from this origin or listener is refused");
-    rest::VehicleData::Answer a = data->send(request.body);
-    return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
-  }
-  if (path.starts_with(kVehicles)) return vehicle_request(request);
-  for (const std::string_view root : kHelperPaths) {
-    if (path != root || !get) continue;
-    if (data == nullptr) return json_message(404, "the vehicle data is off");
-    const auto name = query_value(request.query, "name");
-    if (!name) return json_message(400, "give the message's name: ?name=HEARTBEAT");
-    std::string helper = data->json().helper(*name);
-    if (helper.empty()) return json_message(404, "no message " + *name + " in dialect " + data->json().dialect().name);
-    return HttpResponse{200, "application/json", nlohmann::ordered_json::parse(helper).dump(2) + "\n"};
-  }
-  return std::nullopt;
-}
-
-// /v1/vehicles/{sys}/{comp}/command (POST), .../parameters (GET), .../parameters/{NAME} (GET, PUT):
-// answered when the vehicle answers (or does not).
-HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
-  rest::VehicleData* data = options_.data;
-  if (data == nullptr) return json_message(404, "the vehicle data is off");
-  static const std::regex shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
-  std::smatch m;
-  if (!std::regex_match(request.path, m, shape) || std::stoi(m[1]) > 255 || std::stoi(m[2]) > 255 ||
-      (m[3] == "command" && m[4].matched))
-    return json_message(404, "no such resource: " + request.path +
-                                 " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME)");
-  const auto system = static_cast<uint8_t>(std::stoi(m[1])), component = static_cast<uint8_t>(std::stoi(m[2]));
-  const bool command = m[3] == "command";
-  const bool sends = command || request.method == "PUT";
-  const std::string allowed = command ? "POST" : m[4].matched ? "GET, PUT" : "GET";
-  if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
-    return json_message(405, request.method + " is not used here: " + allowed);
-  if (sends) {
-    if (const int refused = admits_websocket(request); refused != 0)
-      return json_message(refused, refused == 401
-                                       ? "commanding a vehicle needs the bearer token (Authorization: Bearer ...)"
-                                       : "commanding a vehicle from this origin or listener is refused");
-  }
-  HttpResponse r;
-  const auto respond = [](std::function<void(HttpResponse)> answer) {
-    return [answer = std::move(answer)](rest::VehicleData::Answer a) {
-      answer(HttpResponse{a.status, "application/json", std::move(a.body) + "\n"});
-    };
-  };
-  if (command) {
-    r.awaits = [=, body = request.body](std::function<void(HttpResponse)> answer) {
-      data->command(system, component, body, respond(std::move(answer)));
-    };
-  } else if (!m[4].matched) {
-    r.awaits = [=](std::function<void(HttpResponse)> answer) {
-      data->parameters(system, component, respond(std::move(answer)));
-    };
-  } else {
-    const std::string body = request.method == "PUT" ? request.body : "";
-    if (request.method == "PUT" && body.find_first_not_of(" \t\r\n") == std::string::npos)
-      return json_message(400, "a PUT gives the value: {\"value\": 3}");
-    r.awaits = [=, name = m[4].str()](std::function<void(HttpResponse)> answer) {
-      data->parameter(system, component, name, body, respond(std::move(answer)));
-    };
-  }
-  return r;
-}
-
-std::shared_ptr<TextSocket> HttpApi::open_text(const HttpRequest& request, std::function<void()> wake, int* status,
-                                               std::string* why) {
-  const bool known =
-      std::find(std::begin(kSocketPaths), std::end(kSocketPaths), request.path) != std::end(kSocketPaths);
-  if (!known || options_.data == nullptr) return nullptr;  // the caller's 404
-  const int may_send = admits_websocket(request);
-  if (options_.token_for_reads && may_send != 0) {
-    *status = 401, *why = "this server listens beyond loopback: the WebSocket needs the bearer token\n";
-    return nullptr;
-  }
-  rest::JsonFeed::Filter filter;
-  const std::string pattern = query_value(request.query, "filter").value_or(".*");
-  std::string error;
-  auto ids = pattern.size() > kMaxFilter ? std::nullopt : options_.data->matching(pattern, &error);
-  if (!ids) {
-    *status = 400, *why = (error.empty() ? "the filter is too long" : error) + "\n";
-    return nullptr;
-  }
-  filter.messages = std::move(*ids);
-  const auto number = [&](const char* name, double low, double high, double* out) {
-    const auto text = query_value(request.query, name);
-    if (!text) return true;
-    char* end = nullptr;
-    const double v = std::strtod(text->c_str(), &end);
-    if (text->empty() || *end != '\0' || !(v >= low && v <= high) || (high == 255 && v != std::floor(v))) {
-      *status = 400, *why = fmt::format("{}: a number from {} to {}\n", name, low, high);
-      return false;
-    }
-    *out = v;
-    return true;
-  };
-  double system = -1, component = -1;
-  if (!number("system", 0, 255, &system) || !number("component", 0, 255, &component) ||
-      !number("rate", 0, 1000, &filter.rate))
-    return nullptr;
-  if (system >= 0) filter.system = static_cast<uint8_t>(system);
-  if (component >= 0) filter.component = static_cast<uint8_t>(component);
-  return std::make_shared<JsonSocket>(options_.data->open(std::move(filter), std::move(wake)), *options_.data,
-                                      may_send);
 }
 
 HttpResponse HttpApi::change(const HttpRequest& request) {

@@ -76,6 +76,8 @@ class HttpApi {
 std::optional<ConfigSection> section_of(const std::string& body, std::string* error);
 // Whether a body is JSON (an object), else INI text.
 bool is_json(const std::string& body);
+// {"result": message} under 300, {"error": message} from 300 on.
+HttpResponse json_message(int status, const std::string& message);
 // A query parameter's value, percent-decoded ("filter" of "filter=RC_.%2A&system=1"); none when absent.
 std::optional<std::string> query_value(std::string_view query, std::string_view name);
 
