@@ -90,12 +90,15 @@ async function probe (ca) {
     return { code: 0, ms: Date.now() - start, error: e.message }
   }
 }
+// A second in a release build. A sanitized build (MAVSWITCH_SANITIZED, set by CMake) runs several
+// times slower on a busy machine and is here for races and memory, so it gets three.
+const bound = process.env.MAVSWITCH_SANITIZED ? 3000 : 1000
 async function probes (ca, what) {
   const got = []
   for (let i = 0; i < 16; i++) { got.push(await probe(ca)); await sleep(100) }
   const slowest = Math.max(...got.map((p) => p.ms))
-  check(got.every((p) => p.code === 200) && slowest < 1000,
-    `${what}: /metrics answers 16 of 16 within a second (slowest ${slowest} ms; ${JSON.stringify(got.filter((p) => p.code !== 200))})`)
+  check(got.every((p) => p.code === 200) && slowest < bound,
+    `${what}: /metrics answers 16 of 16 within ${bound} ms (slowest ${slowest} ms; ${JSON.stringify(got.filter((p) => p.code !== 200))})`)
 }
 
 // Connections that each open and then say too little: `hello` once, then `drip` every second.
