@@ -45,6 +45,12 @@ struct RouterSnapshot {
 // From a thread outside the router (the HTTP server's).
 RouterSnapshot take_snapshot(Router& router);
 
+// Frames a link did not send, by cause as /stats and /metrics name them: the link's own drops,
+// then what its parser threw away.
+std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCounters& c);
+// Frames the routing rules dropped, by cause.
+std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingStats& r);
+
 // pretty: indented for people (the API); the event stream sends them on one line.
 // JSON text of j (indent -1: one line); bytes that are not UTF-8 are replaced, never thrown on.
 std::string json_text(const nlohmann::json& j, int indent = -1);
@@ -64,7 +70,7 @@ std::string rates_json(Router& router, const std::vector<rates::MessageRates::Ra
 // router's own components (`own`), "name": what it is.
 std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
                          const std::map<uint16_t, std::string>& own, bool pretty = true);
-// Prometheus text format 0.0.4: per endpoint, and per link too when asked (a server with
+// Prometheus text format 0.0.4 (router_metrics.cpp): per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);
 
