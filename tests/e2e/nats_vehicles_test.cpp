@@ -215,10 +215,15 @@ TEST_F(Fabric, ASignedVehicleIsSignedAgainOrRefused) {
   EXPECT_NE(keyless.router->err().find("vehicle v1 signs its frames and this [NatsEndpoint] has no SigningKeyFile"),
             std::string::npos)
       << keyless.router->err();
-  EXPECT_TRUE(wait_until([&] {
-    return other.router->err().find("vehicle v1 signs with another key than this [NatsEndpoint]'s") !=
-           std::string::npos;
-  })) << other.router->err();
+  // The vehicle goes on sending: `other` may have joined the fabric after its last heartbeat above.
+  EXPECT_TRUE(wait_until(
+      [&] {
+        v1.send(heartbeat(1, 1));
+        return other.router->err().find("vehicle v1 signs with another key than this [NatsEndpoint]'s") !=
+               std::string::npos;
+      },
+      10000ms))
+      << other.router->err();
   EXPECT_EQ(other.heard(11, msg::Heartbeat::kId), 0u) << "never vouched for: " << other.trace();
   // A command to 11/1 reaches v1 as one to 1/1, signed with the key (v1's fabric link checks).
   ASSERT_TRUE(wait_until([&] {
