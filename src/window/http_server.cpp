@@ -225,7 +225,9 @@ HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::mak
   static std::once_flag once;
   std::call_once(once, [] { lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_line); });
 
-  w.protocols[0] = {"mavswitch", &Window::callback, 0, 4096, 0, nullptr, 0};
+  // Reads of 4 KiB; writes of a whole chunk: left at 0, libwebsockets caps each send at the read
+  // size and copies the rest of every chunk to a buffer of its own, to send later.
+  w.protocols[0] = {"mavswitch", &Window::callback, 0, 4096, 0, nullptr, kChunk};
   w.protocols[1] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
   // WebSocket clients are pinged when silent 30 s, and closed when silent 60 s more.
   w.idle.secs_since_valid_ping = 30;
