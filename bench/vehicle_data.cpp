@@ -8,6 +8,8 @@
 //
 // One line per case: clients, messages sent a second, JSON messages the clients received a
 // second, the router's CPU as a share of one core, and that share over the tree-alone case's.
+// After each case with clients, its floor: the CPU the kernel alone takes to write the bytes
+// the clients got to as many loopback sockets.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -72,11 +75,12 @@ struct Client {
   int fd = -1;
   std::string in;
   bool upgraded = false;
-  uint64_t messages = 0;
+  uint64_t messages = 0, bytes = 0;
   void read_some() {
     char buf[65536];
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n <= 0) return;
+    bytes += uint64_t(n);
     in.append(buf, size_t(n));
     if (!upgraded) {
       const size_t end = in.find("\r\n\r\n");
@@ -158,9 +162,12 @@ struct Router {
 };
 
 // Streams `frames` round and round to the router at `rate` a second for `seconds`, reading the
-// clients meanwhile; the router's CPU share of one core, and the clients' messages a second.
-std::pair<double, double> stream(Router& r, std::vector<Client>& clients,
-                                 const std::vector<std::vector<uint8_t>>& frames, double rate, double seconds) {
+// clients meanwhile: the router's CPU share of one core, the clients' messages and bytes a second.
+struct Streamed {
+  double share = 0, messages = 0, bytes = 0;
+};
+Streamed stream(Router& r, std::vector<Client>& clients, const std::vector<std::vector<uint8_t>>& frames, double rate,
+                double seconds) {
   const int out = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   const sockaddr_in to = bench::loopback(r.udp);
   std::vector<pollfd> polls;
@@ -189,8 +196,8 @@ std::pair<double, double> stream(Router& r, std::vector<Client>& clients,
       for (size_t i = 0; i < polls.size(); ++i)
         if (polls[i].revents & POLLIN) clients[i].read_some();
   }
-  uint64_t got_before = 0;
-  for (const Client& c : clients) got_before += c.messages;
+  uint64_t got_before = 0, bytes_before = 0;
+  for (const Client& c : clients) got_before += c.messages, bytes_before += c.bytes;
   const double cpu0 = bench::cpu_seconds(r.pid);
   t0 = Clock::now();
   sent = 0;
@@ -202,10 +209,67 @@ std::pair<double, double> stream(Router& r, std::vector<Client>& clients,
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   const double cpu = bench::cpu_seconds(r.pid) - cpu0;
-  uint64_t got = 0;
-  for (const Client& c : clients) got += c.messages;
+  uint64_t got = 0, bytes = 0;
+  for (const Client& c : clients) got += c.messages, bytes += c.bytes;
   close(out);
-  return {cpu / elapsed, double(got - got_before) / elapsed};
+  return {cpu / elapsed, double(got - got_before) / elapsed, double(bytes - bytes_before) / elapsed};
+}
+
+// The floor under any server of n JSON streams: what the kernel alone charges a thread that
+// writes `bytes_each` a second to each of n loopback TCP readers, in 16 KiB writes every 10 ms as
+// the window does (on loopback the sender's call also runs the receiving side). Its CPU share.
+double fanout_floor(int n, double bytes_each, double seconds) {
+  const uint16_t port = bench::free_port(SOCK_STREAM);
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  const sockaddr_in a = bench::loopback(port);
+  if (bind(listener, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || listen(listener, n) != 0) return -1;
+  std::vector<int> readers, writers;
+  for (int i = 0; i < n; ++i) {
+    readers.push_back(connect_tcp(port));
+    writers.push_back(accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+    fcntl(readers.back(), F_SETFL, O_NONBLOCK);
+  }
+  close(listener);
+  std::atomic<bool> done{false};
+  double share = 0;
+  std::thread writer([&] {
+    static char chunk[16 * 1024];
+    std::memset(chunk, '{', sizeof chunk);
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    const auto t0 = Clock::now();
+    std::vector<double> written(writers.size(), 0);
+    while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
+      const double due = bytes_each * std::chrono::duration<double>(Clock::now() - t0).count();
+      for (size_t i = 0; i < writers.size(); ++i) {
+        while (written[i] + 1 <= due) {
+          const size_t size = size_t(std::min<double>(sizeof chunk, due - written[i]));
+          const ssize_t put = write(writers[i], chunk, size);
+          if (put <= 0) break;
+          written[i] += double(put);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    share = (double(c1.tv_sec - c0.tv_sec) + double(c1.tv_nsec - c0.tv_nsec) / 1e9) /
+            std::chrono::duration<double>(Clock::now() - t0).count();
+    done = true;
+  });
+  std::vector<pollfd> polls;
+  for (const int fd : readers) polls.push_back({fd, POLLIN, 0});
+  char buf[65536];
+  while (!done) {
+    if (poll(polls.data(), polls.size(), 5) > 0)
+      for (const pollfd& p : polls)
+        if (p.revents & POLLIN) (void)!read(p.fd, buf, sizeof buf);
+  }
+  writer.join();
+  for (const int fd : readers) close(fd);
+  for (const int fd : writers) close(fd);
+  return share;
 }
 
 }  // namespace
@@ -237,7 +301,7 @@ int main(int argc, char** argv) {
     std::vector<Client> clients;
     for (int i = 0; i < n; ++i)
       clients.push_back(open_client(r.http, filter.empty() ? "" : "?filter=^" + filter + "$"));
-    const auto [share, received] = stream(r, clients, frames, rate, seconds);
+    const auto [share, received, bytes] = stream(r, clients, frames, rate, seconds);
     if (item == "0") tree_share = share;
     const std::string label = off      ? "http off"
                               : n == 0 ? "tree alone"
@@ -246,13 +310,17 @@ int main(int argc, char** argv) {
                 label.c_str(), rate, received, share * 100, share * 1e6 / rate,
                 tree_share > 0 ? std::to_string(share / tree_share).substr(0, 4).c_str() : "-");
     for (Client& c : clients) close(c.fd);
+    if (n > 0 && bytes > 0)
+      std::printf(
+          "case=%-14s bytes_s=%.0f kernel_floor_cpu_pct=%.2f (the same bytes written to %d sockets, nothing else)\n",
+          (label + " floor").c_str(), bytes, fanout_floor(n, bytes / n, seconds) * 100, n);
   }
   // GET /v1/mavlink with 1,000 messages in the tree: the mix from enough systems.
   const size_t per_system = frames.size();
   const auto many = telemetry_mix(uint8_t(std::min<size_t>(250, (1000 + per_system - 1) / per_system)));
   Router r(daemon, true);
   std::vector<Client> none;
-  stream(r, none, many, double(many.size()) * 2, 1);
+  (void)stream(r, none, many, double(many.size()) * 2, 1);
   std::vector<double> ms;
   size_t bytes = 0;
   for (int i = 0; i < 50; ++i) {

@@ -21,20 +21,27 @@ bool JsonFeed::wants(const protocol::FrameView& frame, WallClock::time_point now
 }
 
 void JsonFeed::push(Text text) {
-  {
-    std::lock_guard lock(mutex_);
-    if (waiting_.size() == kMaxWaiting) {
-      waiting_.pop_front();
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
-    waiting_.push_back(std::move(text));
+  // Bounded by what 10 ms of routing brings, and beyond that by dropping its oldest: a burst the
+  // window could not take in time.
+  if (batch_.size() == 2 * kMaxWaiting) {
+    batch_.erase(batch_.begin(), batch_.begin() + kMaxWaiting);
+    dropped_.fetch_add(kMaxWaiting, std::memory_order_relaxed);
   }
-  unwoken_ = true;
+  batch_.push_back(std::move(text));
 }
 
 void JsonFeed::wake() {
-  if (!unwoken_) return;  // nothing new since the last wake-up: the window is not disturbed
-  unwoken_ = false;
+  if (batch_.empty()) return;  // nothing new since the last wake-up: the window is not disturbed
+  {
+    std::lock_guard lock(mutex_);
+    for (Text& t : batch_) waiting_.push_back(std::move(t));
+    if (waiting_.size() > kMaxWaiting) {
+      const size_t over = waiting_.size() - kMaxWaiting;
+      waiting_.erase(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(over));
+      dropped_.fetch_add(over, std::memory_order_relaxed);
+    }
+  }
+  batch_.clear();  // keeps its storage: nothing is allocated per text in steady state
   wake_();
 }
 

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,10 +37,10 @@ class JsonFeed {
 
   // The router's thread: whether this client gets `frame` now (its rate counted as sent).
   bool wants(const protocol::FrameView& frame, WallClock::time_point now);
-  // The router's thread: `text` waits for the client; the window's thread is told at the next
-  // wake() (a batch: one wake-up of the window for many texts).
+  // The router's thread: `text` joins the batch for the client (no lock per text).
   void push(Text text);
-  // The router's thread: tells the window's thread, if anything was pushed since the last time.
+  // The router's thread: hands the batch to the window's thread, under one lock, and wakes it,
+  // if anything was pushed since the last time (one wake-up of the window for many texts).
   void wake();
   // The window's thread: what waits, oldest first, appended to `out`.
   void take(std::vector<Text>& out);
@@ -53,9 +52,9 @@ class JsonFeed {
   const Filter filter_;
   const std::function<void()> wake_;
   std::unordered_map<uint64_t, WallClock::time_point> sent_;  // the router's thread: with a rate only
-  bool unwoken_ = false;                                      // the router's thread: texts pushed since the last wake()
+  std::vector<Text> batch_;                                   // the router's thread: pushed since the last wake()
   std::mutex mutex_;
-  std::deque<Text> waiting_;  // under mutex_
+  std::vector<Text> waiting_;  // under mutex_: handed over, not yet taken
   std::atomic<bool> closed_{false};
   std::atomic<uint64_t> dropped_{0};
 };

@@ -315,6 +315,16 @@ TEST(JsonFeed, TakesWhatItsFilterWantsAtItsRateAndDropsItsOldest) {
   ASSERT_EQ(got.size(), rest::JsonFeed::kMaxWaiting);
   EXPECT_EQ(*got.front(), "10");  // the oldest went
   EXPECT_EQ(feed.dropped(), 10u);
+  // A batch larger than twice the bound between two wake-ups stays bounded; still the newest kept.
+  const size_t burst = 2 * rest::JsonFeed::kMaxWaiting + 5;
+  for (size_t i = 0; i < burst; ++i) feed.push(std::make_shared<const std::string>("b" + std::to_string(i)));
+  feed.wake();
+  got.clear();
+  feed.take(got);
+  ASSERT_EQ(got.size(), rest::JsonFeed::kMaxWaiting);
+  EXPECT_EQ(*got.front(), "b" + std::to_string(burst - rest::JsonFeed::kMaxWaiting));
+  EXPECT_EQ(*got.back(), "b" + std::to_string(burst - 1));
+  EXPECT_EQ(feed.dropped(), 10u + burst - rest::JsonFeed::kMaxWaiting);
 }
 
 }  // namespace
