@@ -207,18 +207,19 @@ bool LoggingAutopilot::stream_dataflash(const std::vector<uint8_t>& log, std::ch
                                         uint32_t from) {
   std::uniform_real_distribution<double> chance(0, 1);
   const auto blocks = static_cast<uint32_t>((log.size() + kBlock - 1) / kBlock);
-  std::optional<uint32_t> held;
+  constexpr uint32_t kNone = UINT32_MAX;  // no block is held back (GCC's -O1 misreads an optional here)
+  uint32_t held = kNone;                  // a block sent after the next one: reordered
   for (uint32_t n = from; n < blocks; ++n) {
     if (chance(rng_) < faults_.lose && n + 1 < blocks) {  // the last block always goes: a gap needs an end
       lost_blocks_.insert(n);
-    } else if (!held && chance(rng_) < faults_.reorder) {
+    } else if (held == kNone && chance(rng_) < faults_.reorder) {
       held = n;
     } else {
       send_block(n, log);
       if (chance(rng_) < faults_.repeat) send_block(n, log);
-      if (held) {
-        send_block(*held, log);
-        held.reset();
+      if (held != kNone) {
+        send_block(held, log);
+        held = kNone;
       }
     }
     if (n % 32 == 31) {
@@ -226,7 +227,7 @@ bool LoggingAutopilot::stream_dataflash(const std::vector<uint8_t>& log, std::ch
       answer_nacks(log);
     }
   }
-  if (held) send_block(*held, log);
+  if (held != kNone) send_block(held, log);
   // Answer NACKs until none has come for `settle`.
   size_t before = nacked_.size();
   for (int rounds = 0; rounds < 200; ++rounds) {
