@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 
+#include <re2/re2.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -178,9 +178,9 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
 
 // The page's own files, by a plain name (no path can climb out of the directory).
 HttpResponse HttpApi::page_file(const std::string& path) const {
-  static const std::regex name(R"(/[a-z0-9-]+\.(html|js|css|svg))");
-  std::smatch m;
-  if (!std::regex_match(path, m, name)) return json_message(404, "no such resource: " + path);
+  static const RE2 name(R"(/[a-z0-9-]+\.(html|js|css|svg))");
+  std::string extension;
+  if (!RE2::FullMatch(path, name, &extension)) return json_message(404, "no such resource: " + path);
   if (options_.page_dir.empty()) return json_message(404, "the status page's files are not installed");
   std::ifstream in(options_.page_dir + path, std::ios::binary);
   if (!in) return json_message(404, "no such resource: " + path);
@@ -190,7 +190,7 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
                                                            {"js", "text/javascript; charset=utf-8"},
                                                            {"css", "text/css; charset=utf-8"},
                                                            {"svg", "image/svg+xml"}};
-  return {200, types.at(m[1].str()), text.str()};
+  return {200, types.at(extension), text.str()};
 }
 
 std::string HttpApi::live_state() {

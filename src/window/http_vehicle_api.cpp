@@ -1,7 +1,8 @@
 #include <fmt/format.h>
 
+#include <re2/re2.h>
+
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "window/http_api.hpp"
 
@@ -96,16 +97,17 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
 HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   rest::VehicleData* data = options_.data;
   if (data == nullptr) return json_message(404, "the vehicle data is off");
-  static const std::regex shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
-  std::smatch m;
-  if (!std::regex_match(request.path, m, shape) || std::stoi(m[1]) > 255 || std::stoi(m[2]) > 255 ||
-      (m[3] == "command" && m[4].matched))
+  static const RE2 shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
+  int sys = 0, comp = 0;
+  std::string kind, parameter;  // parameter: empty when the path names none
+  if (!RE2::FullMatch(request.path, shape, &sys, &comp, &kind, &parameter) || sys > 255 || comp > 255 ||
+      (kind == "command" && !parameter.empty()))
     return json_message(404, "no such resource: " + request.path +
                                  " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME)");
-  const auto system = static_cast<uint8_t>(std::stoi(m[1])), component = static_cast<uint8_t>(std::stoi(m[2]));
-  const bool command = m[3] == "command";
+  const auto system = static_cast<uint8_t>(sys), component = static_cast<uint8_t>(comp);
+  const bool command = kind == "command";
   const bool sends = command || request.method == "PUT";
-  const std::string allowed = command ? "POST" : m[4].matched ? "GET, PUT" : "GET";
+  const std::string allowed = command ? "POST" : !parameter.empty() ? "GET, PUT" : "GET";
   if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
     return json_message(405, request.method + " is not used here: " + allowed);
   if (sends) {
@@ -124,7 +126,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
     r.awaits = [=, body = request.body](std::function<void(HttpResponse)> answer) {
       data->command(system, component, body, respond(std::move(answer)));
     };
-  } else if (!m[4].matched) {
+  } else if (parameter.empty()) {
     r.awaits = [=](std::function<void(HttpResponse)> answer) {
       data->parameters(system, component, respond(std::move(answer)));
     };
@@ -132,7 +134,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
     const std::string body = request.method == "PUT" ? request.body : "";
     if (request.method == "PUT" && body.find_first_not_of(" \t\r\n") == std::string::npos)
       return json_message(400, "a PUT gives the value: {\"value\": 3}");
-    r.awaits = [=, name = m[4].str()](std::function<void(HttpResponse)> answer) {
+    r.awaits = [=, name = parameter](std::function<void(HttpResponse)> answer) {
       data->parameter(system, component, name, body, respond(std::move(answer)));
     };
   }

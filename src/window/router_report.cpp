@@ -1,7 +1,5 @@
 #include "window/router_report.hpp"
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include "dialect/vehicle_names.hpp"

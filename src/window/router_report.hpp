@@ -51,25 +51,27 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCoun
 // Frames the routing rules dropped, by cause.
 std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingStats& r);
 
-// pretty: indented for people (the API); the event stream sends them on one line.
 // JSON text of j (indent -1: one line); bytes that are not UTF-8 are replaced, never thrown on.
 std::string json_text(const nlohmann::json& j, int indent = -1);
+
+// The API's documents. pretty: indented for people (the API); the event stream sends them on one line.
+// Every link up, with its counters and queue.
 std::string links_json(const RouterSnapshot& s, bool pretty = true);
-// Their configuration.
+// The endpoints' configuration.
 std::string endpoints_json(Router& router);
+// The routing decisions and each endpoint's totals.
 std::string stats_json(const RouterSnapshot& s);
-// The components the route table knows, each with the links it was heard on.
-// The systems the route table knows, with what each component's last HEARTBEAT said (`heartbeats`:
-// VehicleWatch's, keyed system << 8 | component).
 // {"enabled": true, "rates": [{"system", "component", "message", "message_id", "asked_us",
 // "asked_hz", "answered", "result", "wishes": [{"link", "interval_us", "hz"}]}]}: what each
 // component was asked per message, and each link's wish (rates/). Intervals: microseconds, 0
 // the component's default, -1 off.
 std::string rates_json(Router& router, const std::vector<rates::MessageRates::Rate>& rates, bool enabled);
-// Every system and component the routes know, with what its HEARTBEAT said and, for the
-// router's own components (`own`), "name": what it is.
+// Every system and component the routes know, with what its last HEARTBEAT said (`heartbeats`:
+// VehicleWatch's, keyed system << 8 | component) and, for the router's own components (`own`),
+// "name": what it is.
 std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::Heartbeat>& heartbeats,
                          const std::map<uint16_t, std::string>& own, bool pretty = true);
+
 // Prometheus text format 0.0.4 (router_metrics.cpp): per endpoint, and per link too when asked (a server with
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);
