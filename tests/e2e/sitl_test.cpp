@@ -227,6 +227,8 @@ TEST(Sitl, EachLinkGetsTheAttitudeRateItAsksArduPilotFor) {
   ask(*companion, 1, 191, 0);
   request(gcs, 255, 190, 4);
   request(*companion, 1, 191, 50);
+  // A second for the change to take hold (ArduPilot's default rate, then the stream's): not counted.
+  measure(1);
   const auto [gcs_stream_hz, companion_stream_hz] = measure(4);
   EXPECT_NEAR(gcs_stream_hz, 4, 0.4);
   EXPECT_GE(companion_stream_hz, 35);
