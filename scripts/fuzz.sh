@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz routing_fuzz log_stream_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz routing_fuzz log_stream_fuzz vehicle_data_fuzz)
 
 # The same build directory as the AddressSanitizer pass of scripts/test.sh (tests on, only these built).
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -32,7 +32,7 @@ cp fuzz/corpus/config/* "$seeds/config/"
 
 for t in "${targets[@]}"; do
   case $t in
-    frame_parser_fuzz | signature_fuzz | routing_fuzz | log_stream_fuzz) seed=$seeds/frames max_len=4096 ;;
+    frame_parser_fuzz | signature_fuzz | routing_fuzz | log_stream_fuzz | vehicle_data_fuzz) seed=$seeds/frames max_len=4096 ;;
     dialect_loader_fuzz) seed=$seeds/xml max_len=65536 ;;
     config_fuzz) seed=$seeds/config max_len=4096 ;;
   esac

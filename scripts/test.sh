@@ -23,9 +23,9 @@ threaded_units='Epochs.*:BlockingWork.*:Handoff.*:EventLoop*:RoutingTest.*:SlotL
 {
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_SANITIZE=thread \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
-  cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_unit_tests mavswitchd mavswitch_cli
+  cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_security_tests mavswitch_unit_tests mavswitchd mavswitch_cli
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" MAVSWITCH_TEST_WORKERS=3 \
-    ctest --test-dir build-tsan -L e2e --output-on-failure --timeout 300 -j2
+    ctest --test-dir build-tsan -L 'e2e|security' --output-on-failure --timeout 300 -j2
   # The window's thread against the router's: WebSocket clients (npm ws), 1,000 of them at once.
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" \
     ctest --test-dir build-tsan -R '^interop[.](websocket_link|window_under_load)' --output-on-failure --timeout 300 -j2

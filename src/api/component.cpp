@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/component_link.hpp"
+#include "base/fault.hpp"
 
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
@@ -82,21 +83,30 @@ void ComponentCore::dispatch(const protocol::FrameView& f) {
   bool have_decoded = false;
   index->for_each_candidate(f.sysid(), f.msgid(), [&](Subscriber& s) {
     if (!s.alive) return;
-    if (s.filter.source_component && *s.filter.source_component != f.compid()) return;
-    if (s.filter.addressed_to_me && !addressed_to_me(f)) return;
-    if (s.queue) {
-      if (!s.queue->push(f.bytes())) queue_dropped_.fetch_add(1, std::memory_order_relaxed);
-    } else if (s.raw) {
-      s.raw(f);
-    } else if (f.verified()) {
-      if (!have_decoded) {
-        s.decode(f.payload(), decoded);
-        have_decoded = true;
-        decodes_.fetch_add(1, std::memory_order_relaxed);
-      }
-      s.typed(decoded, f);
+    try {
+      deliver(s, f, decoded, have_decoded);
+    } catch (...) {  // the boundary: one handler fails on this frame, the others still get it
+      fault::caught("a component's handler");
     }
   });
+}
+
+void ComponentCore::deliver(Subscriber& s, const protocol::FrameView& f, void* decoded, bool& have_decoded) {
+  if (s.filter.source_component && *s.filter.source_component != f.compid()) return;
+  if (s.filter.addressed_to_me && !addressed_to_me(f)) return;
+  if (s.filter.from_home && !router.from_home(f)) return;
+  if (s.queue) {
+    if (!s.queue->push(f.bytes())) queue_dropped_.fetch_add(1, std::memory_order_relaxed);
+  } else if (s.raw) {
+    s.raw(f);
+  } else if (f.verified()) {
+    if (!have_decoded) {
+      s.decode(f.payload(), decoded);
+      have_decoded = true;
+      decodes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    s.typed(decoded, f);
+  }
 }
 
 bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
@@ -193,7 +203,7 @@ std::optional<msg::CommandAck> Component::command(uint8_t target_system, uint8_t
   c.param5 = params[4];
   c.param6 = params[5];
   c.param7 = params[6];
-  MessageFilter from_target{.source_system = target_system, .addressed_to_me = true};
+  MessageFilter from_target{.source_system = target_system, .addressed_to_me = true, .from_home = true};
   if (target_component != 0) from_target.source_component = target_component;
   return wait_for<msg::CommandAck>(
       from_target, [command](const msg::CommandAck& ack) { return ack.command == command; }, timeout, [&] { send(c); });

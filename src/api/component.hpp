@@ -73,6 +73,7 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
 
  private:
   void drain();
+  void deliver(Subscriber& s, const protocol::FrameView& f, void* decoded, bool& have_decoded);
   bool addressed_to_me(const protocol::FrameView& f) const noexcept;
 
   size_t endpoint_ = 0;            // the router's index of its endpoint

@@ -12,6 +12,9 @@ struct MessageFilter {
   std::optional<uint8_t> source_component = std::nullopt;  // any component
   std::optional<uint32_t> message_id = std::nullopt;       // every message
   bool addressed_to_me = false;  // only frames whose target is this component (or its system, component 0)
+  // Only frames that came in on the link their source lives on (Router::from_home): an answer
+  // another link sends in the source's name is counted as spoofed and not delivered.
+  bool from_home = false;
 };
 
 namespace api_detail {

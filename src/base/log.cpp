@@ -39,8 +39,30 @@ void use_syslog() noexcept {
   g_syslog = true;
 }
 
-void write(Level l, std::string_view message) {
+// A line may carry a peer's bytes (a name, a text): control bytes and bytes that are not UTF-8
+// are written as \xNN, so that no peer can forge a line, move the cursor or break a log reader.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    for (size_t k = 1; k < n; ++k)
+      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) n = 0;
+    if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F) && c != '\t')) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+void write(Level l, std::string_view raw) {
   const int i = static_cast<int>(l);
+  const std::string message = printable(raw);
   if (g_syslog.load(std::memory_order_relaxed)) {
     syslog(kPriorities[i], "%s: %.*s", kNames[i], static_cast<int>(message.size()), message.data());
     return;
@@ -79,6 +101,29 @@ bool Repeats::say_at(Level level, std::string_view cause, std::string_view line,
 
 void Repeats::clear(std::string_view cause) {
   std::erase_if(seen_, [&](const Seen& s) { return s.cause == cause; });
+}
+
+int64_t Throttle::now_ms() noexcept {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+}
+
+uint64_t Throttle::admit(int64_t now_ms) {
+  std::lock_guard lock(mutex_);
+  if (!started_ || now_ms - window_start_ >= kWindowMs) window_start_ = now_ms, written_ = 0, started_ = true;
+  if (written_ == kLines) {
+    ++unsaid_, ++held_total_;
+    return kRefused;
+  }
+  ++written_;
+  const uint64_t held = unsaid_;
+  unsaid_ = 0;
+  return held;
+}
+
+uint64_t Throttle::held_back() const {
+  std::lock_guard lock(mutex_);
+  return held_total_;
 }
 
 }  // namespace mavswitch::log

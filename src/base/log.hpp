@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,8 @@ inline bool tracing() noexcept { return level() >= Level::kTrace; }  // one load
 void use_syslog() noexcept;
 bool parse_level(std::string_view text, Level* out) noexcept;
 void write(Level level, std::string_view message);
+// The text as a line shows it: control bytes and bytes that are not UTF-8 as \xNN.
+std::string printable(std::string_view text);
 
 template <class... Args>
 void error(fmt::format_string<Args...> f, Args&&... args) {
@@ -73,6 +76,44 @@ class Repeats {
     uint64_t unsaid;
   };
   std::vector<Seen> seen_;
+};
+
+}  // namespace mavswitch::log
+
+namespace mavswitch::log {
+
+// A line that a peer or a client can cause (a new UDP peer, a rate request nobody answers, a
+// request that failed): at most kLines of it a second, each place its own Throttle; the first
+// line after a held-back stretch says how many were held back. Any thread (one mutex, taken
+// only when the level lets the line through).
+class Throttle {
+ public:
+  static constexpr int kLines = 5;
+  static constexpr int64_t kWindowMs = 1000;
+
+  template <class... Args>
+  void line(Level at, fmt::format_string<Args...> f, Args&&... args) {
+    if (level() < at) return;
+    const uint64_t held = admit(now_ms());
+    if (held == kRefused) return;
+    std::string text = fmt::format(f, std::forward<Args>(args)...);
+    if (held > 0) text += fmt::format(" ({} lines like this held back)", held);
+    write(at, text);
+  }
+  // Whether a line may be written at now_ms: kRefused (counted), or how many were held back since
+  // the last one written. Tests call it with their own clock.
+  static constexpr uint64_t kRefused = ~uint64_t{0};
+  uint64_t admit(int64_t now_ms);
+  uint64_t held_back() const;  // in all
+
+ private:
+  static int64_t now_ms() noexcept;
+  mutable std::mutex mutex_;
+  int64_t window_start_ = 0;
+  bool started_ = false;  // window_start_ holds a time
+  int written_ = 0;
+  uint64_t unsaid_ = 0;
+  uint64_t held_total_ = 0;
 };
 
 }  // namespace mavswitch::log

@@ -48,6 +48,9 @@ struct NatsSettings {
     uint8_t system = 0;
   };
   std::vector<VehicleChoice> vehicles;
+  // VehicleTimeout (s): a vehicle silent this long lets go of its name (another router may
+  // announce it) and, when ids run short, a pattern's vehicle of its system id.
+  int64_t vehicle_timeout_ms = 5000;
 };
 
 struct EndpointConfig {
@@ -74,6 +77,9 @@ struct HttpConfig {
   std::string certificate;        // Certificate: PEM with the key; set: HTTPS only
   bool metrics_per_link = false;  // MetricsPerLink: series per link as well as per endpoint
   bool vehicle_data = true;       // VehicleData: mavlink2rest's API (every frame kept in its tree)
+  // ServerName: the names a request's Host may give besides loopback names and literal
+  // addresses (lower case); any other Host is answered 421, so a DNS-rebound page gets nothing.
+  std::vector<std::string> server_names;
   std::string source = "[Http]";  // where the port was set, for errors
 };
 
@@ -103,6 +109,7 @@ struct GeneralConfig {
   // MessageRates: each link gets the message rates it asks for, the autopilot the fastest
   // (rates/); false: requests pass to the autopilot as they are.
   bool message_rates = true;
+  double max_stream_rate_hz = 100;  // MaxStreamRate: no wish asks an autopilot for more (0: no bound)
   uint8_t log_writer_system = 254;  // the flight log writer's own identity on the routing fabric
   uint8_t log_writer_component = 191;
   uint64_t min_free_space = 0;

@@ -115,6 +115,12 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
       {"allowsrcsysin", [](auto& w, auto v, auto& e) { add_bytes(w, v, e.policy.in.allow_sys); }},
       {"blocksrcsysin", [](auto& w, auto v, auto& e) { add_bytes(w, v, e.policy.in.block_sys); }},
       {"group", [](auto&, auto v, auto& e) { e.group = std::string(v); }},
+      {"commands",
+       [](auto& w, auto v, auto& e) {
+         const std::string m = lower(v);
+         if (m != "allow" && m != "deny") w.fail(quoted(v) + " must be allow or deny");
+         e.policy.deny_commands = m == "deny";
+       }},
       {"allowfrom", add_ranges},
       {"signingkeyfile",
        [](auto& w, auto v, auto& e) {
@@ -198,7 +204,7 @@ void with_policy_keys(std::map<std::string, Setter>& keys) {
   for (const char* name :
        {"allowmsgidout", "blockmsgidout", "allowsrccompout", "blocksrccompout", "allowsrcsysout", "blocksrcsysout",
         "allowmsgidin", "blockmsgidin", "allowsrccompin", "blocksrccompin", "allowsrcsysin", "blocksrcsysin", "filter",
-        "signingkeyfile", "signing", "signinglinkid", "allowunsignedmsgids", "unknownmessages"})
+        "signingkeyfile", "signing", "signinglinkid", "allowunsignedmsgids", "unknownmessages", "commands"})
     keys.emplace(name, common_endpoint_keys().at(name));
 }
 
@@ -322,6 +328,8 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
       w.fail(quoted(v) + " must be auto, common or ardupilotmega");
   } else if (key == "messagerates")
     g.message_rates = get_bool(w, v);
+  else if (key == "maxstreamrate")
+    g.max_stream_rate_hz = static_cast<double>(get_uint(w, v, 10'000));
   else if (key == "logwritersystemid")
     g.log_writer_system = static_cast<uint8_t>(get_uint(w, v, 255, 1));
   else if (key == "logwritercomponentid")

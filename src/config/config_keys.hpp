@@ -62,4 +62,8 @@ bool get_bool(const Where& w, std::string_view v);
 // [Http] (http_keys.cpp).
 void set_http(const Where& w, const std::string& key, std::string_view v, HttpConfig& c);
 
+// Why `name` is not a vehicle name of the fleet fabric (letters, digits, '-', '_'; '*' too in a
+// pattern; not a word of the fabric's subjects; at most 64 characters), or "" when it is one.
+std::string vehicle_name_error(std::string_view name, bool pattern);
+
 }  // namespace mavswitch::daemon::keys

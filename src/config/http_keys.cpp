@@ -1,6 +1,8 @@
 // The [Http] section's keys: where the operator's window listens and who may use it.
 #include "config/config_keys.hpp"
 
+#include <cctype>
+
 namespace mavswitch::daemon::keys {
 
 void set_http(const Where& w, const std::string& key, std::string_view v, HttpConfig& c) {
@@ -18,8 +20,17 @@ void set_http(const Where& w, const std::string& key, std::string_view v, HttpCo
     c.metrics_per_link = get_bool(w, v);
   } else if (key == "vehicledata") {
     c.vehicle_data = get_bool(w, v);
+  } else if (key == "servername") {
+    for_each_item(w, v, [&](std::string_view item) {
+      std::string name;
+      for (const char ch : item) name += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const bool host_chars = !name.empty() && name.size() <= 253 &&
+                              name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") == std::string::npos;
+      if (!host_chars) w.fail(quoted(item) + ": a host name (letters, digits, '.', '-'), as browsers send it in Host");
+      c.server_names.push_back(std::move(name));
+    });
   } else {
-    w.fail("unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink, VehicleData)");
+    w.fail("unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink, VehicleData, ServerName)");
   }
 }
 

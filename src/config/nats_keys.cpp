@@ -20,6 +20,8 @@ bool is_subject(std::string_view s, bool wildcards) {
   return true;
 }
 
+}  // namespace
+
 // A vehicle's name is one subject token; `from`, `to` and `origin` are the fabric's own.
 std::string vehicle_name_error(std::string_view name, bool pattern) {
   if (name.empty()) return "a vehicle name is empty";
@@ -30,8 +32,11 @@ std::string vehicle_name_error(std::string_view name, bool pattern) {
   }
   if (name == "from" || name == "to" || name == "origin")
     return "'" + std::string(name) + "' is a word of the fabric's subjects, not a vehicle name";
+  if (name.size() > 64) return "a vehicle name is at most 64 characters";
   return {};
 }
+
+namespace {
 
 void add_vehicle_choice(const Where& w, std::string_view item, NatsSettings& nats) {
   const size_t colon = item.find(':');
@@ -117,6 +122,10 @@ const std::map<std::string, Setter>& nats_keys() {
          [](const Where& w, std::string_view v, EndpointConfig& e) {
            e.nats.vehicles.clear();
            for_each_item(w, v, [&](std::string_view item) { add_vehicle_choice(w, item, e.nats); });
+         }},
+        {"vehicletimeout",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           e.nats.vehicle_timeout_ms = static_cast<int64_t>(get_uint(w, v, 86'400, 1)) * 1000;
          }},
         {"reconnectbuffer", [](const Where& w, std::string_view v,
                                EndpointConfig& e) { e.nats.reconnect_buffer = get_uint(w, v, 1u << 30, 1024); }},

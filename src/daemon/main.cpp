@@ -19,6 +19,7 @@
 #include "daemon/stats_report.hpp"
 #include "dialect/builtin.hpp"
 #include "dialect/loader.hpp"
+#include "fabric/vehicle_map.hpp"
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
 #include "rates/message_rates.hpp"
@@ -64,9 +65,9 @@ void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon:
     const daemon::FlightLogStats f = flight_log->stats();
     text += fmt::format(
         "  flight log: {} files, {} B written; {} packets, {} lost, {} again, {} NACKs sent, {} dropouts written, "
-        "{} restarts, {} write errors, {} from others dropped\n",
+        "{} restarts ({} held back), {} write errors, {} from others dropped\n",
         f.files, f.bytes_written, f.packets, f.packets_lost, f.retransmissions, f.nacks, f.dropouts, f.restarts,
-        f.write_errors, f.foreign);
+        f.restarts_held, f.write_errors, f.foreign);
   }
   if (tlog != nullptr) {
     const daemon::TelemetryLogStats& t = tlog->stats();
@@ -240,7 +241,8 @@ int main(int argc, char** argv) {
   Component own(router, general.log_writer_system, 192);
   const daemon::VehicleWatch vehicles(router, own);
   std::unique_ptr<rates::MessageRates> message_rates;
-  if (general.message_rates) message_rates = std::make_unique<rates::MessageRates>(router, own);
+  if (general.message_rates)
+    message_rates = std::make_unique<rates::MessageRates>(router, own, general.max_stream_rate_hz);
   window.add_vehicles(&vehicles);
   window.add_rates(message_rates.get());
   // mavlink2rest's API on the window: every frame the component is routed goes to its tree.
@@ -262,7 +264,7 @@ int main(int argc, char** argv) {
       text += log_metrics(tlog.get(), flight_log.get());
       text += vehicles.metrics(router.event_loop().now());
     });
-    return text;
+    return text + daemon::fleet_conflict_metrics();
   });
   // The window opens once the router runs: its requests call into the router's thread, which
   // is only safe from another thread while run() is active.

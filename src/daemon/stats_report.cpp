@@ -11,13 +11,14 @@ std::string format_stats(Router& router) {
   fmt::memory_buffer out;
   auto it = std::back_inserter(out);
   const routing::RoutingStats r = router.routing().stats();
-  fmt::format_to(it,
-                 "stats: {} frames routed ({} broadcast, {} targeted), {} copies delivered; dropped: "
-                 "filter-in {}, filter-out {}, unknown-target {}, duplicate {}, unknown-id {}; "
-                 "signing {}, SETUP_SIGNING {}; unknown-id forwarded {}; reboots {}; routes expired {}\n",
-                 r.frames, r.broadcast, r.targeted, r.deliveries, r.filtered_in, r.filtered_out, r.unknown_target,
-                 r.duplicates, r.unknown_ids_dropped, r.signing_rejected, r.setup_signing_dropped,
-                 r.unknown_ids_forwarded, r.reboots, r.routes_expired);
+  fmt::format_to(
+      it,
+      "stats: {} frames routed ({} broadcast, {} targeted), {} copies delivered; dropped: "
+      "filter-in {}, filter-out {}, unknown-target {}, duplicate {}, unknown-id {}; "
+      "signing {}, SETUP_SIGNING {}, command denied {}; unknown-id forwarded {}; reboots {}; routes expired {}\n",
+      r.frames, r.broadcast, r.targeted, r.deliveries, r.filtered_in, r.filtered_out, r.unknown_target, r.duplicates,
+      r.unknown_ids_dropped, r.signing_rejected, r.setup_signing_dropped, r.commands_denied, r.unknown_ids_forwarded,
+      r.reboots, r.routes_expired);
   if (router.worker_count() > 1) {
     fmt::format_to(it,
                    "  {} workers; frames written to another worker's UDP links: {}; input paused for a busy "
@@ -72,13 +73,14 @@ std::string format_stats(Router& router) {
       const auto& p = l.parser_stats();
       const routing::LinkRoutingStats r2 =
           l.id != routing::kNoLink ? router.routing().link_stats(l.id) : routing::LinkRoutingStats{};
-      fmt::format_to(it,
-                     "    {}: in {} frames / {} B, out {} frames / {} B; dropped in: filter {}, unknown-target {}, "
-                     "signing {}; dropped out: queue-full {}, filter {}; bad input: crc {}, skipped {} B, "
-                     "bad-flags {}, unknown-id {}; queue storage {} B\n",
-                     l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
-                     r2.signing_rejected, c.dropped_queue_full, r2.filtered_out, p.crc_failures, p.bytes_skipped,
-                     p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
+      fmt::format_to(
+          it,
+          "    {}: in {} frames / {} B, out {} frames / {} B; dropped in: filter {}, unknown-target {}, "
+          "signing {}, command denied {}; dropped out: queue-full {}, filter {}; bad input: crc {}, skipped {} B, "
+          "bad-flags {}, unknown-id {}; queue storage {} B\n",
+          l.peer(), c.frames_in, c.bytes_in, c.frames_out, c.bytes_out, r2.filtered_in, r2.unknown_target,
+          r2.signing_rejected, r2.commands_denied, c.dropped_queue_full, r2.filtered_out, p.crc_failures,
+          p.bytes_skipped, p.bad_incompat_flags, p.unknown_ids, report.queue_storage);
       if (l.shaped()) {
         const auto& d = c.paced_drops;
         fmt::format_to(

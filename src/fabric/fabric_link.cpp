@@ -161,7 +161,7 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
   if (vehicles_) {
     if (const std::string_view name = fabric::subject_vehicle(subject, settings_.prefix); !name.empty()) {
       const size_t size = message.size();
-      message = from_vehicle(message, name);
+      message = from_vehicle(message, name, origin != nullptr ? std::string_view(origin) : std::string_view());
       if (message.empty()) {
         counters_.bytes_in += size;
         ++counters_.unmapped;
@@ -181,14 +181,18 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
   received_datagram(message);
 }
 
-std::span<const uint8_t> FabricLink::from_vehicle(std::span<const uint8_t> message, std::string_view name) {
+std::span<const uint8_t> FabricLink::from_vehicle(std::span<const uint8_t> message, std::string_view name,
+                                                  std::string_view origin) {
   bool numbered = false;
+  const int64_t now = host_.loop().now();
   // An id is in use here when a system behind this router has it, or one the fabric brought
   // without a vehicle name.
   VehicleMap::Vehicle* v = vehicles_->find(
-      name, [this](uint8_t s) { return published(s) || heard_unnamed_[s]; }, &numbered);
+      name, [this](uint8_t s) { return published(s) || heard_unnamed_[s]; }, &numbered, now,
+      settings_.vehicle_timeout_ms);
   if (v == nullptr || v->refused) return {};
   if (numbered) taken(*v);
+  if (!vehicles_->hold(*v, origin, now, settings_.vehicle_timeout_ms)) return {};  // another router holds the name
   // Its header read, its length checked; its CRC is the parser's, after renumbering (which keeps
   // a wrong checksum wrong).
   const size_t length = protocol::frame_length(message.data(), message.size());

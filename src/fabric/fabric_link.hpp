@@ -92,7 +92,8 @@ class FabricLink final : public transport::Link {
   void received_message(std::span<const uint8_t> message, const char* subject, const char* origin);
   // Vehicles: the frame a message from a vehicle holds, renumbered (in edited_); empty when it
   // is dropped (counted).
-  std::span<const uint8_t> from_vehicle(std::span<const uint8_t> message, std::string_view name);
+  std::span<const uint8_t> from_vehicle(std::span<const uint8_t> message, std::string_view name,
+                                        std::string_view origin);
   // Publishes a frame for vehicle `v`, renumbered; false when it waits (a full buffer).
   bool publish_to_vehicle(const protocol::FrameView& frame, VehicleMap::Vehicle& v);
   // `edited` (a signed frame renumbered) signed again with the link's key, with the link id and

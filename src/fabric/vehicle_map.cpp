@@ -2,9 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <mutex>
+
 #include "base/log.hpp"
+#include "config/config_keys.hpp"
 
 namespace mavswitch::daemon {
+namespace {
+
+// The process's conflicts, for /metrics (a fabric link's worker adds, the window reads).
+std::mutex conflicts_mutex;
+std::vector<VehicleMap::Conflict> conflicts;  // under conflicts_mutex
+
+// A label value as Prometheus reads it: an origin is a peer's bytes.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 128)) {
+    if (c == '\\' || c == '"')
+      out += '\\', out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
 
 bool name_matches(std::string_view pattern, std::string_view name) noexcept {
   // Greedy with one backtrack point (the last '*'): linear for names a few dozen long.
@@ -68,14 +93,30 @@ int VehicleMap::first_free(const std::function<bool(uint8_t)>& in_use) const {
   return -1;
 }
 
-VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function<bool(uint8_t)>& in_use,
-                                      bool* numbered) {
+VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function<bool(uint8_t)>& in_use, bool* numbered,
+                                      int64_t now, int64_t timeout) {
   *numbered = false;
-  if (const auto it = by_name_.find(name); it != by_name_.end()) return it->second;
-  bool matched = false;
-  for (const auto& p : patterns_) matched = matched || name_matches(p, name);
-  if (!matched) return nullptr;
-  const int id = first_free(in_use);
+  Vehicle* known = nullptr;
+  if (const auto it = by_name_.find(name); it != by_name_.end()) {
+    known = it->second;
+    if (known->system != 0) return known;  // else its id was reclaimed: it gets one again below
+  } else {
+    bool matched = false;
+    for (const auto& p : patterns_) matched = matched || name_matches(p, name);
+    if (!matched) return nullptr;
+    // A name from the fabric is a peer's bytes: held to the rule a configured name follows.
+    if (!keys::vehicle_name_error(name, false).empty() || by_name_.size() >= kMaxNames) {
+      if (!bad_name_said_) {
+        log::error("nats: a vehicle named {} is not taken: {}", name,
+                   by_name_.size() >= kMaxNames ? "a router takes at most 1,024 names"
+                                                : keys::vehicle_name_error(name, false));
+        bad_name_said_ = true;
+      }
+      return nullptr;
+    }
+  }
+  int id = first_free(in_use);
+  if (id < 0) id = reclaim(now, timeout);
   if (id < 0) {
     if (!none_left_said_) {
       log::error(
@@ -87,7 +128,68 @@ VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function
     return nullptr;
   }
   *numbered = true;
-  return &add(name, static_cast<uint8_t>(id));
+  if (known != nullptr) {
+    known->system = static_cast<uint8_t>(id);
+    by_system_[known->system] = known;
+    log::info("nats: vehicle {} is system {} here", known->name, id);
+    return known;
+  }
+  Vehicle& v = add(name, static_cast<uint8_t>(id));
+  v.by_pattern = true;
+  return &v;
+}
+
+int VehicleMap::reclaim(int64_t now, int64_t timeout) {
+  for (Vehicle& v : vehicles_) {
+    if (!v.by_pattern || v.system == 0 || now - v.heard_at < timeout) continue;
+    const int id = v.system;
+    log::info("nats: vehicle {} silent {} s: system {} is free for another", v.name, (now - v.heard_at) / 1000, id);
+    by_system_[v.system] = nullptr;
+    v.system = 0;
+    v.own = -1;
+    return id;
+  }
+  return -1;
+}
+
+bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t timeout) {
+  if (v.holder == origin || v.heard_at == 0 || now - v.heard_at >= timeout) {
+    if (v.heard_at != 0 && v.holder != origin)
+      log::warning("nats: vehicle {}: router {} silent {} s: the name passes to router {}", v.name, v.holder,
+                   (now - v.heard_at) / 1000, origin);
+    v.holder = std::string(origin);
+    v.heard_at = now;
+    return true;
+  }
+  {
+    std::lock_guard lock(conflicts_mutex);
+    auto it = std::find_if(conflicts.begin(), conflicts.end(), [&](const Conflict& c) {
+      return c.vehicle == v.name && c.holder == v.holder && c.refused == origin;
+    });
+    if (it == conflicts.end() && conflicts.size() < kMaxConflicts) {
+      conflicts.push_back({v.name, v.holder, std::string(origin), 0});
+      it = conflicts.end() - 1;
+    }
+    if (it != conflicts.end()) ++it->frames;
+  }
+  conflict_lines_.line(log::Level::kError,
+                       "nats: vehicle {}: router {} sends as {} while router {} holds the name: its frames are "
+                       "refused until {} is silent {} s (two routers configured with one Vehicle name?)",
+                       v.name, origin, v.name, v.holder, v.holder, timeout / 1000);
+  return false;
+}
+
+std::string fleet_conflict_metrics() {
+  std::lock_guard lock(conflicts_mutex);
+  if (conflicts.empty()) return "";
+  std::string text =
+      "# HELP mavswitch_fleet_name_conflict_frames_total Frames refused from a second router sending in a vehicle "
+      "name another holds.\n# TYPE mavswitch_fleet_name_conflict_frames_total counter\n";
+  for (const auto& c : conflicts)
+    fmt::format_to(std::back_inserter(text),
+                   "mavswitch_fleet_name_conflict_frames_total{{vehicle=\"{}\",holder=\"{}\",refused=\"{}\"}} {}\n",
+                   label_value(c.vehicle), label_value(c.holder), label_value(c.refused), c.frames);
+  return text;
 }
 
 std::string VehicleMap::summary() const {

@@ -13,6 +13,7 @@
 #include "mavswitch/msg/logging_data_acked.hpp"
 #include "mavswitch/msg/remote_log_block_status.hpp"
 #include "mavswitch/msg/remote_log_data_block.hpp"
+#include "mavswitch/msg/system_time.hpp"
 #include "transport/clock.hpp"
 
 namespace mavswitch::daemon {
@@ -36,6 +37,10 @@ constexpr uint64_t kNackAfter = 50;       // a block missing this long is NACKed
 constexpr uint64_t kNackEvery = 500;
 constexpr uint64_t kGiveUpAfter = 10'000;
 constexpr uint64_t kResumeFree = 1 << 20;
+// A new file at most once a minute unless the vehicle rebooted: a peer sending blocks from
+// further on (or nothing) cannot make a file a second and push real logs out (MaxLogFiles).
+constexpr uint64_t kRestartEvery = 60'000;
+constexpr uint32_t kRebootBackMs = 5000;  // time_boot_ms this far back: the autopilot restarted
 
 uint64_t now_ms() { return static_cast<uint64_t>(transport::now_ms()); }
 
@@ -45,28 +50,35 @@ FlightLog::FlightLog(Router& router, FlightLogOptions options) : options_(std::m
   std::error_code ec;
   std::filesystem::create_directories(options_.dir, ec);
   component_ = std::make_unique<Component>(router, options_.writer_system, options_.writer_component);
-  subscriptions_.push_back(
-      component_->subscribe({.message_id = msg::Heartbeat::kId}, [this](const auto& f) { on_heartbeat(f); }));
+  subscriptions_.push_back(component_->subscribe({.message_id = msg::Heartbeat::kId, .from_home = true},
+                                                 [this](const auto& f) { on_heartbeat(f); }));
   subscriptions_.push_back(component_->subscribe<msg::LoggingData>(
       [this](const msg::LoggingData& m, const protocol::FrameView& f) {
         on_ulog(m.sequence, {m.data.data(), std::min<size_t>(m.length, m.data.size())}, m.first_message_offset, false,
                 f.sysid(), f.compid());
       },
-      {.addressed_to_me = true}));
+      {.addressed_to_me = true, .from_home = true}));
   subscriptions_.push_back(component_->subscribe<msg::LoggingDataAcked>(
       [this](const msg::LoggingDataAcked& m, const protocol::FrameView& f) {
         on_ulog(m.sequence, {m.data.data(), std::min<size_t>(m.length, m.data.size())}, m.first_message_offset, true,
                 f.sysid(), f.compid());
       },
-      {.addressed_to_me = true}));
+      {.addressed_to_me = true, .from_home = true}));
   subscriptions_.push_back(component_->subscribe<msg::RemoteLogDataBlock>(
       [this](const msg::RemoteLogDataBlock& m, const protocol::FrameView& f) {
         on_block(m.seqno, m.data, f.sysid(), f.compid());
       },
-      {.addressed_to_me = true}));
+      {.addressed_to_me = true, .from_home = true}));
+  subscriptions_.push_back(component_->subscribe<msg::SystemTime>(
+      [this](const msg::SystemTime& t, const protocol::FrameView& f) {
+        if (f.sysid() != autopilot_ || f.compid() != kAutopilotComponent) return;
+        if (t.time_boot_ms + kRebootBackMs < boot_ms_) rebooted_ = true;
+        boot_ms_ = t.time_boot_ms;
+      },
+      {.from_home = true}));
   subscriptions_.push_back(component_->subscribe<msg::CommandAck>(
       [this](const msg::CommandAck& m, const protocol::FrameView&) { on_command_ack(m.command, m.result); },
-      {.addressed_to_me = true}));
+      {.addressed_to_me = true, .from_home = true}));
   router_.run_on_loop([this] { timer_ = router_.event_loop().every(kTick, [this] { tick(); }); });
 }
 
@@ -227,7 +239,9 @@ void FlightLog::on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t 
   const auto take = blocks_->block(seqno, now);
   if (take == DataflashStream::Take::kMidStream) {
     // Once asked again, the old stream's blocks still in flight are let go by, not restarted on.
-    if (state_ != State::kStarting || now - asked_at_ >= kAskEvery) restart("the stream began in the middle of a log");
+    if (state_ != State::kStarting || now - asked_at_ >= kAskEvery) {
+      if (!restart("the stream began in the middle of a log")) ++stats_.foreign;  // held: the block is not ours
+    }
     return;
   }
   if (state_ == State::kStarting) state_ = State::kStreaming;
@@ -263,11 +277,21 @@ void FlightLog::end(bool keep_stream_off) {
   state_ = keep_stream_off ? State::kStopping : State::kIdle;
 }
 
-void FlightLog::restart(const char* why) {
+bool FlightLog::restart(const char* why) {
+  const uint64_t now = now_ms();
+  if (restarted_at_ != 0 && now - restarted_at_ < kRestartEvery && !rebooted_) {
+    ++stats_.restarts_held;
+    held_lines_.line(log::Level::kWarning, "flight log: {}, but the last new file began {} s ago: going on in {}", why,
+                     (now - restarted_at_) / 1000, file_.path().string());
+    return false;
+  }
   log::warning("flight log: {}: starting again in a new file", why);
   ++stats_.restarts;
+  restarted_at_ = now;
+  rebooted_ = false;
   end(false);
   begin();
+  return true;
 }
 
 void FlightLog::tick() {
@@ -296,7 +320,10 @@ void FlightLog::tick() {
       break;
     case State::kStreaming:
       if (now - last_data_ >= kSilence && !(options_.mode == LogMode::kWhileArmed && !armed_)) {
-        restart("no log data for 5 s");
+        if (restart("no log data for 5 s")) return;
+        last_data_ = now;  // held: ask for the stream again, in the same file
+        tries_ = 0;
+        ask(true);
         return;
       }
       break;

@@ -44,6 +44,7 @@ struct FlightLogStats {
   uint64_t nacks = 0;            // dataflash: NACKs sent
   uint64_t dropouts = 0;         // ULog: dropout messages written
   uint64_t restarts = 0;         // streams restarted (silent 5 s, begun mid-stream)
+  uint64_t restarts_held = 0;    // restarts not made: the last was under a minute ago and the vehicle did not reboot
   uint64_t write_errors = 0;     // writes that failed (a full disk): logging paused
   uint64_t foreign = 0;          // log data from another system or component than the logged autopilot: dropped
 };
@@ -69,7 +70,7 @@ class FlightLog {
   void tick();
   void begin();                    // a new file, and ask for the stream
   void end(bool keep_stream_off);  // close the file; ask the autopilot to stop
-  void restart(const char* why);
+  bool restart(const char* why);   // false: held back (a minute since the last, no reboot)
   void ask(bool start);
   void send_block_status(uint32_t seqno, uint8_t status);  // ArduPilot: to its log component
   void add_ulog_counts(FlightLogStats& s) const;
@@ -92,7 +93,11 @@ class FlightLog {
   uint8_t log_component_ = 0;  // the component the log comes from
   uint64_t asked_at_ = 0;      // when start or stop was last sent
   int tries_ = 0;
-  uint64_t last_data_ = 0;    // when log data last came
+  uint64_t last_data_ = 0;     // when log data last came
+  uint64_t restarted_at_ = 0;  // when a stream was last restarted (0: never)
+  uint32_t boot_ms_ = 0;       // the autopilot's SYSTEM_TIME.time_boot_ms, last seen
+  bool rebooted_ = false;      // it went back since the last restart: a new file is due
+  log::Throttle held_lines_;
   uint64_t disarmed_at_ = 0;  // while-armed: the grace for the log's tail
   uint64_t synced_at_ = 0;
   LogFile file_;

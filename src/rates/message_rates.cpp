@@ -27,18 +27,30 @@ float f32(const protocol::FrameView& f, int offset) {
   return v;
 }
 
+// Whether routing knows where a command to (system, component) goes: the component heard, or,
+// for component 0, any component of the system.
+bool reachable(const routing::RouteTable& routes, uint8_t system, uint8_t component) {
+  if (component != 0) return routes.knows(system, component);
+  bool any = false;
+  routes.for_each_system_link(system, [&](routing::LinkId) { any = true; });
+  return any;
+}
+
 }  // namespace
 
-MessageRates::MessageRates(Router& router, mavswitch::Component& component) : router_(router), component_(component) {
+MessageRates::MessageRates(Router& router, mavswitch::Component& component, double max_rate_hz)
+    : router_(router),
+      component_(component),
+      min_interval_us_(max_rate_hz > 0 ? static_cast<int64_t>(std::llround(1e6 / max_rate_hz)) : 0) {
   router_.take_rate_requests([this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
                              [this](routing::LinkId link) { gone(link); });
   subscriptions_.push_back(component_.subscribe<msg::CommandAck>(
       [this](const msg::CommandAck& ack, const protocol::FrameView& f) {
         acknowledged(f, ack.result, ack.result_param2, ack.command);
       },
-      {.addressed_to_me = true}));
-  subscriptions_.push_back(
-      component_.subscribe<msg::SystemTime>([this](const msg::SystemTime& t, const protocol::FrameView& f) {
+      {.addressed_to_me = true, .from_home = true}));
+  subscriptions_.push_back(component_.subscribe<msg::SystemTime>(
+      [this](const msg::SystemTime& t, const protocol::FrameView& f) {
         const auto it = targets_.find(component_key(f.sysid(), f.compid()));
         if (it == targets_.end()) return;
         const uint32_t last = it->second.last_boot_ms;
@@ -50,7 +62,8 @@ MessageRates::MessageRates(Router& router, mavswitch::Component& component) : ro
           ask.answered = false;
           queue(key);
         }
-      }));
+      },
+      {.from_home = true}));
 }
 
 MessageRates::~MessageRates() {
@@ -67,6 +80,7 @@ void MessageRates::request(routing::LinkId link, const protocol::FrameView& f) {
     const auto hz = static_cast<uint16_t>(f.payload_byte(0) | f.payload_byte(1) << 8);
     const bool start = f.payload_byte(5) != 0;
     const int64_t interval = start && hz > 0 ? 1'000'000 / hz : kOff;
+    if (!reachable(router_.routing().routes(), f.payload_byte(2), f.payload_byte(3))) return;
     for (const uint32_t message : stream_group(f.payload_byte(4)))
       wish(link, {f.payload_byte(2), f.payload_byte(3), message}, interval, nullptr);
     return;
@@ -75,22 +89,31 @@ void MessageRates::request(routing::LinkId link, const protocol::FrameView& f) {
   const float message = f32(f, 0), interval = f32(f, 4);
   const Asker asker{link, f.sysid(), f.compid()};
   const Key key{f.payload_byte(30), f.payload_byte(31), static_cast<uint32_t>(std::max(0.0f, message))};
+  // A component the router never heard gets nothing, as routing would give it: no record is
+  // made of a wish for a made-up component.
+  if (!reachable(router_.routing().routes(), key.system, key.component)) return;
   const int64_t wished = interval < 0 ? kOff : static_cast<int64_t>(std::llround(interval));
   (void)kCommandInt;
   wish(link, key, wished, &asker);
 }
 
 void MessageRates::wish(routing::LinkId link, const Key& key, int64_t interval, const Asker* asker) {
-  // Bounded against a peer inventing components and messages: past kMaxStreams streams with
-  // wishes, a new one is refused (DENIED to a command), said once.
-  if (wishes_.size() >= kMaxStreams && !wishes_.contains(key)) {
+  // Bounded against a peer inventing components and messages: past kMaxWishesPerLink streams of
+  // its own, or kMaxStreams in all, a new wish is refused (DENIED to a command), said once.
+  const auto streams = wishes_.find(key);
+  const bool known = streams != wishes_.end() && streams->second.contains(link);
+  if (!known &&
+      (wishes_of_[link] >= kMaxWishesPerLink || (streams == wishes_.end() && wishes_.size() >= kMaxStreams))) {
     if (!full_said_) {
-      log::warning("message rates: {} streams have wishes already: further ones are refused", kMaxStreams);
+      log::warning("message rates: {} refused a wish: a link may wish for {} streams, all links for {}",
+                   router_.link_name(link), kMaxWishesPerLink, kMaxStreams);
       full_said_ = true;
     }
     if (asker != nullptr) reply(key, *asker, kResultDenied, 0);
     return;
   }
+  if (interval > 0 && interval < min_interval_us_) interval = min_interval_us_;  // MaxStreamRate
+  if (!known) ++wishes_of_[link];
   wishes_[key][link] = interval;
   router_.wish(link, key.system, key.component, key.message,
                interval == kOff ? transport::StreamWishes::kOff : interval);
@@ -108,7 +131,23 @@ void MessageRates::gone(routing::LinkId link) {
       ++it;
     if (had) settle(key, nullptr);
   }
+  wishes_of_.erase(link);
   for (auto& [key, ask] : asks_) std::erase_if(ask.waiting, [&](const Asker& a) { return a.link == link; });
+}
+
+void MessageRates::forget_if_settled(const Key& key) {
+  const auto it = asks_.find(key);
+  if (it == asks_.end() || wishes_.contains(key) || it->second.interval != kDefault || !it->second.answered ||
+      !it->second.waiting.empty())
+    return;
+  asks_.erase(it);
+  const uint16_t id = component_key(key.system, key.component);
+  const auto t = targets_.find(id);
+  const bool asked_more = std::any_of(asks_.begin(), asks_.end(), [&](const auto& a) {
+    return a.first.system == key.system && a.first.component == key.component;
+  });
+  if (t != targets_.end() && !asked_more && !t->second.in_flight && t->second.queue.empty() && t->second.timer == 0)
+    targets_.erase(t);
 }
 
 int64_t MessageRates::fastest(const Key& key) const {
@@ -120,8 +159,10 @@ int64_t MessageRates::fastest(const Key& key) const {
     if (interval > 0) fastest = std::min(fastest, interval);
     any_default = any_default || interval == kDefault;
   }
-  if (fastest != INT64_MAX) return fastest;
-  return any_default ? kDefault : kOff;
+  (void)any_default;
+  // Every wish off: the component keeps its default, for the links that asked nothing (each
+  // link that asked "off" is thinned to nothing on its own).
+  return fastest != INT64_MAX ? fastest : kDefault;
 }
 
 void MessageRates::settle(const Key& key, const Asker* asker) {
@@ -151,8 +192,30 @@ void MessageRates::send_next(uint16_t id) {
   Target& t = targets_[id];
   if (t.timer != 0) router_.event_loop().cancel(t.timer);
   t.timer = 0;
+  t.awaiting_ack = false;
   t.in_flight = !t.queue.empty();
   if (!t.in_flight) return;
+  // Paced: a flood of requests costs the component one command per kPaceMs; the wishes that
+  // came meanwhile are asked together, as they stand when it goes.
+  const routing::Millis wait = t.last_sent + kPaceMs - router_.event_loop().now();
+  if (wait > 0) {
+    t.timer = router_.event_loop().after(wait, [this, id] {
+      targets_[id].timer = 0;
+      send_now(id);
+    });
+    return;
+  }
+  send_now(id);
+}
+
+void MessageRates::send_now(uint16_t id) {
+  Target& t = targets_[id];
+  if (t.queue.empty()) {
+    t.in_flight = false;
+    return;
+  }
+  t.last_sent = router_.event_loop().now();
+  t.awaiting_ack = true;
   const Key key{uint8_t(id >> 8), uint8_t(id & 0xFF), t.queue.front()};
   const Ask& ask = asks_[key];
   msg::CommandLong c;
@@ -168,10 +231,13 @@ void MessageRates::send_next(uint16_t id) {
     Target& target = targets_[id];
     target.timer = 0;
     if (++target.tries >= kTries) {  // no answer: the next message; the askers hear nothing, as from a silent one
-      log::warning("message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", id >> 8, id & 0xFF,
-                   target.queue.front());
+      unanswered_lines_.line(log::Level::kWarning,
+                             "message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", id >> 8,
+                             id & 0xFF, target.queue.front());
+      const Key silent{uint8_t(id >> 8), uint8_t(id & 0xFF), target.queue.front()};
       target.queue.pop_front();
       target.tries = 0;
+      if (!wishes_.contains(silent)) asks_.erase(silent);  // nobody wants it any more: no record
     }
     send_next(id);
   });
@@ -181,7 +247,7 @@ void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, in
   if (command != kSetMessageInterval) return;
   const uint16_t id = component_key(f.sysid(), f.compid());
   const auto t = targets_.find(id);
-  if (t == targets_.end() || !t->second.in_flight) return;
+  if (t == targets_.end() || !t->second.in_flight || !t->second.awaiting_ack) return;
   if (result == kResultInProgress) return;  // the answer follows: keep waiting
   const Key key{f.sysid(), f.compid(), t->second.queue.front()};
   Ask& ask = asks_[key];
@@ -198,6 +264,7 @@ void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, in
   t->second.queue.pop_front();
   t->second.tries = 0;
   send_next(id);
+  forget_if_settled(key);
 }
 
 // The component's answer, to the asker alone, in the component's name.

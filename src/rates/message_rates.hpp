@@ -18,8 +18,17 @@
 // GET_MESSAGE_INTERVAL passes to the component; its MESSAGE_INTERVAL reaches every link, each
 // told its own wish (transport::StreamWishes::tell_own), so each hears the rate it gets.
 //
+// Fair shares: each link may hold wishes for at most kMaxWishesPerLink streams; "off" thins only
+// the link that asked (the component is never asked to stop a stream other links may want: it
+// is asked for its default instead); no interval asked is shorter than MaxStreamRate allows;
+// commands to one component go at most one per kPaceMs, each for the newest wishes (requests in
+// between coalesce); the record of an ask goes once its stream has no wish and the component
+// took the default again.
+//
 // Chose not to build: a link asking "default" is not thinned to it (the default is the
-// component's to know), and a MESSAGE_INTERVAL signed on its way is passed as it is.
+// component's to know), a slow wish (5 s) is asked of the component as it is (its default is
+// not known here, so a slow wish may slow it for links that asked nothing), and a
+// MESSAGE_INTERVAL signed on its way is passed as it is.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +46,15 @@ class MessageRates {
  public:
   static constexpr int64_t kDefault = 0;  // the component's own rate
   static constexpr int64_t kOff = -1;
-  static constexpr size_t kMaxStreams = 1024;  // (component, message) pairs with wishes
+  static constexpr size_t kMaxStreams = 1024;       // (component, message) pairs with wishes
+  static constexpr size_t kMaxWishesPerLink = 128;  // so that no one link takes kMaxStreams
+  static constexpr routing::Millis kPaceMs = 20;    // between two commands to one component
+  static constexpr double kDefaultMaxRateHz = 100;  // MaxStreamRate
 
   // Takes the router's rate requests; asks with `component` (the router's own, which must
-  // outlive this). After start(), before run().
-  MessageRates(Router& router, mavswitch::Component& component);
+  // outlive this). After start(), before run(). `max_rate_hz` (MaxStreamRate; 0: none): no
+  // wish asks the component for more than this, whatever a peer sends.
+  MessageRates(Router& router, mavswitch::Component& component, double max_rate_hz = kDefaultMaxRateHz);
   ~MessageRates();
   MessageRates(const MessageRates&) = delete;
   MessageRates& operator=(const MessageRates&) = delete;
@@ -82,6 +95,8 @@ class MessageRates {
     int tries = 0;
     transport::EventLoop::TimerId timer = 0;
     uint32_t last_boot_ms = 0;
+    routing::Millis last_sent = INT64_MIN / 2;  // commands to it are paced (kPaceMs)
+    bool awaiting_ack = false;                  // a command went; in_flight alone may be its pacing wait
   };
 
   void request(routing::LinkId link, const protocol::FrameView& frame);
@@ -99,7 +114,13 @@ class MessageRates {
   Router& router_;
   mavswitch::Component& component_;
   std::vector<Subscription> subscriptions_;
+  void forget_if_settled(const Key& key);  // the record of an ask goes once no wish is left
+  void send_now(uint16_t target);
+
   std::map<Key, std::map<routing::LinkId, int64_t>> wishes_;
+  std::map<routing::LinkId, size_t> wishes_of_;  // streams each link has a wish for
+  const int64_t min_interval_us_;                // from MaxStreamRate; 0: none
+  log::Throttle unanswered_lines_;
   std::map<Key, Ask> asks_;
   std::map<uint16_t, Target> targets_;
   uint8_t answer_seq_ = 0;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "protocol/encoder.hpp"
 
 // JSON to a frame: POST /v1/mavlink and what WebSocket clients send, as mavlink2rest takes them.
@@ -126,7 +127,7 @@ bool MessageJson::encode_field(const Field& field, const Json& value, uint8_t* a
     if (named->is_number_float()) {  // 1.0 from a language with one kind of number
       const double x = named->get<double>();
       if (x != std::floor(x) || x < double(low) || x > double(high))
-        return fail(fmt::format("{} is not a {}", named->dump(), dialect::type_name(f.type)));
+        return fail(fmt::format("{} is not a {}", json_text(*named), dialect::type_name(f.type)));
       if (x < 0)
         store_integer(f.type, static_cast<int64_t>(x), 0, true, p);
       else

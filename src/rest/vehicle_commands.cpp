@@ -32,7 +32,7 @@ VehicleCommands::VehicleCommands(Router& router, Component& component) : router_
           finish(key);
         });
       },
-      {.addressed_to_me = true});
+      {.addressed_to_me = true, .from_home = true});
 }
 
 VehicleCommands::~VehicleCommands() {

@@ -1,11 +1,16 @@
 #include "rest/vehicle_data.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <re2/re2.h>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "base/fault.hpp"
+#include "base/json_text.hpp"
 
 namespace mavswitch::rest {
 
@@ -54,23 +59,41 @@ void VehicleData::frame(const protocol::FrameView& f) {
   if (closed) std::erase_if(feeds_, [](const auto& feed) { return feed->closed(); });
 }
 
-VehicleData::Answer VehicleData::tree(std::string_view pointer) const {
-  std::vector<MessageTree::Slot> slots;
-  router_.run_on_loop([&] { slots = tree_.copy(); });
-  const std::string whole = MessageTree::render(slots, json_, WallClock::now());
-  if (pointer.empty() || pointer == "/") return {200, whole};
-  const auto parsed = nlohmann::ordered_json::parse(whole);  // fields stay in wire order
+VehicleData::Answer VehicleData::tree(std::string_view pointer, size_t room) const {
+  const auto render = [&] {
+    std::vector<MessageTree::Slot> slots;
+    router_.run_on_loop([&] { slots = tree_.copy(); });
+    return MessageTree::render(slots, json_, WallClock::now());
+  };
+  if (pointer.empty() || pointer == "/") {
+    std::lock_guard lock(rendered_.mutex);  // one render for the readers of the whole who come together
+    const auto now = std::chrono::steady_clock::now();
+    if (!rendered_.text || now - rendered_.at >= std::chrono::milliseconds(kTreeRenderMs)) {
+      if (rendered_.text && rendered_.text->size() > room)
+        return {503, json_text(nlohmann::json{{"error",
+                                               "answers not yet read by their clients fill the window's "
+                                               "memory; try again shortly"}})};
+      std::string text = render();
+      text += '\n';
+      text.shrink_to_fit();  // held while slow readers take it: its size, not its growth's capacity
+      rendered_.text = std::make_shared<const std::string>(std::move(text));
+      rendered_.at = now;
+      malloc_trim(0);  // the render's scratch (slots, the string's growth) goes back to the system
+    }
+    return {200, "", rendered_.text};
+  }
+  const auto parsed = nlohmann::ordered_json::parse(render());  // fields stay in wire order
   try {
     const nlohmann::ordered_json::json_pointer at{std::string(pointer)};
-    if (parsed.contains(at)) return {200, parsed.at(at).dump(2)};
+    if (parsed.contains(at)) return {200, json_text(parsed.at(at), 2)};
   } catch (const nlohmann::json::exception&) {  // not a pointer at all ("vehicles" without its '/')
   }
-  return {404, nlohmann::json{{"error", fmt::format("nothing at {} (yet)", pointer)}}.dump()};
+  return {404, json_text(nlohmann::json{{"error", fmt::format("nothing at {} (yet)", pointer)}})};
 }
 
 VehicleData::Answer VehicleData::send(std::string_view body) const {
   const auto error = [](int status, const std::string& why) {
-    return Answer{status, nlohmann::json{{"error", why}}.dump()};
+    return Answer{status, json_text(nlohmann::json{{"error", why}})};
   };
   const auto parsed = nlohmann::json::parse(body, nullptr, false);
   if (parsed.is_discarded()) return error(400, "the body is not JSON");
@@ -107,7 +130,7 @@ std::shared_ptr<JsonFeed> VehicleData::open(JsonFeed::Filter filter, std::functi
 namespace {
 
 VehicleData::Answer error_answer(int status, const std::string& why) {
-  return {status, nlohmann::json{{"error", why}}.dump()};
+  return {status, json_text(nlohmann::json{{"error", why}})};
 }
 
 std::string parameter_json(const MessageJson& json, const VehicleParameters::Parameter& p) {
@@ -118,7 +141,39 @@ std::string parameter_json(const MessageJson& json, const VehicleParameters::Par
     j["value"] = static_cast<float>(p.value);  // written as the float it is, not its double
   j["type"] = json.name_of("MAV_PARAM_TYPE", p.type);
   j["index"] = p.index;
-  return j.dump();
+  return json_text(j);
+}
+
+bool in_float_range(double v) { return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max(); }
+
+// A request's one answer, shared by the work on the router's thread and the boundary that catches
+// what that work throws: whichever comes first answers, the other finds it answered.
+class OnceAnswer {
+ public:
+  explicit OnceAnswer(std::function<void(VehicleData::Answer)> answer) : answer_(std::move(answer)) {}
+  void operator()(VehicleData::Answer a) {
+    if (!answer_) return;
+    auto answer = std::move(answer_);
+    answer_ = nullptr;
+    answer(std::move(a));
+  }
+
+ private:
+  std::function<void(VehicleData::Answer)> answer_;
+};
+
+// `work` with the fault boundary around it: what it throws is counted and logged (fault.hpp) and
+// the client is answered 500 rather than left waiting.
+template <class F>
+auto guarded(std::shared_ptr<OnceAnswer> once, F work) {
+  return [once = std::move(once), work = std::move(work)](auto&&... args) mutable {
+    try {
+      work(std::forward<decltype(args)>(args)...);
+    } catch (...) {
+      fault::caught("a vehicle request");
+      (*once)(error_answer(500, "the request failed inside the router (counted as a fault; see its log)"));
+    }
+  };
 }
 
 }  // namespace
@@ -137,7 +192,7 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
   if (command != j.end() && command->is_number_unsigned()) id = command->get<uint64_t>();
   if (!id || *id > 0xFFFF)
     return answer(error_answer(400, "\"command\": a MAV_CMD by name or number" +
-                                        (command != j.end() ? " (not " + command->dump() + ")" : std::string())));
+                                        (command != j.end() ? " (not " + json_text(*command) + ")" : std::string())));
   c.command = static_cast<uint16_t>(*id);
   for (const auto& [key, value] : j.items()) {
     if (key == "command") continue;
@@ -146,59 +201,65 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
       for (size_t i = 0; i < value.size(); ++i) {
         if (!value[i].is_number() && !value[i].is_null())
           return answer(error_answer(400, "\"params\": up to seven numbers"));
+        if (value[i].is_number() && !in_float_range(value[i].get<double>()))
+          return answer(error_answer(400, "\"params\": each within float range"));
         c.params[i] = value[i].is_null() ? NAN : value[i].get<float>();
       }
       continue;
     }
     if (key.size() == 6 && key.starts_with("param") && key[5] >= '1' && key[5] <= '7' && value.is_number()) {
+      if (!in_float_range(value.get<double>())) return answer(error_answer(400, "\"" + key + "\": within float range"));
       c.params[size_t(key[5] - '1')] = value.get<float>();
       continue;
     }
     return answer(error_answer(400, "no \"" + key + "\" in a command (command, params, param1..param7)"));
   }
-  router_.event_loop().post([this, c, answer = std::move(answer)]() mutable {
-    commands_.send(c, [this, c, answer = std::move(answer)](const VehicleCommands::Outcome& o) {
-      const std::string name = json_.name_of("MAV_CMD", c.command);
-      using How = VehicleCommands::Outcome::How;
-      if (o.how == How::kBusy)
-        return answer(error_answer(409, fmt::format("{} to {}/{} is under way", name, c.system, c.component)));
-      if (o.how == How::kNoAnswer)
-        return answer(
-            error_answer(504, fmt::format("no {}COMMAND_ACK from {}/{} for {} after {} attempts",
-                                          o.result == 5 ? "final " : "", c.system, c.component, name, o.attempts)));
-      answer({200, nlohmann::ordered_json{{"command", name},
-                                          {"result", json_.name_of("MAV_RESULT", o.result)},
-                                          {"result_param2", o.result_param2},
-                                          {"progress", o.progress},
-                                          {"attempts", o.attempts}}
-                       .dump()});
-    });
-  });
+  auto once = std::make_shared<OnceAnswer>(std::move(answer));
+  router_.event_loop().post(guarded(once, [this, c, once] {
+    commands_.send(
+        c, guarded(once, [this, c, answer = once](const VehicleCommands::Outcome& o) {
+          const std::string name = json_.name_of("MAV_CMD", c.command);
+          using How = VehicleCommands::Outcome::How;
+          if (o.how == How::kBusy)
+            return (*answer)(error_answer(409, fmt::format("{} to {}/{} is under way", name, c.system, c.component)));
+          if (o.how == How::kNoAnswer)
+            return (*answer)(
+                error_answer(504, fmt::format("no {}COMMAND_ACK from {}/{} for {} after {} attempts",
+                                              o.result == 5 ? "final " : "", c.system, c.component, name, o.attempts)));
+          (*answer)({200, json_text(nlohmann::ordered_json{{"command", name},
+                                                           {"result", json_.name_of("MAV_RESULT", o.result)},
+                                                           {"result_param2", o.result_param2},
+                                                           {"progress", o.progress},
+                                                           {"attempts", o.attempts}})});
+        }));
+  }));
 }
 
 void VehicleData::parameters(uint8_t system, uint8_t component, std::function<void(Answer)> answer) {
-  router_.event_loop().post([this, system, component, answer = std::move(answer)]() mutable {
-    parameters_.fetch(system, component, [this, system, component, answer = std::move(answer)](const auto& table) {
-      if (!table.answered)
-        return answer(error_answer(504, fmt::format("no PARAM_VALUE from {}/{}", system, component)));
-      std::string out =
-          fmt::format(R"({{"system":{},"component":{},"count":{},"parameters":{{)", system, component, table.count);
-      std::vector<uint16_t> missing;
-      bool first = true;
-      for (const auto& p : table.parameters) {
-        if (!p.known) {
-          missing.push_back(uint16_t(&p - table.parameters.data()));
-          continue;
-        }
-        out += first ? "" : ",";
-        out += nlohmann::json(p.name).dump() + ":" + parameter_json(json_, p);
-        first = false;
-      }
-      out += "},\"complete\":" + std::string(missing.empty() ? "true" : "false");
-      out += ",\"missing\":" + nlohmann::json(missing).dump() + "}";
-      answer({200, std::move(out)});
-    });
-  });
+  auto once = std::make_shared<OnceAnswer>(std::move(answer));
+  router_.event_loop().post(guarded(once, [this, system, component, once] {
+    parameters_.fetch(
+        system, component, guarded(once, [this, system, component, answer = once](const auto& table) {
+          if (!table.answered)
+            return (*answer)(error_answer(504, fmt::format("no PARAM_VALUE from {}/{}", system, component)));
+          std::string out =
+              fmt::format(R"({{"system":{},"component":{},"count":{},"parameters":{{)", system, component, table.count);
+          std::vector<uint16_t> missing;
+          bool first = true;
+          for (const auto& p : table.parameters) {
+            if (!p.known) {
+              missing.push_back(uint16_t(&p - table.parameters.data()));
+              continue;
+            }
+            out += first ? "" : ",";
+            out += json_text(nlohmann::json(p.name)) + ":" + parameter_json(json_, p);
+            first = false;
+          }
+          out += "},\"complete\":" + std::string(missing.empty() ? "true" : "false");
+          out += ",\"missing\":" + json_text(nlohmann::json(missing)) + "}";
+          (*answer)({200, std::move(out)});
+        }));
+  }));
 }
 
 void VehicleData::parameter(uint8_t system, uint8_t component, std::string name, std::string_view body,
@@ -219,18 +280,21 @@ void VehicleData::parameter(uint8_t system, uint8_t component, std::string name,
       }
     }
     if (!v->is_number()) return answer(error_answer(400, "the value is a number ({\"value\": 3} or 3)"));
+    if (!in_float_range(v->get<double>()))
+      return answer(error_answer(400, "the value is beyond what MAVLink's float parameter can carry"));
     value = v->get<double>();
   }
   if (name.empty() || name.size() > 16) return answer(error_answer(400, "a parameter's name is 1 to 16 characters"));
-  router_.event_loop().post([=, this, answer = std::move(answer)]() mutable {
-    parameters_.access(
-        system, component, name, value, type,
-        [this, system, component, name, answer = std::move(answer)](const auto& p) {
-          if (!p)
-            return answer(error_answer(504, fmt::format("no PARAM_VALUE of {} from {}/{}", name, system, component)));
-          answer({200, parameter_json(json_, *p)});
-        });
-  });
+  auto once = std::make_shared<OnceAnswer>(std::move(answer));
+  router_.event_loop().post(guarded(once, [=, this] {
+    parameters_.access(system, component, name, value, type,
+                       guarded(once, [this, system, component, name, answer = once](const auto& p) {
+                         if (!p)
+                           return (*answer)(error_answer(
+                               504, fmt::format("no PARAM_VALUE of {} from {}/{}", name, system, component)));
+                         (*answer)({200, parameter_json(json_, *p)});
+                       }));
+  }));
 }
 
 }  // namespace mavswitch::rest

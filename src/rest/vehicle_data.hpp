@@ -5,7 +5,9 @@
 // Frames arrive on the router's thread; the other calls come from the window's.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +37,16 @@ class VehicleData {
   struct Answer {
     int status = 200;
     std::string body;
+    std::shared_ptr<const std::string> shared;  // instead of body: the whole tree, shared by its readers
   };
+  // The whole tree, rendered at most this often: readers within it share one text (and the
+  // window holds it once however slowly they read).
+  static constexpr routing::Millis kTreeRenderMs = 100;
   // Not the router's thread: the tree, or its node at a JSON pointer ("/vehicles/1/components/1/
-  // messages/ATTITUDE/message/roll"); 404 naming the path when there is none.
-  Answer tree(std::string_view pointer) const;
+  // messages/ATTITUDE/message/roll"); 404 naming the path when there is none. `room`: the bytes
+  // the caller can still hold for answers; a new render of the whole that would not fit (as
+  // large as the last) is not made: 503.
+  Answer tree(std::string_view pointer, size_t room = SIZE_MAX) const;
   // Any thread: a {"header":...,"message":...} text (POST /v1/mavlink, a WebSocket client's
   // message) encoded and sent; 400 naming what is wrong, 503 when the router's queue is full.
   Answer send(std::string_view body) const;
@@ -66,7 +74,13 @@ class VehicleData {
   Router& router_;
   Component& component_;
   MessageJson json_;
-  MessageTree tree_;                              // the router's thread
+  MessageTree tree_;  // the router's thread
+  struct Rendered {
+    std::mutex mutex;
+    std::shared_ptr<const std::string> text;  // under mutex: the whole tree, with a newline
+    std::chrono::steady_clock::time_point at;
+  };
+  mutable Rendered rendered_;
   std::vector<std::shared_ptr<JsonFeed>> feeds_;  // the router's thread
   std::string text_;                              // the router's thread: reused for each frame's JSON
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it

@@ -30,11 +30,12 @@ void copy_name(const std::string& name, std::array<char, 16>& out) {
 }  // namespace
 
 VehicleParameters::VehicleParameters(Router& router, Component& component) : router_(router), component_(component) {
-  subscriptions_.push_back(
-      component_.subscribe<msg::ParamValue>([this](const msg::ParamValue& v, const protocol::FrameView& f) {
+  subscriptions_.push_back(component_.subscribe<msg::ParamValue>(
+      [this](const msg::ParamValue& v, const protocol::FrameView& f) {
         value(f, std::string(v.param_id.data(), strnlen(v.param_id.data(), v.param_id.size())), v.param_value,
               v.param_type, v.param_count, v.param_index);
-      }));
+      },
+      {.from_home = true}));
   subscriptions_.push_back(
       component_.subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
         if (f.compid() == 1 && hb.autopilot != kAutopilotInvalid) bytewise_[f.sysid()] = hb.autopilot == kAutopilotPx4;
@@ -93,12 +94,16 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   const Parameter p{name, from_wire(f.sysid(), wire, type), type, index, true};
   t.answered = true;
   s.last_value = router_.event_loop().now();
-  if (count != t.count) {  // the first, or a component whose list changed
+  count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
+  if (count != t.count) {                             // the first, or a component whose list changed
     t.count = count;
     t.parameters.resize(count);
+    std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
   }
   if (index < t.count) {
-    t.parameters[index] = p;
+    Parameter& slot = t.parameters[index];
+    if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
+    slot = p;
     s.index_of[name] = index;
   } else if (const auto known = s.index_of.find(name); known != s.index_of.end() && known->second < t.count) {
     t.parameters[known->second].value = p.value;  // an answer to a set, without its index

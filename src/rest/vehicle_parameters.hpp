@@ -22,6 +22,9 @@ namespace mavswitch::rest {
 class VehicleParameters {
  public:
   static constexpr size_t kMaxComponents = 64;
+  // Parameters kept of one component: ArduPilot and PX4 have 1,000 to 2,000; a count beyond
+  // this from a peer is cut to it, so names kept are bounded whatever it sends.
+  static constexpr uint16_t kMaxParameters = 4096;
   static constexpr routing::Millis kQuietMs = 1000;  // a fetch with no PARAM_VALUE this long asks again
   static constexpr int kQuietRounds = 10;            // then it answers with what it has
   static constexpr size_t kReadsPerRound = 64;       // missing ones asked for at once

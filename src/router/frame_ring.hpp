@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <type_traits>
 
 #include "protocol/frame.hpp"
 #include "routing/types.hpp"
@@ -27,10 +28,10 @@ class FrameRing {
 
   // Producer: queues a frame for the links `to` (up to kMaxDestinations of them; none: a ring
   // whose consumer takes frames, not deliveries, as the taps' ring does); `bytes` is what goes
-  // on the wire (the frame itself, or its signed copy). Invisible to the consumer until
-  // publish().
-  bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame,
-            std::span<const uint8_t> bytes) noexcept {
+  // on the wire (the frame itself, or its signed copy); `from`, the link it came in on (a
+  // component that gets it asks where it came from). Invisible to the consumer until publish().
+  bool push(std::span<const routing::LinkId> to, const protocol::FrameView& frame, std::span<const uint8_t> bytes,
+            routing::LinkId from = routing::kNoLink) noexcept {
     const size_t ids = to.size() * sizeof(routing::LinkId);
     const size_t record = (sizeof(Header) + ids + bytes.size() + 7) & ~size_t{7};
     const size_t offset = write_ & (kCapacity - 1);
@@ -40,13 +41,13 @@ class FrameRing {
       if (kCapacity - (write_ - cached_head_) < pad + record) return false;
     }
     if (!buffer_) buffer_ = std::make_unique<uint8_t[]>(kCapacity);
-    if (pad >= sizeof(Header)) write_header(offset, Header{kSkip, 0, 0, 0, nullptr});
+    if (pad >= sizeof(Header)) write_header(offset, Header{kSkip, 0, 0, 0, routing::kNoLink, nullptr});
     write_ += pad;
     const size_t at = write_ & (kCapacity - 1);
     write_header(at, Header{static_cast<uint32_t>(to.size()), frame.msgid(), static_cast<uint16_t>(bytes.size()),
                             static_cast<uint8_t>((frame.is_v2() ? protocol::FrameView::kV2 : 0) |
                                                  (frame.verified() ? protocol::FrameView::kVerified : 0)),
-                            frame.info()});
+                            from, frame.info()});
     std::memcpy(buffer_.get() + at + sizeof(Header), to.data(), ids);
     std::memcpy(buffer_.get() + at + sizeof(Header) + ids, bytes.data(), bytes.size());
     write_ += record;
@@ -81,22 +82,28 @@ class FrameRing {
   // Producer: bytes published and not yet drained (records and padding), as last seen.
   size_t pending_bytes() const noexcept { return published_ - head_.load(std::memory_order_acquire); }
 
-  // Consumer: calls f(to, frame) for every destination of every published frame, then frees
-  // their space. True when that space was asked for (want_room()): wake the producer.
+  // Consumer: calls f(to, frame) (or f(to, frame, from)) for every destination of every
+  // published frame, then frees their space. True when that space was asked for (want_room()):
+  // wake the producer.
   template <class F>
   bool drain(F&& f) {
-    return drain_records([&](const uint8_t* ids, uint32_t count, const protocol::FrameView& frame) {
-      for (uint32_t k = 0; k < count; ++k) {
-        routing::LinkId to;
-        std::memcpy(&to, ids + k * sizeof to, sizeof to);
-        f(to, frame);
-      }
-    });
+    return drain_records(
+        [&](const uint8_t* ids, uint32_t count, const protocol::FrameView& frame, routing::LinkId from) {
+          for (uint32_t k = 0; k < count; ++k) {
+            routing::LinkId to;
+            std::memcpy(&to, ids + k * sizeof to, sizeof to);
+            if constexpr (std::is_invocable_v<F, routing::LinkId, const protocol::FrameView&, routing::LinkId>)
+              f(to, frame, from);
+            else
+              f(to, frame);
+          }
+        });
   }
   // Consumer: calls f(frame) once for every published frame, whatever its destinations.
   template <class F>
   bool drain_frames(F&& f) {
-    return drain_records([&](const uint8_t*, uint32_t, const protocol::FrameView& frame) { f(frame); });
+    return drain_records(
+        [&](const uint8_t*, uint32_t, const protocol::FrameView& frame, routing::LinkId) { f(frame); });
   }
 
  private:
@@ -120,7 +127,7 @@ class FrameRing {
       const uint8_t* ids = buffer_.get() + offset + sizeof h;
       const size_t ids_size = h.count * sizeof(routing::LinkId);
       const protocol::FrameView frame(ids + ids_size, h.size, h.msgid, h.flags, h.info);
-      f(ids, h.count, frame);
+      f(ids, h.count, frame, h.from);
       head += (sizeof h + ids_size + h.size + 7) & ~size_t{7};
     }
     head_.store(head, std::memory_order_seq_cst);
@@ -132,8 +139,10 @@ class FrameRing {
     uint32_t msgid;
     uint16_t size;
     uint8_t flags;
+    routing::LinkId from;  // in what was padding: the header stays 24 bytes
     const protocol::MessageInfo* info;
   };
+  static_assert(sizeof(Header) == 24);
   static constexpr uint32_t kSkip = UINT32_MAX;
   void write_header(size_t at, const Header& h) noexcept { std::memcpy(buffer_.get() + at, &h, sizeof h); }
 

@@ -114,6 +114,22 @@ std::string Router::link_name(routing::LinkId id) const {
 
 transport::EventLoop& Router::event_loop() { return workers_[0]->loop(); }
 
+bool Router::from_home(const protocol::FrameView& frame) {
+  const routing::LinkId source = workers_[0]->source();
+  const routing::LinkId home = routing_.routes().home_link(frame.sysid(), frame.compid());
+  if (source == home || source == routing::kNoLink) return true;  // kNoLink: not from a link
+  const routing::LinkPolicy* a = routing_.find_policy(source);
+  const routing::LinkPolicy* b = home != routing::kNoLink ? routing_.find_policy(home) : nullptr;
+  if (a != nullptr && b != nullptr && a->group >= 0 && a->group == b->group) return true;
+  spoofed_answers_.fetch_add(1, std::memory_order_relaxed);
+  const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
+  spoof_lines_.line(log::Level::kWarning,
+                    "{} from {}/{} came in on {}, but {}/{} lives on {}: not believed (counted as spoofed)", name,
+                    frame.sysid(), frame.compid(), link_name(source), frame.sysid(), frame.compid(),
+                    home == routing::kNoLink ? std::string("no link") : link_name(home));
+  return false;
+}
+
 void Router::run() {
   for (size_t w = 1; w < workers_.size(); ++w) workers_[w]->start_thread();
   // running() promises every worker is in its loop: run_on_worker() relies on it.

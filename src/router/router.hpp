@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/log.hpp"
 #include "protocol/message_table.hpp"
 #include "router/epochs.hpp"
 #include "router/placements.hpp"
@@ -96,6 +97,14 @@ class Router final {
   // One whole frame to link `id` alone, signed where it signs, not routed (and not learned
   // from): an answer given in another's name. Router thread.
   void send_to(routing::LinkId id, std::span<const uint8_t> frame);
+
+  // An answer's trust boundary. Inside a delivery to a component (the router's thread): whether
+  // `frame` came in on the link where its source (system, component) lives, its home
+  // (RouteTable::home_link), or on a link of the home's redundant group. One that did not
+  // speaks in another's name: counted (spoofed_answers) and said in a throttled line; the
+  // caller does not believe it (routing already did whatever it does with it).
+  bool from_home(const protocol::FrameView& frame);
+  uint64_t spoofed_answers() const noexcept { return spoofed_answers_.load(std::memory_order_relaxed); }
 
   // True on the router's thread (worker 0, inside run()); false elsewhere, and on every thread
   // while run() is not active.
@@ -212,6 +221,8 @@ class Router final {
   std::atomic<bool> has_run_{false};
   std::atomic<uint64_t> signing_last_{0};
   std::vector<Tap> taps_;
+  std::atomic<uint64_t> spoofed_answers_{0};
+  log::Throttle spoof_lines_;
   RateRequestFn rate_requests_;                     // set before run(), read by the workers
   std::function<void(routing::LinkId)> link_gone_;  // the same
   mutable std::mutex link_names_mutex_;

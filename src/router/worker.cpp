@@ -133,6 +133,8 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
 [[gnu::always_inline]] inline void Worker::route_here(routing::LinkId from, const protocol::FrameView& frame) {
   routing::Routing& routing = router_.routing_;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
+  const routing::LinkId outer = source_;  // a deferred frame is routed inside another's route_here
+  source_ = from;
   deciding_ = true;
   if (log::tracing()) [[unlikely]] {
     route_traced(from, frame);
@@ -144,6 +146,12 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
   deciding_ = false;
   if (!deferred_.empty() && !routing_deferred_) [[unlikely]]
     route_deferred();
+  source_ = outer;
+}
+
+routing::LinkId Worker::source() const {
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::source");
+  return source_;
 }
 
 // DebugLogLevel = trace: every decision, one line each, with what was dropped and why. Its own
@@ -214,7 +222,9 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
     sequences.record(frame.sysid(), frame.compid(), frame.seq());
   // Three compares on every frame; the rest only for these few messages.
   if (frame.msgid() - kRequestDataStream <= kCommandLong - kRequestDataStream) [[unlikely]] {
-    if (router_.rate_requests_ && link.endpoint().spec().message_rates && is_rate_request(frame)) {
+    // A link that may not command asks no rates either: its request is dropped as a command.
+    if (router_.rate_requests_ && link.endpoint().spec().message_rates && is_rate_request(frame) &&
+        !router_.routing_.denies_commands(link.id)) {
       take_rate_request(link.id, frame);
       return;
     }
@@ -279,8 +289,8 @@ void Worker::deliver_signed(routing::LinkId to, const protocol::FrameView& frame
   if (policy == nullptr) return;  // its owner just closed it
   const auto& gate = *policy->signing;
   uint8_t signed_frame[protocol::kMaxFrameLen];
-  const size_t n = protocol::sign_frame(frame, gate.policy().key, gate.policy().link_id,
-                                        router_.next_signing_timestamp(), signed_frame);
+  const size_t n =
+      protocol::sign_frame(frame, gate.key(), gate.policy().link_id, router_.next_signing_timestamp(), signed_frame);
   // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
   policy->signing->count_out(n != 0);
   send(to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());

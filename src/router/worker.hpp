@@ -69,6 +69,9 @@ class Worker final : public transport::LinkHost {
   void wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
   // One frame to link `id` alone, signed where it signs, not routed. This worker's thread.
   void send_alone(routing::LinkId to, const protocol::FrameView& frame);
+  // While a frame is delivered (to a component's handler): the link it came in on, whichever
+  // worker routed it; kNoLink otherwise. This worker's thread.
+  routing::LinkId source() const;
 
   // transport::LinkHost
   void link_up(transport::Link& link) override;
@@ -146,6 +149,7 @@ class Worker final : public transport::LinkHost {
     std::vector<uint8_t> bytes;
   };
   std::deque<Deferred> deferred_;
+  routing::LinkId source_ = routing::kNoLink;  // see source()
   bool deciding_ = false;
   bool routing_deferred_ = false;
   // While one frame is routed: its destinations on other workers, by owner, and which owners.

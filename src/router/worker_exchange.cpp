@@ -59,7 +59,7 @@ void Worker::hand_over_gathered(const protocol::FrameView& frame) {
 void Worker::hand_over(size_t owner, std::span<const routing::LinkId> to, const protocol::FrameView& frame,
                        std::span<const uint8_t> bytes) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::hand_over");  // the ring's one producer
-  if (!outbound_[owner]->push(to, frame, bytes)) ring_drops_ += to.size();
+  if (!outbound_[owner]->push(to, frame, bytes, source_)) ring_drops_ += to.size();
 }
 
 // Taps run on worker 0 only, so a telemetry log needs no lock: the other workers pass it the
@@ -96,8 +96,12 @@ void Worker::drain_inbound() {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::drain_inbound");
   for (size_t w = 0; w < inbound_.size(); ++w) {
     if (!inbound_[w]) continue;
-    const bool room_wanted = inbound_[w]->drain(
-        [&](routing::LinkId to, const protocol::FrameView& frame) { write_here(to, frame, frame.bytes()); });
+    const bool room_wanted =
+        inbound_[w]->drain([&](routing::LinkId to, const protocol::FrameView& frame, routing::LinkId from) {
+          source_ = from;  // a component it reaches asks where it came from
+          write_here(to, frame, frame.bytes());
+        });
+    source_ = routing::kNoLink;
     // A tap ring drained too: its producer may wait for room on either.
     const bool tap_room_wanted =
         w < tap_inbound_.size() && tap_inbound_[w] &&

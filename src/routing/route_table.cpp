@@ -36,7 +36,20 @@ void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
   }
   Entry& e = c->links.claim();
   e.last_heard.store(now, std::memory_order_relaxed);
+  e.learned.store(++learned_, std::memory_order_relaxed);  // published with the key (release)
   e.key.store(key, std::memory_order_release);
+}
+
+LinkId RouteTable::home_link(uint8_t sysid, uint8_t compid) const noexcept {
+  LinkId home = kNoLink;
+  uint64_t first = UINT64_MAX;
+  if (const Component* c = component(sysid, compid)) {
+    c->links.for_each([&](const Entry& e, uint64_t key) {
+      const uint64_t learned = e.learned.load(std::memory_order_relaxed);
+      if (learned < first) first = learned, home = link_of(key);
+    });
+  }
+  return home;
 }
 
 bool RouteTable::heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept {

@@ -64,6 +64,10 @@ class RouteTable {
     }
   }
   bool heard_on(uint8_t sysid, uint8_t compid, LinkId link) const noexcept;
+  // Where this component lives: of the links it is heard on now, the one it was heard on first
+  // (kNoLink when it is heard nowhere). A peer that later sends with its ids from another link
+  // is heard there too, but never becomes its home while the first link still hears it.
+  LinkId home_link(uint8_t sysid, uint8_t compid) const noexcept;
   bool knows(uint8_t sysid, uint8_t compid) const noexcept;
 
   void forget_link(LinkId link);
@@ -79,6 +83,7 @@ class RouteTable {
   struct Entry {
     std::atomic<uint64_t> key{0};               // link + 1; 0: free
     mutable std::atomic<Millis> last_heard{0};  // readers refresh it; the key is the writer's
+    std::atomic<uint64_t> learned{0};           // the order it was learned in (home_link())
   };
   // Hearing a known source: no lock, and no store at all within the same millisecond, so
   // workers hearing many sources do not fight over cache lines.
@@ -120,6 +125,7 @@ class RouteTable {
 
   std::array<std::atomic<System*>, 256> systems_{};
   std::mutex write_mutex_;
+  uint64_t learned_ = 0;  // under write_mutex_: entries learned so far
 };
 
 }  // namespace mavswitch::routing

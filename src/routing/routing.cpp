@@ -29,8 +29,44 @@ const char* verdict_name(Verdict v) noexcept {
     case Verdict::kUnknownIdDropped: return "dropped: unknown-id";
     case Verdict::kSigningRejected: return "dropped: signing";
     case Verdict::kSetupSigning: return "dropped: SETUP_SIGNING is never forwarded";
+    case Verdict::kCommandDenied: return "dropped: a command from a link that may not command";
   }
   return "?";
+}
+
+bool is_command(uint32_t msgid) noexcept {
+  switch (msgid) {
+    case 11:   // SET_MODE
+    case 23:   // PARAM_SET
+    case 38:   // MISSION_WRITE_PARTIAL_LIST
+    case 39:   // MISSION_ITEM
+    case 41:   // MISSION_SET_CURRENT
+    case 44:   // MISSION_COUNT (an upload starts)
+    case 45:   // MISSION_CLEAR_ALL
+    case 48:   // SET_GPS_GLOBAL_ORIGIN
+    case 50:   // PARAM_MAP_RC
+    case 69:   // MANUAL_CONTROL
+    case 70:   // RC_CHANNELS_OVERRIDE
+    case 73:   // MISSION_ITEM_INT
+    case 75:   // COMMAND_INT
+    case 76:   // COMMAND_LONG
+    case 80:   // COMMAND_CANCEL
+    case 82:   // SET_ATTITUDE_TARGET
+    case 84:   // SET_POSITION_TARGET_LOCAL_NED
+    case 86:   // SET_POSITION_TARGET_GLOBAL_INT
+    case 110:  // FILE_TRANSFER_PROTOCOL (it writes and removes files as well as reading them)
+    case 121:  // LOG_ERASE
+    case 138:  // ATT_POS_MOCAP (a position the vehicle flies by)
+    case 243:  // SET_HOME_POSITION
+    case 256:  // SETUP_SIGNING
+    case 282:  // GIMBAL_MANAGER_SET_ATTITUDE
+    case 284:  // GIMBAL_DEVICE_SET_ATTITUDE
+    case 287:  // GIMBAL_MANAGER_SET_PITCHYAW
+    case 288:  // GIMBAL_MANAGER_SET_MANUAL_CONTROL
+    case 323:  // PARAM_EXT_SET
+      return true;
+    default: return false;
+  }
 }
 
 RoutingContext& Routing::add_context() {
@@ -61,7 +97,8 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, FunctionRef<v
                                       (policy->drop_unknown_ids ? kDropsUnknownIds : 0) |
                                       (policy->in.empty() ? 0 : kFiltersIn) | (policy->group >= 0 ? kGrouped : 0) |
                                       (policy->signing && policy->signing->policy().verify ? kVerifiesSigning : 0) |
-                                      (policy->signing && policy->signing->policy().sign ? kSignsOut : 0)),
+                                      (policy->signing && policy->signing->policy().sign ? kSignsOut : 0) |
+                                      (policy->deny_commands ? kDeniesCommands : 0)),
                  std::memory_order_release);
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {
@@ -204,6 +241,11 @@ Verdict Routing::check_source(RoutingContext& ctx, LinkSlot& src, uint8_t src_tr
     ++stats.setup_signing_dropped;
     return Verdict::kSetupSigning;
   }
+  if ((src_traits & kDeniesCommands) && is_command(f.msgid())) {
+    ++stats.commands_denied;
+    src.stats.commands_denied.add_shared();
+    return Verdict::kCommandDenied;
+  }
   if ((src_traits & kFiltersIn) &&
       !src.policy.load(std::memory_order_acquire)->in.pass(f.msgid(), f.sysid(), f.compid())) {
     ++stats.filtered_in;
@@ -338,7 +380,7 @@ RoutingStats Routing::stats() const {
 
 LinkRoutingStats Routing::link_stats(LinkId link) const noexcept {
   const auto& s = slot(link).stats;
-  return {s.filtered_in, s.unknown_target, s.signing_rejected, s.filtered_out};
+  return {s.filtered_in, s.unknown_target, s.signing_rejected, s.commands_denied, s.filtered_out};
 }
 
 }  // namespace mavswitch::routing

@@ -46,6 +46,9 @@ struct LinkPolicy {
   int group = -1;                 // links of one group reach one vehicle: routing/link_group.hpp (-1: none)
   int priority = 0;               // in a group: lower is preferred
   bool drop_unknown_ids = false;  // neither accept nor send frames of unknown message ids
+  // Commands = deny: frames that command a vehicle or change it (is_command()) coming in on this
+  // link are dropped and counted; what the link hears is unchanged (a viewer).
+  bool deny_commands = false;
   // MAVLink 2 signing: shared by the links of one endpoint (null: no signing on this link).
   std::shared_ptr<SignatureGate> signing;
 };
@@ -59,7 +62,11 @@ enum class Verdict : uint8_t {
   kUnknownIdDropped,  // unknown message id on a link whose policy drops them
   kSigningRejected,   // unsigned, badly signed, replayed, or MAVLink 1 on a verifying link
   kSetupSigning,      // SETUP_SIGNING carries a secret key: never forwarded
+  kCommandDenied,     // a command from a link that may not command (Commands = deny)
 };
+// Whether a message commands a vehicle or changes what it holds: commands, modes, parameters,
+// missions, files, logs erased, signing set up, manual control, targets.
+bool is_command(uint32_t msgid) noexcept;
 // "delivered", "unknown-target" ...: as the statistics name the drops.
 const char* verdict_name(Verdict v) noexcept;
 
@@ -80,6 +87,7 @@ struct BasicRoutingStats {
   T signing_rejected{};
   T setup_signing_dropped{};
   T routes_expired{};
+  T commands_denied{};
 
   template <class U>
   BasicRoutingStats& operator+=(const BasicRoutingStats<U>& o) {
@@ -88,6 +96,7 @@ struct BasicRoutingStats {
     unknown_target += o.unknown_target, unknown_ids_forwarded += o.unknown_ids_forwarded;
     unknown_ids_dropped += o.unknown_ids_dropped, reboots += o.reboots, signing_rejected += o.signing_rejected;
     setup_signing_dropped += o.setup_signing_dropped, routes_expired += o.routes_expired;
+    commands_denied += o.commands_denied;
     return *this;
   }
 };
@@ -100,6 +109,7 @@ struct BasicLinkRoutingStats {
   T filtered_in{};
   T unknown_target{};
   T signing_rejected{};
+  T commands_denied{};
   T filtered_out{};
 };
 using LinkRoutingStats = BasicLinkRoutingStats<uint64_t>;
@@ -160,6 +170,7 @@ class Routing {
   }
   // What the data path asks of a link per frame, from one byte (its policy is not read).
   bool verifies_signing(LinkId link) const noexcept { return has_trait(link, kVerifiesSigning); }
+  bool denies_commands(LinkId link) const noexcept { return has_trait(link, kDeniesCommands); }
   // One more than the highest link id ever used.
   LinkId link_count() const noexcept { return link_count_.load(std::memory_order_acquire); }
 
@@ -219,10 +230,12 @@ class Routing {
     kFiltersIn = 8,
     kGrouped = 16,
     kVerifiesSigning = 32,
-    kSignsOut = 64
+    kSignsOut = 64,
+    kDeniesCommands = 128
   };
   // The traits that call for checks of a frame coming in on the link, and going out on it.
-  static constexpr uint8_t kSourceChecks = kVerifiesSigning | kFiltersIn | kDropsUnknownIds | kGrouped;
+  static constexpr uint8_t kSourceChecks =
+      kVerifiesSigning | kFiltersIn | kDropsUnknownIds | kGrouped | kDeniesCommands;
   static constexpr uint8_t kOutChecks = kGrouped | kDropsUnknownIds | kFiltersOut;
   bool has_trait(LinkId link, uint8_t trait) const noexcept {
     return link < link_count() && (slot(link).traits.load(std::memory_order_acquire) & trait);

@@ -4,10 +4,20 @@
 
 namespace mavswitch::routing {
 
+protocol::SigningKey SignatureGate::key() const {
+  std::lock_guard lock(mutex_);
+  return key_;
+}
+
+void SignatureGate::set_key(const protocol::SigningKey& key) {
+  std::lock_guard lock(mutex_);
+  key_ = key;
+}
+
 SignatureGate::Result SignatureGate::check(const protocol::FrameView& f, uint64_t now) {
   const bool allowed_unsigned = policy_->unsigned_allowed.contains(f.msgid());
   // The signature itself is checked outside the lock: it is the expensive part (SHA-256).
-  const bool valid = f.is_v2() && f.is_signed() && protocol::signature_valid(policy_->key, f);
+  const bool valid = f.is_v2() && f.is_signed() && protocol::signature_valid(key(), f);
   std::lock_guard lock(mutex_);
   if (!f.is_v2() && !allowed_unsigned) {
     ++counters_.rejected_mavlink1;

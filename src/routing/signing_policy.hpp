@@ -48,12 +48,18 @@ class SignatureGate {
   static constexpr uint64_t kNewStreamWindow = 60ull * 100'000;
   static constexpr size_t kMaxStreams = 4096;  // beyond: the stalest stream is forgotten
 
-  explicit SignatureGate(std::shared_ptr<const SigningPolicy> policy) : policy_(std::move(policy)) {}
+  explicit SignatureGate(std::shared_ptr<const SigningPolicy> policy)
+      : policy_(std::move(policy)), key_(policy_->key) {}
 
   // `now` is our signing clock (protocol::signing_timestamp_now()).
   Result check(const protocol::FrameView& frame, uint64_t now);
 
+  // Its rules, as configured. The key is key(): a reload may change it while links run.
   const SigningPolicy& policy() const noexcept { return *policy_; }
+  protocol::SigningKey key() const;
+  // A new key for every link of the endpoint from now on (a reload read a changed key file);
+  // the replay table and the counters stay.
+  void set_key(const protocol::SigningKey& key);
   // Counts a frame leaving signed, or sent as it is (MAVLink 1 cannot be signed).
   void count_out(bool signed_out);
   SigningCounters counters() const;
@@ -66,6 +72,7 @@ class SignatureGate {
   }
   std::shared_ptr<const SigningPolicy> policy_;
   mutable std::mutex mutex_;
+  protocol::SigningKey key_;                     // under mutex_
   std::unordered_map<uint32_t, uint64_t> last_;  // stream -> newest timestamp accepted
   SigningCounters counters_;
 };

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/fault.hpp"
+
 namespace mavswitch::transport {
 namespace {
 
@@ -161,7 +163,13 @@ void EventLoop::run_posted() {
     std::lock_guard lock(posted_mutex_);
     work.swap(posted_);
   }
-  for (auto& w : work) w();
+  for (auto& w : work) {
+    try {
+      w();
+    } catch (...) {  // the boundary: one job fails, the loop and its links go on
+      fault::caught("a job on an I/O worker");
+    }
+  }
 }
 
 void EventLoop::run_timers() {
@@ -178,7 +186,11 @@ void EventLoop::run_timers() {
     } else {
       timers_.erase(it);
     }
-    timer.callback();
+    try {
+      timer.callback();
+    } catch (...) {
+      fault::caught("a timer on an I/O worker");
+    }
   }
 }
 

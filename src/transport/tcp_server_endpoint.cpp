@@ -128,7 +128,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (peer_cap_reached()) evict_oldest_idle();
     auto link = std::make_unique<StreamLink>(*this, host_, peer.to_string(), fd, spec_.stream_queue_bytes,
                                              [this](StreamLink& l, const std::string& why) { closed(l, why); });
-    log::info("{}: client {} connected", describe(), link->peer());
+    peer_lines_.line(log::Level::kInfo, "{}: client {} connected", describe(), link->peer());
     host_.link_up(*link);
     clients_.push_back(std::move(link));
     peer_added();
@@ -141,7 +141,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   }
 
   void closed(StreamLink& link, const std::string& why) {
-    log::info("{}: client {} gone ({})", describe(), link.peer(), why);
+    peer_lines_.line(log::Level::kInfo, "{}: client {} gone ({})", describe(), link.peer(), why);
     host_.link_down(link);
     auto it = std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) { return c.get() == &link; });
     if (it == clients_.end()) return;
@@ -159,6 +159,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   EventLoop::TimerId rest_timer_ = 0;
   Millis last_said_ = 0;
   std::vector<std::unique_ptr<StreamLink>> clients_;
+  log::Throttle peer_lines_;  // clients come and go as they please: a connect loop floods nothing
 };
 
 }  // namespace

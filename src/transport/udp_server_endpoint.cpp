@@ -161,7 +161,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
     if (peer_cap_reached()) evict_oldest_idle();
     peer_added();
     auto peer = std::make_unique<UdpPeerLink>(*this, host_, from);
-    log::info("{}: new peer {}", describe(), peer->peer());
+    peer_lines_.line(log::Level::kInfo, "{}: new peer {}", describe(), peer->peer());
     host_.link_up(*peer);
     peers_.emplace(from, std::move(peer)).first->second->datagram(d);
     if (idle_timer_ == 0) watch_idle(spec_.idle_timeout);
@@ -180,7 +180,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   using PeerMap = std::unordered_map<SocketAddress, std::unique_ptr<UdpPeerLink>, SocketAddressHash>;
 
   void remove(PeerMap::iterator it, const char* why) {
-    log::info("{}: peer {} forgotten ({})", describe(), it->second->peer(), why);
+    peer_lines_.line(log::Level::kInfo, "{}: peer {} forgotten ({})", describe(), it->second->peer(), why);
     // The link goes now (nothing is routed to it after), the object at the end of this iteration.
     host_.link_down(*it->second);
     blocked_.erase(std::remove(blocked_.begin(), blocked_.end(), it->second.get()), blocked_.end());
@@ -230,6 +230,7 @@ class UdpServerEndpoint final : public Endpoint, private EventLoop::Handler {
   std::vector<UdpPeerLink*> with_output_;  // peers with frames queued since the last flush
   std::vector<DatagramQueue::PeerSend> sends_;
   protocol::ParserStats stray_;  // datagrams from unknown addresses that held no MAVLink
+  log::Throttle peer_lines_;     // peers come and go as a peer pleases: a spray of ports floods nothing
 };
 
 UdpPeerLink::UdpPeerLink(UdpServerEndpoint& server, LinkHost& host, const SocketAddress& address)

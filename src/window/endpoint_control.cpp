@@ -122,6 +122,18 @@ EndpointControl::Result EndpointControl::reload() {
   for (const auto& [name, e] : wanted) {
     if (!open_.count(name)) added.push_back(name);
   }
+  // Keys named in the configuration are read again: an endpoint whose key file changed (and
+  // nothing else) takes the new key where it runs, its links and their state kept.
+  size_t rekeyed = 0;
+  for (const auto& [name, o] : open_) {
+    const auto w = wanted.find(name);
+    if (w == wanted.end() || w->second->keys != o.keys || !w->second->signing) continue;
+    const auto& gate = router_.endpoint_policy(o.index).signing;
+    if (gate == nullptr || gate->key() == w->second->signing->key) continue;
+    gate->set_key(w->second->signing->key);
+    log::info("reload: {}: a new signing key, for its links as they run", w->second->spec.name);
+    ++rekeyed;
+  }
   for (const auto& name : gone) close(name);
   for (const auto& name : changed) close(name);
   for (const auto& list : {changed, added}) {
@@ -134,8 +146,8 @@ EndpointControl::Result EndpointControl::reload() {
     }
   }
   const std::string summary =
-      fmt::format("reload: {} added, {} removed, {} changed{}", added.size(), gone.size(), changed.size(),
-                  failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
+      fmt::format("reload: {} added, {} removed, {} changed, {} new signing keys{}", added.size(), gone.size(),
+                  changed.size(), rekeyed, failed.empty() ? "" : fmt::format(", {} failed", failed.size()));
   log::info("{}", summary);
   return {failed.empty() ? 200 : 409, summary + (failed.empty() ? "" : ": " + failed.front())};
 }

@@ -114,6 +114,9 @@ std::map<uint16_t, VehicleWatch::Heartbeat> HttpApi::heartbeats() {
 int HttpApi::admits_websocket(const HttpRequest& request) const {
   if (!options_.token.empty()) {
     if (token_matches(request)) return 0;
+    // A token in a URL ends up in logs and browser history: only an upgrade, which a browser
+    // cannot give an Authorization header, may carry one there.
+    if (!request.upgrade) return 401;
     constexpr std::string_view kParam = "token=";
     for (size_t at = 0; at < request.query.size();) {
       const size_t end = std::min(request.query.find('&', at), request.query.size());

@@ -45,8 +45,8 @@ class HttpApi {
       : router_(router), control_(control), options_(std::move(options)) {}
 
   HttpResponse handle(const HttpRequest& request);
-  // Who may open a MAVLink WebSocket (a link that can command the vehicle): with a TokenFile,
-  // whoever gives the token (Authorization: Bearer, or ?token= from a browser); without one,
+  // Who may open a MAVLink WebSocket or send to a vehicle: with a TokenFile, whoever gives the
+  // token (Authorization: Bearer; ?token= on a WebSocket upgrade only); without one,
   // pages of this server and programs (no Origin) on a loopback listener only, so that another
   // site's page in the operator's browser cannot reach the vehicle. 0: let in; else the HTTP
   // status that refuses it (401: no token; 403: an origin or listener it may not come from).

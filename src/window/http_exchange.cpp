@@ -1,10 +1,13 @@
 // The window's exchanges: a request read into an HttpRequest, an answer written in chunks (or
 // an event stream), an upgrade refused with its status, a WebSocket client's frames written.
+#include <malloc.h>
 #include <sys/socket.h>
 
 #include <cstring>
 
+#include "base/fault.hpp"
 #include "base/log.hpp"
+#include "router/router.hpp"
 #include "transport/socket_address.hpp"
 #include "window/http_window.hpp"
 
@@ -16,12 +19,13 @@ constexpr int kWriteSeconds = 30;   // for a client to take the next chunk of an
 constexpr int kLaterSeconds = 60;   // for an answer worked out elsewhere (a reload)
 
 // The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
-std::string query_of(lws* wsi) {
+std::string query_of(lws* wsi, bool* too_long) {
   std::string query;
-  char part[1024];
+  char part[HttpServer::kMaxTokenBytes + 1];
   for (int i = 0; i < 64; ++i) {
     const int n = lws_hdr_copy_fragment(wsi, part, sizeof part, WSI_TOKEN_HTTP_URI_ARGS, i);
     if (n < 0) break;
+    if (n >= HttpServer::kMaxTokenBytes - 1) *too_long = true;  // cut by the token limit
     if (!query.empty()) query += '&';
     query.append(part, static_cast<size_t>(n));
   }
@@ -33,6 +37,8 @@ const char* reason_of(int status) {
     case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not Found";
+    case 414: return "URI Too Long";
+    case 421: return "Misdirected Request";
     case 503: return "Service Unavailable";
     default: return "";
   }
@@ -62,7 +68,8 @@ HttpRequest request_of(lws* wsi) {
       break;
     }
   }
-  request.query = query_of(wsi);
+  request.query = query_of(wsi, &request.too_long);
+  if (request.path.size() >= static_cast<size_t>(HttpServer::kMaxTokenBytes) - 1) request.too_long = true;
   request.authorization = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
   request.origin = header(wsi, WSI_TOKEN_ORIGIN);
   request.host = header(wsi, WSI_TOKEN_HOST);
@@ -77,22 +84,27 @@ std::string peer_of(lws* wsi) {
   return peer.to_string();
 }
 
-int HttpServer::Window::answer(lws* wsi, Session& s) {
-  HttpResponse r;
+// The boundary every request's handler runs inside: the router stopping under it is a 503;
+// anything else it throws is a fault (counted, logged once), a 500 that names no internals, and
+// the window goes on serving.
+HttpResponse guarded_answer(const std::function<HttpResponse()>& handle) {
   try {
-    r = hooks.handler(s.request);
-  } catch (const std::exception& e) {  // the router stopping under it
-    r = {503, "text/plain", std::string(e.what()) + "\n"};
+    return handle();
+  } catch (const Router::Stopped&) {
+    return {503, "text/plain", "the router is stopping\n"};
+  } catch (...) {
+    fault::caught("an HTTP request");
+    return {500, "text/plain", "the request failed inside the router (counted as a fault; see its log)\n"};
   }
+}
+
+int HttpServer::Window::answer(lws* wsi, Session& s) {
+  s.answered = true;
+  s.request.room = kMaxHeld - std::min(held_bytes, kMaxHeld);
+  HttpResponse r = guarded_answer([&] { return hooks.handler(s.request); });
   if (r.later) {  // worked out on the blocking-work thread
     return await_answer(wsi, s, [run_later = hooks.run_later, work = std::move(r.later)](auto answer) {
-      run_later([work, answer = std::move(answer)] {
-        try {
-          answer(work());
-        } catch (const std::exception& e) {
-          answer({503, "text/plain", std::string(e.what()) + "\n"});
-        }
-      });
+      run_later([work, answer = std::move(answer)] { answer(guarded_answer(work)); });
     });
   }
   if (r.awaits) return await_answer(wsi, s, std::move(r.awaits));
@@ -118,7 +130,12 @@ int HttpServer::Window::await_answer(lws* wsi, Session& s,
 }
 
 int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
+  s.answered = true;
   if (r.next_event && streams >= kMaxStreams) r = {503, "text/plain", "too many event streams open; try again later\n"};
+  const size_t size = r.shared_body ? r.shared_body->size() : r.body.size();
+  const bool shared_held = r.shared_body && held.contains(r.shared_body.get());
+  if (size > kChunk && !shared_held && held_bytes + size > kMaxHeld)
+    r = {503, "text/plain", "answers not yet read by their clients fill the window's memory; try again shortly\n"};
   const bool stream = r.next_event != nullptr;
   uint8_t head[LWS_PRE + 2048];
   uint8_t *start = head + LWS_PRE, *p = start, *end = head + sizeof head - 1;
@@ -126,7 +143,9 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
     return lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>(name),
                                        reinterpret_cast<const uint8_t*>(value.data()), int(value.size()), &p, end) == 0;
   };
-  const lws_filepos_t length = stream ? LWS_ILLEGAL_HTTP_CONTENT_LEN : r.body.size();
+  const lws_filepos_t length = stream          ? LWS_ILLEGAL_HTTP_CONTENT_LEN
+                               : r.shared_body ? r.shared_body->size()
+                                               : r.body.size();
   bool ok =
       lws_add_http_common_headers(wsi, static_cast<unsigned>(r.status), r.content_type.c_str(), length, &p, end) == 0 &&
       add("cache-control:", "no-store") && add("x-content-type-options:", "nosniff");
@@ -143,7 +162,8 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
     lws_set_timer_usecs(wsi, 1);  // the first event at once
     return 0;
   }
-  s.out = s.request.method == "HEAD" ? "" : std::move(r.body);
+  if (s.request.method != "HEAD")
+    hold(s, r.shared_body ? std::move(r.shared_body) : std::make_shared<const std::string>(std::move(r.body)));
   s.out_at = 0;
   // The request's own time is up (it came whole): the answer gets kWriteSeconds a chunk, so a
   // slow reader of a large one is served and one that stops reading is closed.
@@ -163,10 +183,10 @@ int HttpServer::Window::write_http(lws* wsi, Session& s) {
     s.later.reset();
     return respond(wsi, s, std::move(*r));
   }
-  const size_t left = s.out.size() - s.out_at;
+  const size_t left = s.out ? s.out->size() - s.out_at : 0;
   if (left > 0) {
     const size_t n = std::min(left, kChunk);
-    std::memcpy(buffer.data() + LWS_PRE, s.out.data() + s.out_at, n);
+    std::memcpy(buffer.data() + LWS_PRE, s.out->data() + s.out_at, n);
     const bool last = !s.next_event && n == left;
     if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
       return -1;
@@ -178,8 +198,44 @@ int HttpServer::Window::write_http(lws* wsi, Session& s) {
     return 0;
   }
   if (s.next_event) return 0;  // the stream goes on
+  release(s);
   if (s.close_after) return -1;
   return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
+}
+
+void HttpServer::Window::hold(Session& s, std::shared_ptr<const std::string> body) {
+  release(s);
+  if (++held[body.get()] == 1) held_bytes += body->size();
+  s.out = std::move(body);
+}
+
+void HttpServer::Window::release(Session& s) {
+  if (!s.out) return;
+  const auto it = held.find(s.out.get());
+  bool large = false;
+  if (it != held.end() && --it->second == 0) {
+    held_bytes -= s.out->size();
+    held.erase(it);
+    large = s.out->size() >= kTrimAfter && s.out.use_count() == 1;
+  }
+  s.out.reset();
+  s.out_at = 0;
+  // The last reader of a large answer is done: its pages (and the render's) go back to the
+  // system, which glibc's heap would otherwise keep for the next render.
+  if (large) malloc_trim(0);
+}
+
+std::optional<int> HttpServer::Window::refuse_host(lws* wsi, Session& s, bool upgrade) {
+  if (hosts.allows(s.request.host)) return std::nullopt;
+  refused_hosts.line(log::Level::kWarning,
+                     "http: a request from {} for Host {} refused (421): not a literal address, a loopback name or a "
+                     "ServerName",
+                     peer_of(wsi), s.request.host);
+  const std::string why = "this server does not answer for that Host; name it in [Http] ServerName\n";
+  if (upgrade) return refuse_upgrade(wsi, 421, why);
+  s.answered = true;
+  s.close_after = true;
+  return respond(wsi, s, {421, "text/plain", why});
 }
 
 int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& why) {

@@ -16,8 +16,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/fault.hpp"
 #include "base/file_read.hpp"
 #include "base/log.hpp"
+#include "router/router.hpp"
 #include "transport/event_loop.hpp"
 #include "window/http_window.hpp"
 
@@ -88,7 +90,13 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       Session& s = session(wsi);
       s.request = request_of(wsi);
       s.request.path = in != nullptr ? static_cast<const char*>(in) : s.request.path;
-      s.out.clear(), s.out_at = 0, s.close_after = false, s.body_read = 0;
+      release(s);
+      s.close_after = false, s.body_read = 0, s.answered = false;
+      if (auto refused = refuse_host(wsi, s, false)) return *refused;
+      if (s.request.too_long) {
+        s.close_after = true;
+        return respond(wsi, s, {414, "text/plain", "a path or a query part is at most 1 KiB\n"});
+      }
       if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
         s.close_after = true;
         return respond(wsi, s, {411, "text/plain", "a request body needs a Content-Length\n"});
@@ -115,8 +123,11 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       return 0;
     }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
-      lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
       Session& s = session(wsi);
+      // A request that said Content-Length: 0 was answered when its headers came; libwebsockets
+      // still reports its (empty) body complete, which must not answer it again.
+      if (s.answered) return 0;
+      lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
       if (!s.too_large) return answer(wsi, s);
       s.close_after = true;
       return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
@@ -125,11 +136,14 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     case LWS_CALLBACK_TIMER: {  // an event stream's next event
       Session& s = session(wsi);
       if (!s.next_event || stopping) return -1;
-      if (s.out_at == s.out.size()) {  // a client still reading the last one skips this one
+      if (!s.out || s.out_at == s.out->size()) {  // a client still reading the last one skips this one
         try {
-          s.out = "data: " + s.next_event() + "\n\n";
-        } catch (const std::exception&) {
-          return -1;  // the router is stopping
+          s.out = std::make_shared<const std::string>("data: " + s.next_event() + "\n\n");
+        } catch (const Router::Stopped&) {
+          return -1;
+        } catch (...) {
+          fault::caught("an event stream");
+          return -1;
         }
         s.out_at = 0;
         lws_callback_on_writable(wsi);
@@ -141,6 +155,9 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
       Session& s = session(wsi);
       s.request = request_of(wsi);
+      s.request.upgrade = true;
+      if (auto refused = refuse_host(wsi, s, true)) return *refused;
+      if (s.request.too_long) return refuse_upgrade(wsi, 414, "a path or a query part is at most 1 KiB\n");
       auto entrance = hooks.find_websocket(s.request.path);
       if (!entrance) {  // a text WebSocket of the API's, or none
         int status = 404;
@@ -209,6 +226,7 @@ void HttpServer::Window::forget(lws* wsi) {
   const auto it = sessions.find(wsi);
   if (it == sessions.end()) return;
   Session& s = *it->second;
+  release(s);
   if (s.client) s.client->close();
   if (s.text) s.text->close();
   if (s.next_event) --streams;
@@ -218,6 +236,7 @@ void HttpServer::Window::forget(lws* wsi) {
 HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.hooks = std::move(hooks);
+  w.hosts = HostNames(config.server_names);
   w.tls = !config.certificate.empty();
   w.address = config.address;
   if (w.tls) check_certificate(config.certificate);
@@ -251,6 +270,10 @@ HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::mak
   // Header space for this many requests being read at once, each held at most kRequestSeconds:
   // slow clients wait out their time without keeping a quick one from its answer.
   info.max_http_header_pool = 4096;
+  info.max_http_header_data = kMaxHeaderBytes;
+  for (auto& limit : w.limits.token_limit) limit = kMaxTokenBytes;
+  w.limits.token_limit[WSI_TOKEN_HTTP_AUTHORIZATION] = kMaxAuthorizationBytes;
+  info.token_limits = &w.limits;
   info.retry_and_idle_policy = &w.idle;
   if (w.tls) {
     info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;

@@ -26,6 +26,9 @@ struct HttpRequest {
   std::string origin;  // the Origin header a browser sends
   std::string host;    // the Host header
   std::string body;
+  bool upgrade = false;    // a WebSocket upgrade (the only request that may carry ?token=)
+  bool too_long = false;   // its path or a part of its query was cut at kMaxTokenBytes: answered 414
+  size_t room = SIZE_MAX;  // bytes the window can still hold for unread answers (HttpServer::kMaxHeld)
 };
 
 struct HttpResponse {
@@ -34,6 +37,9 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // A large body that several answers share (the whole vehicle tree): used instead of `body`
+  // when set, and held once however many slow readers are still taking it.
+  std::shared_ptr<const std::string> shared_body;
   // Server-sent events: while set, `body` is ignored and each event is next_event()'s text,
   // pushed every event_period_ms until the client goes or the server stops.
   std::function<std::string()> next_event;
@@ -85,6 +91,15 @@ class HttpServer {
   static constexpr size_t kMaxBody = 64 * 1024;         // a config section fits many times over
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
   static constexpr int kMaxStreams = 64;                // event streams at once
+  // Answers written but not yet taken by their clients, in all (a body shared by several counted
+  // once): past this, a new answer larger than a chunk is refused with 503 until readers catch up.
+  static constexpr size_t kMaxHeld = 8 * 1024 * 1024;
+  // A request's line and headers, in all (libwebsockets' header space per connection); each
+  // header kept to kMaxTokenBytes (the bearer token's to kMaxTokenFile), so that a long path,
+  // query or header is cut short rather than overflowing that space, and answered 414.
+  static constexpr int kMaxHeaderBytes = 8 * 1024;
+  static constexpr int kMaxTokenBytes = 1024;
+  static constexpr int kMaxAuthorizationBytes = 4096 + 16;
   // A connection that has not sent a whole request (or finished its TLS handshake) this long
   // after it came is closed: slow clients cannot hold the window.
   static constexpr int kRequestSeconds = 5;

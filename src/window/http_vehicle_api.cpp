@@ -68,8 +68,10 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
     if (!under(path, root)) continue;
     if (data == nullptr) return json_message(404, "the vehicle data is off");
     if (get) {
-      rest::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()));
-      return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
+      rest::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()), request.room);
+      HttpResponse r{a.status, "application/json", a.shared ? "" : std::move(a.body) + "\n"};
+      r.shared_body = std::move(a.shared);
+      return r;
     }
     if (request.method != "POST" || path != root) return json_message(405, request.method + " is not used here");
     if (const int refused = admits_websocket(request); refused != 0)
@@ -87,7 +89,7 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
     if (!name) return json_message(400, "give the message's name: ?name=HEARTBEAT");
     std::string helper = data->json().helper(*name);
     if (helper.empty()) return json_message(404, "no message " + *name + " in dialect " + data->json().dialect().name);
-    return HttpResponse{200, "application/json", nlohmann::ordered_json::parse(helper).dump(2) + "\n"};
+    return HttpResponse{200, "application/json", json_text(nlohmann::ordered_json::parse(helper), 2) + "\n"};
   }
   return std::nullopt;
 }

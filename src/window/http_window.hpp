@@ -17,12 +17,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.hpp"
 #include "transport/handoff.hpp"
+#include "window/host_names.hpp"
 #include "window/http_server.hpp"
 
 namespace mavswitch::daemon {
 
-constexpr size_t kChunk = 16 * 1024;  // of a response body, per writable turn
+constexpr size_t kChunk = 16 * 1024;        // of a response body, per writable turn
+constexpr size_t kTrimAfter = 1024 * 1024;  // an answer this large, freed: memory given back
 
 // A request header's value ("" when absent).
 std::string header(lws* wsi, lws_token_indexes token);
@@ -52,10 +55,11 @@ struct Session {
   HttpRequest request;
   size_t body_expected = 0;
   size_t body_read = 0;
-  bool too_large = false;  // its body is read and dropped, then answered 413
-  std::string out;         // what is left to send of a response (headers already sent)
-  size_t out_at = 0;
-  bool close_after = false;  // the connection ends with this response
+  bool too_large = false;                  // its body is read and dropped, then answered 413
+  std::shared_ptr<const std::string> out;  // a response's body (headers already sent); null: none
+  size_t out_at = 0;                       // how much of it is sent
+  bool answered = false;                   // this request has its answer (one per request)
+  bool close_after = false;                // the connection ends with this response
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
   std::shared_ptr<transport::HandoffEntrance> entrance;  // a WebSocket client's endpoint
@@ -79,11 +83,19 @@ struct Session {
 
 struct HttpServer::Window {
   Hooks hooks;
+  HostNames hosts{{}};
+  log::Throttle refused_hosts;
+  // Bodies being written, each once however many sessions share it, and their bytes.
+  std::unordered_map<const std::string*, int> held;
+  size_t held_bytes = 0;
+  void hold(Session& s, std::shared_ptr<const std::string> body);
+  void release(Session& s);
   bool tls = false;
   std::string address;
   uint16_t port = 0;
   lws_context* context = nullptr;
   lws_retry_bo_t idle{};
+  lws_token_limits limits{};
   lws_protocols protocols[2]{};
   std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
   int streams = 0;                                              // the window's thread
@@ -111,6 +123,9 @@ struct HttpServer::Window {
   int respond(lws* wsi, Session& s, HttpResponse r);
   int write_http(lws* wsi, Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
+  // The Host check and, for a plain request, the one-answer rule; -1/0/1 as the callback
+  // returns, or nothing when the request goes on to its handler.
+  std::optional<int> refuse_host(lws* wsi, Session& s, bool upgrade);
   int write_frames(lws* wsi, Session& s);
   int write_texts(lws* wsi, Session& s);
   int received_text(lws* wsi, Session& s, const char* in, size_t len);

@@ -152,6 +152,14 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
            "Frames one worker could not hand to another (its queue was full).");
   x.sample("mavswitch_worker_handover_dropped_frames_total", s.cross_worker_drops);
 
+  x.family("mavswitch_spoofed_answers_total", "counter",
+           "Answers (COMMAND_ACK, PARAM_VALUE, log data) that came in on another link than where their source "
+           "lives: not believed.");
+  x.sample("mavswitch_spoofed_answers_total", s.spoofed_answers);
+  x.family("mavswitch_faults_total", "counter",
+           "Exceptions caught at a boundary (a request, a job, a handler): each cut its work short; see the log.");
+  x.sample("mavswitch_faults_total", s.faults);
+
   const ProcessFigures p = process_figures();
   x.family("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
   x.sample("process_resident_memory_bytes", p.resident_bytes);

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fault.hpp"
 #include "dialect/vehicle_names.hpp"
 #include "transport/clock.hpp"
 
@@ -46,13 +47,8 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingSta
           {"duplicate", r.duplicates},
           {"unknown_id", r.unknown_ids_dropped},
           {"signing", r.signing_rejected},
-          {"setup_signing", r.setup_signing_dropped}};
-}
-
-std::string json_text(const nlohmann::json& j, int indent) {
-  // Bytes that are not UTF-8 (a name from a file, a peer's text) become U+FFFD: an answer, never
-  // an exception that would fail this request and every later one that shows the same name.
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+          {"setup_signing", r.setup_signing_dropped},
+          {"command_denied", r.commands_denied}};
 }
 
 RouterSnapshot take_snapshot(Router& router) {
@@ -89,6 +85,8 @@ RouterSnapshot take_snapshot(Router& router) {
   s.workers = router.worker_count();
   s.worker_busy_us = router.worker_busy_us();
   s.cross_worker_drops = router.cross_worker_drops();
+  s.spoofed_answers = router.spoofed_answers();
+  s.faults = fault::count();
   return s;
 }
 
@@ -186,6 +184,8 @@ std::string stats_json(const RouterSnapshot& s) {
                           {"dropped", routing_drops}}},
                         {"routes", s.routes},
                         {"workers", s.workers},
+                        {"spoofed_answers", s.spoofed_answers},
+                        {"faults", s.faults},
                         {"endpoints", endpoints}},
                    2);
 }

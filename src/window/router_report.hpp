@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_text.hpp"
 #include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "window/vehicle_watch.hpp"
@@ -40,6 +41,8 @@ struct RouterSnapshot {
   size_t workers = 0;
   std::vector<uint64_t> worker_busy_us;  // by worker
   uint64_t cross_worker_drops = 0;
+  uint64_t spoofed_answers = 0;  // answers that came from another link than their source's home
+  uint64_t faults = 0;           // exceptions the boundaries caught (base/fault.hpp)
 };
 
 // From a thread outside the router (the HTTP server's).
@@ -50,9 +53,6 @@ RouterSnapshot take_snapshot(Router& router);
 std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCounters& c);
 // Frames the routing rules dropped, by cause.
 std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingStats& r);
-
-// JSON text of j (indent -1: one line); bytes that are not UTF-8 are replaced, never thrown on.
-std::string json_text(const nlohmann::json& j, int indent = -1);
 
 // The API's documents. pretty: indented for people (the API); the event stream sends them on one line.
 // Every link up, with its counters and queue.

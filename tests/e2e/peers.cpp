@@ -193,4 +193,20 @@ void PtyPeer::close_master() {
   fd_ = -1;
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+bool introduce(UdpPeer& vehicle, uint16_t vehicle_port, UdpPeer& gcs, uint16_t gcs_port) {
+  return wait_until(
+      [&] {
+        vehicle.send_to(vehicle_port, heartbeat(1, 1));
+        gcs.send_to(gcs_port, heartbeat(255, 190));
+        return gcs.wait_frames(1, 50ms) && vehicle.wait_frames(1, 50ms);
+      },
+      5000ms);
+}
+
 }  // namespace mavswitch::test

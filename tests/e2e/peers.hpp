@@ -20,6 +20,9 @@ using namespace std::chrono_literals;
 // Polls pred every few milliseconds until it holds or the timeout passes.
 bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 3000ms);
 
+// How often `what` occurs in `text` (lines in a daemon's log, answers in a raw exchange).
+size_t count_of(const std::string& text, const std::string& what);
+
 // A pause that shapes the traffic a test sends (bursts, a stream at a rate), never a wait for
 // something to happen: those wait on a condition (wait_until, Router::settle).
 void pace(std::chrono::milliseconds between);
@@ -107,5 +110,9 @@ class PtyPeer final : public Peer {
 
 // 127.0.0.1:port.
 sockaddr_in loopback(uint16_t port);
+
+// A vehicle (1/1) and a ground station (255/190), each on its own UDP server of a router, heard
+// both ways: routes exist in both directions. False after 5 s without.
+bool introduce(UdpPeer& vehicle, uint16_t vehicle_port, UdpPeer& gcs, uint16_t gcs_port);
 
 }  // namespace mavswitch::test

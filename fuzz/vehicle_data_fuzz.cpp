@@ -1,0 +1,116 @@
+// A peer's frames into the vehicle data (rest/): the tree, the parameters, the commands and the
+// JSON encoders, then every read path asked. The input is a few frames (any message of the
+// built-in dialect, any source, any payload bytes) and the text of a request. Nothing a peer or
+// a client sends may throw out of these paths, crash, or hang: a running router on its own
+// thread takes the frames as from a link, and each answer is awaited with a deadline.
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/component.hpp"
+#include "dialect/builtin.hpp"
+#include "protocol/encoder.hpp"
+#include "rest/vehicle_data.hpp"
+#include "router/router.hpp"
+
+using namespace mavswitch;
+
+namespace {
+
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t byte() noexcept { return pos_ < size_ ? data_[pos_++] : 0; }
+  std::string text(size_t most) {
+    const size_t n = std::min<size_t>(byte() % (most + 1), size_ - std::min(pos_, size_));
+    std::string out(reinterpret_cast<const char*>(data_ + pos_), n);
+    pos_ += n;
+    return out;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// One router for the whole run (its thread and the vehicle data on its own component).
+struct World {
+  World() {
+    router.start();
+    thread = std::thread([this] { router.run(); });
+    router.wait_until_running();
+    own = std::make_unique<Component>(router, 255, 191);
+    peer = std::make_unique<Component>(router, 1, 1);
+    data = std::make_unique<rest::VehicleData>(router, *own, dialect::builtin::model());
+  }
+  ~World() {
+    data.reset();
+    peer.reset();
+    own.reset();
+    router.stop();
+    thread.join();
+  }
+  Router router;
+  std::thread thread;
+  std::unique_ptr<Component> own, peer;
+  std::unique_ptr<rest::VehicleData> data;
+};
+
+// An answer that comes, or the run fails: a hang is a bug too.
+template <class F>
+void await(F ask) {
+  auto promise = std::make_shared<std::promise<void>>();
+  auto answered = promise->get_future();
+  ask([promise](const rest::VehicleData::Answer& a) {
+    if (a.status < 200 || a.status > 599) std::abort();
+    promise->set_value();
+  });
+  // Parameters and commands wait for the vehicle, which answers nothing here: their answers
+  // come when they give up. Only a wrong request answers at once; the rest is left to run.
+  (void)answered.wait_for(std::chrono::milliseconds(0));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static World world;
+  Input in(data, size);
+  const auto infos = dialect::builtin::message_table().all();
+  // Up to eight frames: a message of the dialect chosen by the input, from any source.
+  const int frames = in.byte() % 9;
+  for (int i = 0; i < frames; ++i) {
+    const protocol::MessageInfo& info = infos[(in.byte() | in.byte() << 8) % infos.size()];
+    protocol::FrameHeader h;
+    h.sysid = in.byte() % 4;
+    h.compid = in.byte() % 4;
+    h.msgid = info.id;
+    std::vector<uint8_t> payload(info.max_len);
+    for (auto& b : payload) b = in.byte();
+    uint8_t frame[protocol::kMaxFrameLen];
+    const size_t n = protocol::encode_v2(h, payload, info.crc_extra, frame);
+    world.peer->send_raw({frame, n});
+  }
+  world.router.run_on_loop([] {});  // the frames above are routed before the reads below
+  rest::VehicleData& v = *world.data;
+  const std::string pointer = in.text(64);
+  const std::string body = in.text(256);
+  const std::string name = in.text(20);
+  const uint8_t system = in.byte() % 4, component = in.byte() % 4;
+  switch (in.byte() % 6) {
+    case 0: (void)v.tree(""); break;
+    case 1: (void)v.tree("/" + pointer); break;
+    case 2: (void)v.send(body); break;
+    case 3: await([&](auto answer) { v.command(system, component, body, answer); }); break;
+    case 4: await([&](auto answer) { v.parameter(system, component, name, body, answer); }); break;
+    case 5: await([&](auto answer) { v.parameters(system, component, answer); }); break;
+  }
+  std::string error;
+  (void)v.matching(pointer, &error);
+  return 0;
+}

@@ -1,0 +1,91 @@
+// A peer's bytes are data (docs/SECURITY.md): names that are not text are escaped, never thrown
+// on; answers count only from the link their source lives on.
+#include <future>
+
+#include "mavswitch/msg/command_ack.hpp"
+#include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/param_request_list.hpp"
+#include "mavswitch/msg/param_value.hpp"
+#include "mavswitch/msg/statustext.hpp"
+#include "security/daemon_fixture.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+
+namespace {
+
+// A metric's value in /metrics, or -1.
+double metric(uint16_t port, const std::string& series) {
+  const std::string text = http_request(port, "GET", "/metrics").body;
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
+// The first frame of `msgid` a peer got, if any.
+std::optional<protocol::FrameView> first(Peer& peer, uint32_t msgid) {
+  for (const auto& f : peer.received().frames)
+    if (view_of(f).msgid() == msgid) return view_of(f);
+  return std::nullopt;
+}
+
+}  // namespace
+
+// A component answers PARAM_REQUEST_LIST with a name holding 0xFF and control bytes. The
+// parameters, the tree and the log show it escaped; the router stays up (it aborted before).
+TEST_F(DaemonUnderAttack, a_parameter_name_with_invalid_utf8_is_escaped) {
+  auto d = start();
+  connect_peers();
+  auto answer = std::async(std::launch::async,
+                           [&] { return http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters", "", "", 15); });
+  ASSERT_TRUE(wait_until([&] { return first(vehicle_, msg::ParamRequestList::kId).has_value(); }, 5000ms));
+  msg::ParamValue v;
+  const char name[] = "\xff\x1b[2J\xfe\x01NAME";
+  std::memcpy(v.param_id.data(), name, sizeof name - 1);
+  v.param_value = 3;
+  v.param_type = 9;
+  v.param_count = 1;
+  v.param_index = 0;
+  vehicle_.send_to(vehicle_port_, frame_of(v, 1, 1));
+  msg::Statustext text;
+  std::memcpy(text.text.data(), name, sizeof name - 1);
+  vehicle_.send_to(vehicle_port_, frame_of(text, 1, 1));
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  const HttpReply reply = answer.get();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD where the byte was: " << reply.body;
+  EXPECT_EQ(reply.body.find('\xff'), std::string::npos);
+  EXPECT_TRUE(wait_until([&] {
+    return http_request(http_port_, "GET", "/v1/mavlink/vehicles/1/components/1/messages/STATUSTEXT").status == 200;
+  }));
+  EXPECT_EQ(http_request(http_port_, "GET", "/v1/mavlink").status, 200);
+  EXPECT_EQ(http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters").status, 200) << "and again";
+  EXPECT_TRUE(d->running());
+  EXPECT_EQ(d->err().find('\x1b'), std::string::npos) << "no control byte reaches the log";
+}
+
+// A ground station sends COMMAND_ACK in the vehicle's name (1/1) for a command the API sent. It
+// is counted as spoofed and not believed: the answer is the vehicle's own, from its link.
+TEST_F(DaemonUnderAttack, a_spoofed_command_ack_is_not_believed) {
+  auto d = start();
+  connect_peers();
+  auto answer = std::async(std::launch::async, [&] {
+    return http_request(http_port_, "POST", "/v1/vehicles/1/1/command",
+                        R"({"command":"MAV_CMD_COMPONENT_ARM_DISARM","params":[1]})", "", 15);
+  });
+  std::optional<protocol::FrameView> command;
+  ASSERT_TRUE(wait_until([&] { return (command = first(vehicle_, msg::CommandLong::kId)).has_value(); }, 5000ms));
+  msg::CommandAck ack;
+  ack.command = 400;
+  ack.target_system = command->sysid();  // the router's own component, which asked
+  ack.target_component = command->compid();
+  ack.result = 0;  // ACCEPTED, says the impostor
+  gcs_.send_to(gcs_port_, frame_of(ack, 1, 1));
+  ASSERT_TRUE(wait_until([&] { return metric(http_port_, "mavswitch_spoofed_answers_total") >= 1; })) << d->err();
+  ack.result = 4;  // FAILED, says the vehicle
+  vehicle_.send_to(vehicle_port_, frame_of(ack, 1, 1));
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  const HttpReply reply = answer.get();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("MAV_RESULT_FAILED"), std::string::npos) << reply.body;
+  EXPECT_NE(d->err().find("not believed"), std::string::npos) << d->err();
+}
