@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/utf8.hpp"
+
 namespace mavswitch::log {
 namespace {
 std::atomic<bool> g_syslog{false};
@@ -46,9 +48,7 @@ std::string printable(std::string_view text) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    for (size_t k = 1; k < n; ++k)
-      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) n = 0;
+    const size_t n = utf8::sequence_length(text, i);
     if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F) && c != '\t')) {
       out += fmt::format("\\x{:02x}", c);
       ++i;

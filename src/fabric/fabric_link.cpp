@@ -4,6 +4,9 @@
 #include <nats/nats.h>
 
 #include <cassert>
+#include <charconv>
+#include <chrono>
+#include <optional>
 #include <random>
 
 #include "base/log.hpp"
@@ -45,7 +48,13 @@ FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host,
   published_at_.fill(kNeverPublished);
   std::random_device random;
   const uint64_t random_id = uint64_t{random()} << 32 | random();
-  origin_ = fmt::format("{}.origin.{:016x}", settings_.prefix, random_id);
+  // When it began (wall clock ms) and a random id: of two routers sending as one vehicle, the
+  // later one yields (rival_heard), whichever hears the other first.
+  const auto began =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  origin_ = fmt::format("{}.origin.{:x}-{:016x}", settings_.prefix, began, random_id);
+  if (!settings_.vehicle.empty()) own_from_ = root_ + ".from.";
   if (!settings_.vehicles.empty()) {
     vehicles_ = std::make_unique<VehicleMap>(settings_.prefix, settings_.vehicles);
     numbering_ = vehicles_->summary();
@@ -62,6 +71,8 @@ natsConnection* FabricLink::use(natsConnection* connection) {
   connection_ = connection;
   if (connection_ != nullptr) {
     for (const auto& s : settings_.subscribe) subscribe(settings_.prefix + "." + s);
+    // Who else sends as this router's vehicle: their heartbeats on its own name's subjects.
+    if (!own_from_.empty()) subscribe(own_from_ + "*.*.HEARTBEAT");
     if (vehicles_) {
       for (const auto& v : vehicles_->vehicles()) subscribe(v.root + ".from.>");
       // A pattern's vehicles are found by their heartbeats (NATS' wildcards are whole tokens).
@@ -156,6 +167,17 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
   if (origin != nullptr && origin_ == origin) {  // its own, back from a node that stalled
     counters_.bytes_in += message.size();
     ++counters_.looped_in;
+    return;
+  }
+  if (!own_from_.empty() && std::string_view(subject).starts_with(own_from_)) {
+    counters_.bytes_in += message.size();  // another router's frames in this router's name: never routed
+    ++counters_.unmapped;
+    rival_heard(origin != nullptr ? origin : "");
+    return;
+  }
+  if (yielding()) {  // what comes for the vehicle another router holds: not this one's to take
+    counters_.bytes_in += message.size();
+    ++counters_.unmapped;
     return;
   }
   if (vehicles_) {
@@ -262,6 +284,10 @@ bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
     ++counters_.dropped_down;
     return true;
   }
+  if (yielding()) {
+    ++counters_.unmapped;
+    return true;
+  }
   // A connection that cannot write as fast as frames come fills only its own buffer, up to
   // QueueSize (a full one is written and tried again: Link::send); while reconnecting libnats
   // bounds it (ReconnectBuffer) and refuses the rest.
@@ -275,6 +301,55 @@ bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
   }
   fabric_subject(subject_, root_, frame);
   return publish(subject_.c_str(), bytes);
+}
+
+namespace {
+
+// (began, id) from an origin PREFIX.origin.BEGAN-ID; nothing when it is not one of ours.
+std::optional<std::pair<uint64_t, uint64_t>> origin_order(std::string_view origin) {
+  const size_t at = origin.rfind(".origin.");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view tail = origin.substr(at + 8);
+  const size_t dash = tail.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  uint64_t began = 0, id = 0;
+  const auto a = std::from_chars(tail.data(), tail.data() + dash, began, 16);
+  const auto b = std::from_chars(tail.data() + dash + 1, tail.data() + tail.size(), id, 16);
+  if (a.ec != std::errc() || a.ptr != tail.data() + dash || b.ec != std::errc() || b.ptr != tail.data() + tail.size())
+    return std::nullopt;
+  return std::make_pair(began, id);
+}
+
+}  // namespace
+
+bool began_before(std::string_view a, std::string_view b) {
+  const auto x = origin_order(a), y = origin_order(b);
+  return x && y && *x < *y;
+}
+
+void FabricLink::rival_heard(std::string_view origin) {
+  const int64_t now = host_.loop().now();
+  const bool new_rival = rival_ != origin || now - rival_heard_at_ >= settings_.vehicle_timeout_ms;
+  rival_heard_at_ = now;
+  if (!new_rival) return;
+  rival_ = std::string(origin);
+  // The later one yields, by the time each began (its origin says; a tie by the random id). A
+  // rival whose origin does not say (not a mavswitchd) is not yielded to: the ground sorts it out.
+  yielding_ = began_before(rival_, origin_);
+  rival_lines_.line(log::Level::kError, "nats: router {} also sends as vehicle {} (this router is {}): {}", rival_,
+                    settings_.vehicle, origin_,
+                    yielding_ ? "it was there first; this router neither publishes nor takes commands for the vehicle "
+                                "until it is silent"
+                              : "this router holds the name and goes on; ground routers refuse the other's frames");
+}
+
+bool FabricLink::yielding() {
+  if (!yielding_) return false;
+  if (host_.loop().now() - rival_heard_at_ < settings_.vehicle_timeout_ms) return true;
+  yielding_ = false;
+  log::warning("nats: router {} silent {} s: this router sends as vehicle {} again", rival_,
+               settings_.vehicle_timeout_ms / 1000, settings_.vehicle);
+  return false;
 }
 
 bool FabricLink::publish(const char* subject, std::span<const uint8_t> bytes) {

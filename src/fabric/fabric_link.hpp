@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.hpp"
 #include "config/config.hpp"
 #include "fabric/vehicle_map.hpp"
 #include "routing/signing_policy.hpp"
@@ -124,6 +125,22 @@ class FabricLink final : public transport::Link {
   std::array<uint8_t, protocol::kMaxFrameLen> edited_{}, signed_{};
   mutable std::mutex numbering_mutex_;
   std::string numbering_;  // vehicles_->summary(), for numbering()
+
+  // Vehicle = NAME: another router sending as NAME (its heartbeats on ROOT.from, another origin).
+  // The later of the two yields: it neither publishes nor takes commands for NAME until the
+  // other is silent VehicleTimeout, so a command for the vehicle reaches one autopilot. The
+  // earlier says the conflict and goes on (the ground refuses the other's frames: VehicleMap).
+  void rival_heard(std::string_view origin);
+  bool yielding();        // and ends a yield whose rival went silent
+  std::string own_from_;  // ROOT.from.: where its own name's frames are published
+  std::string rival_;     // the other router's origin ("" : none heard)
+  int64_t rival_heard_at_ = 0;
+  bool yielding_ = false;
+  log::Throttle rival_lines_;
 };
+
+// Whether the router of origin `a` began before the one of origin `b` (both mavswitchd's
+// origins, PREFIX.origin.BEGAN-ID); false when either is not one.
+bool began_before(std::string_view a, std::string_view b);
 
 }  // namespace mavswitch::daemon

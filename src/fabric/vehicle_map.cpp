@@ -172,10 +172,10 @@ bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t 
     }
     if (it != conflicts.end()) ++it->frames;
   }
-  conflict_lines_.line(log::Level::kError,
-                       "nats: vehicle {}: router {} sends as {} while router {} holds the name: its frames are "
-                       "refused until {} is silent {} s (two routers configured with one Vehicle name?)",
-                       v.name, origin, v.name, v.holder, v.holder, timeout / 1000);
+  conflict_lines_.say(log::Level::kError, v.name + " " + std::string(origin),
+                      fmt::format("nats: vehicle {}: router {} sends as {} while router {} holds the name: its frames "
+                                  "are refused until {} is silent {} s (two routers configured with one Vehicle name?)",
+                                  v.name, origin, v.name, v.holder, v.holder, timeout / 1000));
   return false;
 }
 

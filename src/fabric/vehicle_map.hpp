@@ -86,7 +86,7 @@ class VehicleMap {
   std::array<bool, 256> listed_{};  // ids given in Vehicles: never a pattern's
   bool none_left_said_ = false;
   bool bad_name_said_ = false;
-  log::Throttle conflict_lines_;
+  log::Repeats conflict_lines_;  // a conflict said once, then once a minute with its count
 };
 
 // Every name conflict any fabric link of this process saw (at most VehicleMap::kMaxConflicts),

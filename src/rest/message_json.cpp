@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/utf8.hpp"
 #include "protocol/encoder.hpp"
 
 namespace mavswitch::rest {
@@ -48,16 +49,6 @@ Integer integer_at(FieldType type, const uint8_t* at) {
   }
 }
 
-// The length of the valid UTF-8 sequence at text[i], or 0.
-size_t utf8_length(std::string_view text, size_t i) {
-  const auto u = static_cast<unsigned char>(text[i]);
-  const size_t n = u >= 0xf0 && u <= 0xf4 ? 4 : u >= 0xe0 ? 3 : u >= 0xc2 && u <= 0xdf ? 2 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
-  return n;
-}
-
 // Text as a JSON string: UTF-8 as it is (a STATUSTEXT in any language), a byte that is not
 // UTF-8 as the Latin-1 character it would be, so that the JSON is always valid.
 void write_string(std::string_view text, std::string& out) {
@@ -72,7 +63,7 @@ void write_string(std::string_view text, std::string& out) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", u);
     } else if (u < 0x80) {
       out += c;
-    } else if (const size_t n = utf8_length(text, i); n > 0) {
+    } else if (const size_t n = utf8::sequence_length(text, i); n > 0) {
       out.append(text.substr(i, n));
       i += n - 1;
     } else {

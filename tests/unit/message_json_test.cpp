@@ -134,6 +134,21 @@ TEST(MessageJson, StringsArraysAndNanAreWhatJsonCanCarry) {
   EXPECT_EQ(a["rollspeed"].get<float>(), 0.1f);
 }
 
+// Found by vehicle_data_fuzz: bytes that look like UTF-8 but are not (an overlong form, a
+// surrogate, past U+10FFFF) were written as they were, and the tree was not JSON.
+TEST(MessageJson, BytesThatOnlyLookLikeUtf8AreEscaped) {
+  msg::Statustext text;
+  const std::string said = "\xf0\x83\x9b\x86 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf \xf0\x9f\x9a\x81";
+  std::memcpy(text.text.data(), said.data(), said.size());
+  std::string out;
+  const auto frame = test::frame_of(text, 1, 1);
+  ASSERT_TRUE(codec().write_message(msg::Statustext::kId, test::view_of(frame).payload(), out));
+  const Json m = Json::parse(out, nullptr, false);
+  ASSERT_FALSE(m.is_discarded()) << out;
+  EXPECT_EQ(m["text"].get<std::string>().substr(m["text"].get<std::string>().size() - 4), "\xf0\x9f\x9a\x81")
+      << "a well-formed sequence stays as it is";
+}
+
 // Every message of the dialect, with random values: to JSON and back gives the same payload.
 TEST(MessageJson, EveryMessageRoundTrips) {
   std::mt19937_64 rng(7);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "dialect/builtin.hpp"
+#include "fabric/fabric_link.hpp"
 #include "fabric/fabric_subjects.hpp"
 #include "fabric/fleet_state.hpp"
 #include "fabric/vehicle_map.hpp"
@@ -100,4 +101,57 @@ TEST(VehicleMap, ListedNamesFirstThenPatternsTakeTheFreeIds) {
   for (int n = 0; n < 250; ++n) ASSERT_NE(map.find("boat-" + std::to_string(n), none, &numbered), nullptr) << n;
   EXPECT_EQ(map.find("boat-last", none, &numbered), nullptr) << "no id left: 255 in use, one of them here";
   EXPECT_EQ(map.vehicles().size(), 254u);
+}
+
+TEST(VehicleMap, ASilentPatternVehicleGivesItsIdBackWhenIdsRunShort) {
+  daemon::VehicleMap map("mavlink", {{"boat-*", 0}});
+  bool numbered = false;
+  const auto none = [](uint8_t) { return false; };
+  for (int n = 0; n < 255; ++n) {
+    auto* v = map.find("boat-" + std::to_string(n), none, &numbered, 0, 5000);
+    ASSERT_NE(v, nullptr) << n;
+    ASSERT_TRUE(map.hold(*v, "router-" + std::to_string(n), 1000 + n, 5000));
+  }
+  EXPECT_EQ(map.find("boat-late", none, &numbered, 3000, 5000), nullptr) << "every id held, none silent 5 s";
+  auto* late = map.find("boat-late", none, &numbered, 6000, 5000);
+  ASSERT_NE(late, nullptr) << "boat-0, silent since 1000, gave its id";
+  EXPECT_EQ(late->system, 1);
+  auto* first = map.find("boat-0", none, &numbered, 60'000, 5000);
+  ASSERT_NE(first, nullptr) << "heard again: an id again, as one is free";
+  EXPECT_NE(first->system, 0);
+}
+
+TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
+  daemon::VehicleMap map("mavlink", {{"boat-1", 11}});
+  bool numbered = false;
+  auto* v = map.find(
+      "boat-1", [](uint8_t) { return false; }, &numbered);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(map.hold(*v, "a", 1000, 5000));
+  EXPECT_FALSE(map.hold(*v, "b", 1500, 5000)) << "a second router in the name";
+  EXPECT_TRUE(map.hold(*v, "a", 2000, 5000));
+  EXPECT_FALSE(map.hold(*v, "b", 6999, 5000));
+  EXPECT_TRUE(map.hold(*v, "b", 7000, 5000)) << "a silent 5 s: the name passes";
+  EXPECT_FALSE(map.hold(*v, "a", 7100, 5000));
+  EXPECT_NE(daemon::fleet_conflict_metrics().find(R"(vehicle="boat-1",holder="a",refused="b"} 2)"), std::string::npos)
+      << daemon::fleet_conflict_metrics();
+}
+
+TEST(VehicleMap, NamesHeardFollowTheConfiguredRule) {
+  daemon::VehicleMap map("mavlink", {{"*", 0}});
+  bool numbered = false;
+  const auto none = [](uint8_t) { return false; };
+  EXPECT_NE(map.find("boat_1-x", none, &numbered), nullptr);
+  EXPECT_EQ(map.find("bo\x1b[2Jat", none, &numbered), nullptr);
+  EXPECT_EQ(map.find("b\xff", none, &numbered), nullptr);
+  EXPECT_EQ(map.find(std::string(65, 'a'), none, &numbered), nullptr);
+  EXPECT_EQ(map.find("origin", none, &numbered), nullptr);
+}
+
+TEST(FabricOrigins, TheRouterThatBeganFirstHoldsANameOnATieTheSmallerId) {
+  EXPECT_TRUE(daemon::began_before("mavlink.origin.18c-0000000000000002", "mavlink.origin.18d-0000000000000001"));
+  EXPECT_FALSE(daemon::began_before("mavlink.origin.18d-0000000000000001", "mavlink.origin.18c-0000000000000002"));
+  EXPECT_TRUE(daemon::began_before("fleet.origin.18c-01", "fleet.origin.18c-02"));
+  EXPECT_FALSE(daemon::began_before("mavlink.origin.impostor", "mavlink.origin.18c-01")) << "not ours: not yielded to";
+  EXPECT_FALSE(daemon::began_before("mavlink.origin.18c-01", "mavlink.origin.18c-01zz"));
 }

@@ -39,3 +39,12 @@ TEST(Printable, ControlBytesAndBytesThatAreNotUtf8AreWrittenAsHex) {
   EXPECT_EQ(log::printable("\xe6\xb0"), "\\xe6\\xb0") << "a sequence cut short";
   EXPECT_EQ(log::printable(std::string_view("a\0b", 3)), "a\\x00b");
 }
+
+TEST(Printable, OverlongFormsSurrogatesAndCodePointsPastTheLastAreNotText) {
+  EXPECT_EQ(log::printable("\xc0\xaf"), "\\xc0\\xaf") << "an overlong '/'";
+  EXPECT_EQ(log::printable("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");
+  EXPECT_EQ(log::printable("\xf0\x83\x9b\x86"), "\\xf0\\x83\\x9b\\x86") << "the fuzz target's find";
+  EXPECT_EQ(log::printable("\xed\xa0\x80"), "\\xed\\xa0\\x80") << "a surrogate";
+  EXPECT_EQ(log::printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80") << "past U+10FFFF";
+  EXPECT_EQ(log::printable("\xf0\x9f\x9a\x81"), "\xf0\x9f\x9a\x81") << "a helicopter stays one";
+}
