@@ -156,23 +156,31 @@ size_t FabricLink::drain() {
       if (!delivered_earlier(subscriptions_[i], subject))
         received_message(
             {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg)), static_cast<size_t>(natsMsg_GetDataLength(msg))},
-            subject, natsMsg_GetReply(msg));
+            subject, natsMsg_GetReply(msg), subscriptions_[i].pattern.ends_with(".from.>"));
       natsMsg_Destroy(msg);
     }
   }
   return messages;
 }
 
-void FabricLink::received_message(std::span<const uint8_t> message, const char* subject, const char* origin) {
-  if (origin != nullptr && origin_ == origin) {  // its own, back from a node that stalled
+void FabricLink::received_message(std::span<const uint8_t> message, const char* subject, const char* reply,
+                                  bool complete) {
+  const OriginParts parts = origin_parts(reply != nullptr ? reply : "");
+  const std::string_view origin = parts.id;
+  if (origin == origin_) {  // its own, back from a node that stalled
     counters_.bytes_in += message.size();
     ++counters_.looped_in;
+    return;
+  }
+  if (parts.count != 0 && !in_order(origin, parts.count, complete)) {
+    counters_.bytes_in += message.size();
+    ++counters_.stale;
     return;
   }
   if (!own_from_.empty() && std::string_view(subject).starts_with(own_from_)) {
     counters_.bytes_in += message.size();  // another router's frames in this router's name: never routed
     ++counters_.unmapped;
-    rival_heard(origin != nullptr ? origin : "");
+    rival_heard(origin);
     return;
   }
   if (yielding()) {  // what comes for the vehicle another router holds: not this one's to take
@@ -183,7 +191,7 @@ void FabricLink::received_message(std::span<const uint8_t> message, const char* 
   if (vehicles_) {
     if (const std::string_view name = fabric::subject_vehicle(subject, settings_.prefix); !name.empty()) {
       const size_t size = message.size();
-      message = from_vehicle(message, name, origin != nullptr ? std::string_view(origin) : std::string_view());
+      message = from_vehicle(message, name, origin);
       if (message.empty()) {
         counters_.bytes_in += size;
         ++counters_.unmapped;
@@ -300,7 +308,23 @@ bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
       return publish_to_vehicle(frame, *v);
   }
   fabric_subject(subject_, root_, frame);
-  return publish(subject_.c_str(), bytes);
+  // Its from-subjects' messages are counted (origin.N): a ground router that takes them all
+  // counts what never came and drops what comes after a newer one.
+  return publish(subject_.c_str(), bytes, std::string_view(subject_).substr(root_.size()).starts_with(".from."));
+}
+
+bool FabricLink::in_order(std::string_view origin, uint64_t count, bool complete) {
+  auto it = counts_.find(origin);
+  if (it == counts_.end()) {
+    if (counts_.size() >= kMaxOrigins) return true;  // not tracked
+    it = counts_.emplace(std::string(origin), Count{}).first;
+  }
+  Count& c = it->second;
+  if (c.last != 0 && count <= c.last) return false;
+  if (c.complete && c.last != 0 && count > c.last + 1) counters_.fabric_lost += count - c.last - 1;
+  c.last = count;
+  c.complete = c.complete || complete;
+  return true;
 }
 
 namespace {
@@ -321,6 +345,17 @@ std::optional<std::pair<uint64_t, uint64_t>> origin_order(std::string_view origi
 }
 
 }  // namespace
+
+OriginParts origin_parts(std::string_view reply) {
+  const size_t at = reply.rfind(".origin.");
+  if (at == std::string_view::npos) return {reply, 0};
+  const size_t dot = reply.find('.', at + 8);
+  if (dot == std::string_view::npos) return {reply, 0};
+  uint64_t count = 0;
+  const auto r = std::from_chars(reply.data() + dot + 1, reply.data() + reply.size(), count);
+  if (r.ec != std::errc() || r.ptr != reply.data() + reply.size()) return {reply, 0};
+  return {reply.substr(0, dot), count};
+}
 
 bool began_before(std::string_view a, std::string_view b) {
   const auto x = origin_order(a), y = origin_order(b);
@@ -352,9 +387,16 @@ bool FabricLink::yielding() {
   return false;
 }
 
-bool FabricLink::publish(const char* subject, std::span<const uint8_t> bytes) {
-  if (natsConnection_PublishRequest(connection_, subject, origin_.c_str(), bytes.data(),
-                                    static_cast<int>(bytes.size())) != NATS_OK) {
+bool FabricLink::publish(const char* subject, std::span<const uint8_t> bytes, bool counted) {
+  const char* reply = origin_.c_str();
+  if (counted) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, ++published_from_).ptr;
+    reply_.assign(origin_).append(1, '.').append(digits, end);
+    reply = reply_.c_str();
+  }
+  if (natsConnection_PublishRequest(connection_, subject, reply, bytes.data(), static_cast<int>(bytes.size())) !=
+      NATS_OK) {
     ++counters_.dropped_down;
     return true;
   }

@@ -37,6 +37,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/log.hpp"
@@ -90,7 +91,12 @@ class FabricLink final : public transport::Link {
   bool enqueue(std::span<const uint8_t> frame) override;
   void subscribe(const std::string& subject);
   bool delivered_earlier(const Subscription& sub, const char* subject) const;
-  void received_message(std::span<const uint8_t> message, const char* subject, const char* origin);
+  // `complete`: it came by a subscription to all of some router's frames (a pattern ending
+  // from.>), so a gap in that router's count is a loss.
+  void received_message(std::span<const uint8_t> message, const char* subject, const char* origin, bool complete);
+  // Another router's count on what it published to from-subjects (its origin's ".N"): false for
+  // a message that came after a newer one of that router (stale: dropped); gaps counted lost.
+  bool in_order(std::string_view origin, uint64_t count, bool complete);
   // Vehicles: the frame a message from a vehicle holds, renumbered (in edited_); empty when it
   // is dropped (counted).
   std::span<const uint8_t> from_vehicle(std::span<const uint8_t> message, std::string_view name,
@@ -100,7 +106,7 @@ class FabricLink final : public transport::Link {
   // `edited` (a signed frame renumbered) signed again with the link's key, with the link id and
   // timestamp it carried (the order of its stream stays its signer's).
   std::span<const uint8_t> sign_again(std::span<uint8_t> edited);
-  bool publish(const char* subject, std::span<const uint8_t> bytes);
+  bool publish(const char* subject, std::span<const uint8_t> bytes, bool counted = false);
   void taken(const VehicleMap::Vehicle& v);  // newly numbered: said, and subscribed to
   void subscribe_vehicle(const VehicleMap::Vehicle& v);
   void subscribe_interest(uint8_t system);
@@ -118,7 +124,21 @@ class FabricLink final : public transport::Link {
   // for on every connection); a frame of one of these is local, not the fabric's, until the
   // route timeout has passed without one.
   std::array<int64_t, 256> published_at_{};
-  std::string origin_;                     // PREFIX.origin.ID: the reply subject of everything it publishes
+  std::string origin_;           // PREFIX.origin.ID: the reply subject of everything it publishes
+  std::string reply_;            // origin_.N: what a from-subject's message carries; storage reused
+  uint64_t published_from_ = 0;  // messages it published to from-subjects: their count, N
+  // Other routers' counts, by origin (at most kMaxOrigins): the last seen, and whether it was
+  // seen whole (by a from.> subscription), which makes its gaps losses.
+  struct Count {
+    uint64_t last = 0;
+    bool complete = false;
+  };
+  static constexpr size_t kMaxOrigins = 1024;
+  struct OriginHash {
+    using is_transparent = void;  // found by a string_view: no allocation per message
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, Count, OriginHash, std::equal_to<>> counts_;
   std::string subject_;                    // the subject being published on; its storage reused
   std::unique_ptr<VehicleMap> vehicles_;   // Vehicles: the vehicles it takes; null: none
   std::array<bool, 256> heard_unnamed_{};  // Vehicles: systems the fabric brought without a name
@@ -138,6 +158,14 @@ class FabricLink final : public transport::Link {
   bool yielding_ = false;
   log::Throttle rival_lines_;
 };
+
+// A message's reply subject: its router's origin (PREFIX.origin.BEGAN-ID), and the count that
+// router gave it (its from-subjects' messages: PREFIX.origin.BEGAN-ID.N), or 0.
+struct OriginParts {
+  std::string_view id;
+  uint64_t count = 0;
+};
+OriginParts origin_parts(std::string_view reply);
 
 // Whether the router of origin `a` began before the one of origin `b` (both mavswitchd's
 // origins, PREFIX.origin.BEGAN-ID); false when either is not one.

@@ -60,6 +60,8 @@ struct LinkCounters {
   uint64_t superseded = 0;          // MaxRate: telemetry replaced by a newer value while it waited
   uint64_t looped_in = 0;           // frames that came back to the router that sent them (the fabric)
   uint64_t unmapped = 0;            // the fabric's Vehicles: frames of vehicles it does not take, either way
+  uint64_t stale = 0;               // the fabric: a router's frames that came after newer ones of its (dropped)
+  uint64_t fabric_lost = 0;         // the fabric: a router's frames that never came (gaps in its count)
   // MaxRate: frames dropped by class (control, status, telemetry): their queue full, or too late.
   std::array<uint64_t, protocol::kMessageClasses> paced_drops{};
 
@@ -68,7 +70,7 @@ struct LinkCounters {
     dropped_queue_full += o.dropped_queue_full, dropped_down += o.dropped_down;
     rate_limited_in += o.rate_limited_in, rate_limited_out += o.rate_limited_out, rate_thinned += o.rate_thinned,
         superseded += o.superseded;
-    looped_in += o.looped_in, unmapped += o.unmapped;
+    looped_in += o.looped_in, unmapped += o.unmapped, stale += o.stale, fabric_lost += o.fabric_lost;
     for (size_t c = 0; c < paced_drops.size(); ++c) paced_drops[c] += o.paced_drops[c];
     return *this;
   }

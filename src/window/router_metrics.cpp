@@ -114,6 +114,9 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
   each("mavswitch_link_sequence_lost_frames_total",
        "Frames missing from the sequence numbers of the sources heard (links now up).",
        [](const Series& se) { return se.sequence_lost; });
+  each("mavswitch_link_fabric_lost_frames_total",
+       "The fleet fabric: frames of another router that never came (gaps in the count each router's frames carry).",
+       [](const Series& se) { return se.counters->fabric_lost; });
   x.family("mavswitch_link_dropped_frames_total", "counter", "Frames a link did not send, by cause.");
   for (const auto& se : series) {
     for (const auto& [cause, n] : drops_of(*se.counters)) {

@@ -21,7 +21,8 @@ Json counters_json(const transport::LinkCounters& c, const protocol::ParserStats
           {"dropped", drops},
           {"crc_errors", p.crc_failures},
           {"skipped_bytes", p.bytes_skipped},
-          {"sequence_lost", sequence_lost}};
+          {"sequence_lost", sequence_lost},
+          {"lost_on_fabric", c.fabric_lost}};
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCoun
           {"paced_status", c.paced_drops[1]},
           {"paced_telemetry", c.paced_drops[2]},
           {"looped", c.looped_in},
-          {"unmapped", c.unmapped}};
+          {"unmapped", c.unmapped},
+          {"stale", c.stale}};
 }
 
 std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingStats& r) {

@@ -4,6 +4,10 @@
 // vehicle reaches one autopilot.
 #include <nats/nats.h>
 
+#include <algorithm>
+#include <csignal>
+#include <thread>
+
 #include "e2e/nats_site.hpp"
 #include "mavswitch/msg/command_long.hpp"
 
@@ -99,4 +103,53 @@ TEST_F(Fabric, a_second_router_configured_with_a_held_name_yields_and_takes_no_c
     return boat.heard(255, msg::CommandLong::kId) > 0;
   }));
   EXPECT_EQ(impostor.heard(255, msg::CommandLong::kId), 0u) << "the later router took no command for the vehicle";
+}
+
+// A vehicle streams 1,000 frames a second through node 0, which freezes (SIGSTOP) for seconds
+// and then resumes, delivering what it held late. At the ground router every frame arrived or
+// was counted (lost, or dropped as stale), and the ground station got them in order.
+TEST_F(Fabric, frames_lost_around_a_frozen_node_are_counted_and_none_arrive_out_of_order) {
+  NatsCluster cluster;
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const uint16_t http = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n");
+  Site b(scratch_, "b", "Url = " + cluster.url(2) + "\n", "127.0.0.1:" + std::to_string(http));
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
+  b.peer.clear();
+  const uint64_t lost_before = fabric_count(http, "lost_on_fabric"), stale_before = fabric_count(http, "stale");
+  uint32_t sent = 0, after = 0;
+  bool moved = false;
+  const auto start = std::chrono::steady_clock::now();
+  for (; sent < 30000 && after < 1000 && std::chrono::steady_clock::now() - start < 25s; ++sent) {
+    a.send(attitude(1, 60, sent, static_cast<uint8_t>(sent)));
+    if (sent == 500) cluster.signal(0, SIGSTOP);
+    if (sent > 500 && !moved && sent % 20 == 0) {
+      moved = a.router->err().find("reconnected to " + cluster.url(1)) != std::string::npos;
+      if (moved) cluster.signal(0, SIGCONT);
+    }
+    after += moved;
+    std::this_thread::sleep_until(start + (sent + 1) * 1ms);
+  }
+  ASSERT_TRUE(moved) << a.router->err();
+  std::vector<uint32_t> got;
+  ASSERT_TRUE(wait_until([&] {
+    got = b.attitude_numbers(1, 60);
+    return !got.empty() && got.back() == sent - 1;
+  })) << got.size();
+  // What node 0 held is delivered once it runs again, to node 2 at once: its late frames are
+  // dropped as they come (after newer ones), and counted.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return fabric_count(http, "lost_on_fabric") - lost_before + got.size() + fabric_count(http, "stale") -
+                   stale_before >=
+               sent - got.front();
+      },
+      5000ms));
+  const uint64_t lost = fabric_count(http, "lost_on_fabric") - lost_before;
+  const uint64_t stale = fabric_count(http, "stale") - stale_before;
+  std::cout << "[ figures  ] " << sent << " sent, " << got.size() << " arrived in order, " << lost << " counted lost, "
+            << stale << " late ones dropped and counted\n";
+  EXPECT_TRUE(std::is_sorted(got.begin(), got.end())) << "out of order at the ground station";
+  EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "a frame twice";
+  EXPECT_EQ(got.size() + lost, sent - got.front()) << "every frame arrived or was counted lost";
 }
