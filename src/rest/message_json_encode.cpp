@@ -170,6 +170,12 @@ size_t MessageJson::encode(const Json& body, std::span<uint8_t> out, std::string
       }
       *slot = static_cast<uint8_t>(value.get<uint64_t>());
     }
+    // System 0 is MAVLink's broadcast address, never a sender's: routers and autopilots would
+    // take it as from everyone.
+    if (header.sysid == 0) {
+      *error = "header \"system_id\": a sender's system is 1 to 255 (0 is broadcast)";
+      return 0;
+    }
   }
   const auto m = body.find("message");
   if (m == body.end() || !m->is_object()) {

@@ -25,7 +25,11 @@ VehicleCommands::VehicleCommands(Router& router, Component& component) : router_
           finish(key);
           return;
         }
-        // Under way: no more resends (the component would start it again), only the final ack.
+        // Under way: no more resends (the component would start it again), only the final ack,
+        // for kProgressMs from the first IN_PROGRESS: a component that says "in progress" for
+        // ever does not hold the command (and its caller) open.
+        if (c.in_progress) return;
+        c.in_progress = true;
         router_.event_loop().cancel(c.timer);
         c.timer = router_.event_loop().after(kProgressMs, [this, key] {
           in_flight_.at(key).timer = 0;
@@ -50,7 +54,7 @@ void VehicleCommands::send(const Command& command, std::function<void(const Outc
     done(Outcome{.how = Outcome::How::kBusy});
     return;
   }
-  in_flight_[key] = InFlight{command, std::move(done), {}, 0};
+  in_flight_[key] = InFlight{command, std::move(done), {}, 0, false};
   transmit(key);
 }
 

@@ -1,9 +1,9 @@
 // Commands to a vehicle's component by MAVLink's command protocol, for POST
 // /v1/vehicles/{sys}/{comp}/command: a COMMAND_LONG from the router's own component, sent again
 // with `confirmation` counted up until a COMMAND_ACK comes (kTries, kRetryMs apart); an
-// IN_PROGRESS ack stops the resends and waits for the final one (kProgressMs after the last
-// progress). One command of an id to a component at a time, as the protocol asks; a second is
-// refused rather than queued. The router's thread only.
+// IN_PROGRESS ack stops the resends and waits for the final one (kProgressMs after the first
+// IN_PROGRESS, however many more come). One command of an id to a component at a time, as the protocol asks; a second
+// is refused rather than queued. The router's thread only.
 #pragma once
 
 #include <array>
@@ -51,6 +51,7 @@ class VehicleCommands {
     std::function<void(const Outcome&)> done;
     Outcome outcome;
     transport::EventLoop::TimerId timer = 0;
+    bool in_progress = false;  // an IN_PROGRESS came: the final ack is awaited, kProgressMs at most
   };
   void transmit(const Key& key);
   void finish(const Key& key);

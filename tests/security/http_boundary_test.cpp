@@ -139,6 +139,9 @@ TEST_F(DaemonUnderAttack, values_beyond_float_range_and_bad_pointers_get_a_4xx_t
   const auto parameter =
       http_request(http_port_, "PUT", "/v1/vehicles/1/1/parameters/SYSID_THISMAV", R"({"value":1e39})");
   EXPECT_EQ(parameter.status, 400) << parameter.body;
+  const auto from_zero = http_request(http_port_, "POST", "/v1/mavlink",
+                                      R"({"header":{"system_id":0,"component_id":1},"message":{"type":"HEARTBEAT"}})");
+  EXPECT_EQ(from_zero.status, 400) << "system 0 is broadcast, never a sender: " << from_zero.body;
   const auto pointer = http_request(http_port_, "GET", "/v1/mavlink/vehicles/%FF%FE/x");
   EXPECT_EQ(pointer.status, 404) << pointer.body;
   EXPECT_EQ(pointer.body.find("json"), std::string::npos) << pointer.body;

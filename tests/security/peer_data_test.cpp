@@ -89,3 +89,33 @@ TEST_F(DaemonUnderAttack, a_spoofed_command_ack_is_not_believed) {
   EXPECT_NE(reply.body.find("MAV_RESULT_FAILED"), std::string::npos) << reply.body;
   EXPECT_NE(d->err().find("not believed"), std::string::npos) << d->err();
 }
+
+// A component that answers "in progress" every half second, for ever, does not hold a command
+// open: the answer comes 10 s after the first IN_PROGRESS (504: no final answer).
+TEST_F(DaemonUnderAttack, a_command_kept_in_progress_is_answered_within_10_s) {
+  auto d = start();
+  connect_peers();
+  const auto asked = std::chrono::steady_clock::now();
+  auto answer = std::async(std::launch::async, [&] {
+    return http_request(http_port_, "POST", "/v1/vehicles/1/1/command", R"({"command":31000})", "", 30);
+  });
+  std::optional<protocol::FrameView> command;
+  ASSERT_TRUE(wait_until([&] { return (command = first(vehicle_, msg::CommandLong::kId)).has_value(); }, 5000ms));
+  msg::CommandAck ack;
+  ack.command = 31000;
+  ack.target_system = command->sysid();
+  ack.target_component = command->compid();
+  ack.result = 5;  // MAV_RESULT_IN_PROGRESS
+  for (int i = 0; i < 60 && answer.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready; ++i) {
+    ack.progress = static_cast<uint8_t>(i);
+    vehicle_.send_to(vehicle_port_, frame_of(ack, 1, 1));
+    answer.wait_for(std::chrono::milliseconds(500));  // the component's pace, and the answer's deadline
+  }
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(1)), std::future_status::ready);
+  const HttpReply reply = answer.get();
+  const auto took = std::chrono::steady_clock::now() - asked;
+  EXPECT_EQ(reply.status, 504) << reply.body;
+  EXPECT_NE(reply.body.find("final"), std::string::npos) << reply.body;
+  EXPECT_LT(took, std::chrono::seconds(12));
+  EXPECT_GE(took, std::chrono::seconds(9));
+}
