@@ -295,6 +295,59 @@ TEST_F(FlightLogTest, OnlyTheLoggedAutopilotWritesItsFlightLog) {
   EXPECT_EQ(s.foreign, 150u);
 }
 
+// A ground station's link sends blocks in the autopilot's own name (1/1): they count only from
+// the link the autopilot lives on, so none is written and each is counted as spoofed.
+TEST_F(FlightLogTest, BlocksInTheAutopilotsNameFromAnotherLinkAreNotWritten) {
+  std::vector<uint8_t> input(200 * 300);
+  std::mt19937 rng(9);
+  for (auto& b : input) b = static_cast<uint8_t>(rng());
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot);
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
+  UdpPeer attacker;
+  attacker.connect_to(port_);
+  for (uint32_t seqno = 0; seqno < 100; ++seqno) {
+    msg::RemoteLogDataBlock b;
+    b.target_system = ardupilot.writer_system();
+    b.target_component = ardupilot.writer_component();
+    b.seqno = seqno;
+    b.data.fill(0xEE);
+    attacker.send(frame_of(b, 1, 1, static_cast<uint8_t>(seqno)));
+  }
+  ASSERT_TRUE(wait_until([&] { return rt_.router.spoofed_answers() >= 100; })) << rt_.router.spoofed_answers();
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
+  ASSERT_TRUE(wait_written(input.size()));
+  const fs::path file = finish();
+  EXPECT_TRUE(read_bytes(file) == input) << "the vehicle's blocks, none of the impostor's";
+}
+
+// An autopilot whose stream keeps jumping far ahead (or a peer making it look so) makes a new
+// file at most once a minute: the second restart within the minute is held back.
+TEST_F(FlightLogTest, AStreamThatKeepsJumpingAheadMakesANewFileAtMostOnceAMinute) {
+  std::vector<uint8_t> input(200 * 100);
+  std::mt19937 rng(11);
+  for (auto& b : input) b = static_cast<uint8_t>(rng());
+  start(false);
+  LoggingAutopilot ardupilot(*link_, kArduPilot);
+  const auto jump = [&] {  // one block 5,000 ahead, from the autopilot's log component itself
+    msg::RemoteLogDataBlock b;
+    b.target_system = ardupilot.writer_system();
+    b.target_component = ardupilot.writer_component();
+    b.seqno = 5000;
+    link_->send(frame_of(b, 1, 155));
+  };
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
+  jump();
+  ASSERT_TRUE(wait_until([&] { return stats().restarts == 1; })) << "the first: a new file";
+  ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
+  ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
+  jump();
+  ASSERT_TRUE(wait_until([&] { return stats().restarts_held >= 1; })) << stats().restarts;
+  EXPECT_EQ(stats().restarts, 1u);
+  EXPECT_EQ(logs().size(), 2u);
+}
+
 // ArduPilot already streaming (to someone before us, or before a restart of the router): blocks
 // that begin far into a log are not taken as its start; the writer asks again (START, and STOP
 // then START if it was already streaming) and the file holds the log from its first block.
