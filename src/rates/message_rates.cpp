@@ -6,13 +6,14 @@
 #include "base/log.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "mavswitch/msg/message_interval.hpp"
 #include "mavswitch/msg/system_time.hpp"
 #include "rates/stream_groups.hpp"
 
 namespace mavswitch::rates {
 namespace {
 
-constexpr uint16_t kSetMessageInterval = 511;
+constexpr uint16_t kSetMessageInterval = 511, kGetMessageInterval = 510;
 constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75;
 constexpr uint8_t kResultDenied = 2, kResultInProgress = 5;
 constexpr int kTries = 3;                  // as a ground station would send a command
@@ -49,6 +50,11 @@ MessageRates::MessageRates(Router& router, mavswitch::Component& component, doub
         acknowledged(f, ack.result, ack.result_param2, ack.command);
       },
       {.addressed_to_me = true, .from_home = true}));
+  subscriptions_.push_back(component_.subscribe<msg::MessageInterval>(
+      [this](const msg::MessageInterval& m, const protocol::FrameView& f) {
+        interval_heard(f, m.message_id, m.interval_us);
+      },
+      {.from_home = true}));
   subscriptions_.push_back(component_.subscribe<msg::SystemTime>(
       [this](const msg::SystemTime& t, const protocol::FrameView& f) {
         const auto it = targets_.find(component_key(f.sysid(), f.compid()));
@@ -215,22 +221,32 @@ void MessageRates::send_now(uint16_t id) {
     return;
   }
   t.last_sent = router_.event_loop().now();
-  t.awaiting_ack = true;
   const Key key{uint8_t(id >> 8), uint8_t(id & 0xFF), t.queue.front()};
   const Ask& ask = asks_[key];
   msg::CommandLong c;
   c.target_system = key.system;
   c.target_component = key.component;
-  c.command = kSetMessageInterval;
   c.confirmation = static_cast<uint8_t>(t.tries);
   c.param1 = static_cast<float>(key.message);
-  c.param2 = static_cast<float>(ask.interval);
+  // First its default, once (GET_MESSAGE_INTERVAL, answered by MESSAGE_INTERVAL): a wish slower
+  // than the default is not asked of it, so links that asked nothing keep the default.
+  t.probing = !ask.probed;
+  t.awaiting_ack = !t.probing;
+  if (t.probing) {
+    c.command = kGetMessageInterval;
+  } else {
+    c.command = kSetMessageInterval;
+    c.param2 = static_cast<float>(ask.default_us > 0 && ask.interval > ask.default_us ? kDefault : ask.interval);
+  }
   t.sent = ask.interval;
   component_.send(c);
   t.timer = router_.event_loop().after(kRetryMs, [this, id] {
     Target& target = targets_[id];
     target.timer = 0;
-    if (++target.tries >= kTries) {  // no answer: the next message; the askers hear nothing, as from a silent one
+    if (target.probing && ++target.tries >= kTries) {  // its default not said: wishes are asked as they are
+      asks_[Key{uint8_t(id >> 8), uint8_t(id & 0xFF), target.queue.front()}].probed = true;
+      target.tries = 0;
+    } else if (!target.probing && ++target.tries >= kTries) {  // no answer: the askers hear nothing
       unanswered_lines_.line(log::Level::kWarning,
                              "message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", id >> 8,
                              id & 0xFF, target.queue.front());
@@ -241,6 +257,19 @@ void MessageRates::send_now(uint16_t id) {
     }
     send_next(id);
   });
+}
+
+void MessageRates::interval_heard(const protocol::FrameView& f, uint16_t message, int32_t interval_us) {
+  const uint16_t id = component_key(f.sysid(), f.compid());
+  const auto t = targets_.find(id);
+  if (t == targets_.end() || !t->second.probing || t->second.queue.empty() || t->second.queue.front() != message)
+    return;
+  Ask& ask = asks_[Key{f.sysid(), f.compid(), message}];
+  ask.probed = true;
+  ask.default_us = interval_us;
+  t->second.probing = false;
+  t->second.tries = 0;
+  send_next(id);  // now the wishes, paced
 }
 
 void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, int32_t result_param2, uint16_t command) {

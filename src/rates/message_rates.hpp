@@ -20,15 +20,15 @@
 //
 // Fair shares: each link may hold wishes for at most kMaxWishesPerLink streams; "off" thins only
 // the link that asked (the component is never asked to stop a stream other links may want: it
-// is asked for its default instead); no interval asked is shorter than MaxStreamRate allows;
-// commands to one component go at most one per kPaceMs, each for the newest wishes (requests in
-// between coalesce); the record of an ask goes once its stream has no wish and the component
-// took the default again.
+// is asked for its default instead), and so does a wish slower than the component's default
+// (asked once per stream, before the first wish, with GET_MESSAGE_INTERVAL); no interval asked
+// is shorter than MaxStreamRate allows; commands to one component go at most one per kPaceMs,
+// each for the newest wishes (requests in between coalesce); the record of an ask goes once its
+// stream has no wish and the component took the default again.
 //
-// Chose not to build: a link asking "default" is not thinned to it (the default is the
-// component's to know), a slow wish (5 s) is asked of the component as it is (its default is
-// not known here, so a slow wish may slow it for links that asked nothing), and a
-// MESSAGE_INTERVAL signed on its way is passed as it is.
+// Chose not to build: a link asking "default" is not thinned to it, a component that does not
+// answer GET_MESSAGE_INTERVAL has its slow wishes asked as they are, and a MESSAGE_INTERVAL
+// signed on its way is passed as it is.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +87,8 @@ class MessageRates {
     uint8_t result = 0;
     int32_t result_param2 = 0;
     std::vector<Asker> waiting;
+    bool probed = false;     // its default was asked (GET_MESSAGE_INTERVAL), answered or not
+    int64_t default_us = 0;  // what it said: its default interval (> 0), -1 off; 0: not known
   };
   struct Target {                // a component asked: one command at a time: a COMMAND_ACK does not name its message
     std::deque<uint32_t> queue;  // messages to ask about, in turn
@@ -97,6 +99,7 @@ class MessageRates {
     uint32_t last_boot_ms = 0;
     routing::Millis last_sent = INT64_MIN / 2;  // commands to it are paced (kPaceMs)
     bool awaiting_ack = false;                  // a command went; in_flight alone may be its pacing wait
+    bool probing = false;                       // the command that went asks the front message's default
   };
 
   void request(routing::LinkId link, const protocol::FrameView& frame);
@@ -106,6 +109,7 @@ class MessageRates {
   void queue(const Key& key);
   void send_next(uint16_t target);
   void acknowledged(const protocol::FrameView& frame, uint8_t result, int32_t result_param2, uint16_t command);
+  void interval_heard(const protocol::FrameView& frame, uint16_t message, int32_t interval_us);
   void answer(const Key& key, const Asker& asker);
   void reply(const Key& key, const Asker& asker, uint8_t result, int32_t result_param2);
   int64_t fastest(const Key& key) const;

@@ -108,6 +108,25 @@ TEST_F(RateWishes, an_off_wish_thins_only_the_station_that_asked) {
   for (const auto& [message, interval] : autopilot_->asked) EXPECT_NE(interval, -1) << "never asked to stop";
 }
 
+// One station asks ATTITUDE every 5 s, slower than the autopilot's default (4 Hz, which it
+// says when asked): the autopilot is asked its default, the station that asked nothing keeps
+// it, and the slow one gets its own rate.
+TEST_F(RateWishes, a_slow_wish_thins_only_the_station_that_asked) {
+  start_with_autopilot();
+  UdpPeer slow, passive;
+  introduce(slow, 250);
+  introduce(passive, 251);
+  slow.send_to(gcs_port_, set_interval(250, 190, msg::Attitude::kId, 5'000'000));
+  ASSERT_TRUE(pump_until([&] { return !acks(slow).empty(); })) << router_->err();
+  slow.clear();
+  passive.clear();
+  pump_until([] { return false; }, 2000ms);  // two seconds of the autopilot's streams
+  EXPECT_LE(slow.received().count_msgid(msg::Attitude::kId), 1u) << "its 5 s";
+  EXPECT_GE(passive.received().count_msgid(msg::Attitude::kId), 6u) << "the default 4 Hz";
+  ASSERT_FALSE(autopilot_->asked.empty());
+  EXPECT_EQ(autopilot_->asked.back(), std::make_pair(msg::Attitude::kId, int64_t{0})) << "asked its default";
+}
+
 // A 1 µs wish is asked as MaxStreamRate allows (100 Hz by default), not a kilohertz.
 TEST_F(RateWishes, a_microsecond_wish_is_clamped_to_max_stream_rate) {
   start_with_autopilot();
