@@ -214,7 +214,7 @@ void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_
   const auto take = ulog_->packet(sequence, data, first_message_offset, now,
                                   [&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); });
   if (take == UlogStream::Take::kBadHeader) {
-    log::warning("flight log: the stream does not start with a ULog header");
+    held_lines_.line(log::Level::kWarning, "flight log: the stream does not start with a ULog header");
     return;
   }
   if (take == UlogStream::Take::kBeforeHeader) return;  // the silence check restarts a stream begun mid-way

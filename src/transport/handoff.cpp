@@ -118,7 +118,7 @@ class HandoffEndpoint final : public Endpoint {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::adopt");
     auto link = std::make_unique<HandoffLink>(*this, host_, handoff, [this](HandoffLink& l) { gone(l); });
     handoff->link_ = link.get();
-    log::info("{}: client {} connected", describe(), link->peer());
+    client_lines_.line(log::Level::kInfo, "{}: client {} connected", describe(), link->peer());
     host_.link_up(*link);
     links_.push_back(std::move(link));
   }
@@ -127,7 +127,7 @@ class HandoffEndpoint final : public Endpoint {
   void gone(HandoffLink& link) {
     const auto it = std::find_if(links_.begin(), links_.end(), [&](const auto& l) { return l.get() == &link; });
     if (it == links_.end()) return;
-    log::info("{}: client {} gone", describe(), link.peer());
+    client_lines_.line(log::Level::kInfo, "{}: client {} gone", describe(), link.peer());
     host_.link_down(link);
     link.handoff().link_ = nullptr;
     // Destroyed on a later turn of the loop: we are inside its own call now.
@@ -138,6 +138,7 @@ class HandoffEndpoint final : public Endpoint {
 
   std::shared_ptr<HandoffEntrance> entrance_;
   std::vector<std::unique_ptr<HandoffLink>> links_;
+  log::Throttle client_lines_;  // clients come and go as they please: a connect loop floods nothing
 };
 
 Handoff::Handoff(std::string peer, size_t max_queued_frames, std::function<void()> wake)

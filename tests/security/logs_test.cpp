@@ -25,7 +25,8 @@ TEST_F(DaemonUnderAttack, a_spray_of_new_udp_ports_prints_a_bounded_number_of_li
       [&] {
         const std::string m = http_request(http_port_, "GET", "/metrics").body;
         const auto at = m.find(series);
-        return at != std::string::npos && std::stod(m.substr(at + series.size() + 1)) >= 1900;
+        // Most of them: a busy (or sanitized) router lets the kernel drop some of a spray.
+        return at != std::string::npos && std::stod(m.substr(at + series.size() + 1)) >= 1000;
       },
       10000ms));
   // A line after the spray says what was held back.
@@ -40,5 +41,7 @@ TEST_F(DaemonUnderAttack, a_spray_of_new_udp_ports_prints_a_bounded_number_of_li
   const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
   const size_t lines = count_of(d->err(), "new peer");
   std::cout << "[ figures  ] 2,000 new UDP peers in " << seconds << " s: " << lines << " lines\n";
-  EXPECT_LE(static_cast<double>(lines), 5 * (seconds + 1) + 5);
+  // Five a second of the daemon's clock, whose seconds need not line up with the test's (a
+  // sanitized daemon writes the spray's lines a little after it came): a few windows' worth.
+  EXPECT_LE(static_cast<double>(lines), 5 * (seconds + 3));
 }
