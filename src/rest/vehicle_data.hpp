@@ -35,6 +35,8 @@ class VehicleData {
   const MessageJson& json() const noexcept { return json_; }
 
   struct Answer {
+    Answer(int s = 200, std::string b = {}, std::shared_ptr<const std::string> whole = nullptr)
+        : status(s), body(std::move(b)), shared(std::move(whole)) {}
     int status = 200;
     std::string body;
     std::shared_ptr<const std::string> shared;  // instead of body: the whole tree, shared by its readers
