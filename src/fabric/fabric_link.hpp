@@ -42,6 +42,7 @@
 
 #include "base/log.hpp"
 #include "config/config.hpp"
+#include "fabric/origins.hpp"
 #include "fabric/vehicle_map.hpp"
 #include "routing/signing_policy.hpp"
 #include "transport/endpoint.hpp"
@@ -158,17 +159,5 @@ class FabricLink final : public transport::Link {
   bool yielding_ = false;
   log::Throttle rival_lines_;
 };
-
-// A message's reply subject: its router's origin (PREFIX.origin.BEGAN-ID), and the count that
-// router gave it (its from-subjects' messages: PREFIX.origin.BEGAN-ID.N), or 0.
-struct OriginParts {
-  std::string_view id;
-  uint64_t count = 0;
-};
-OriginParts origin_parts(std::string_view reply);
-
-// Whether the router of origin `a` began before the one of origin `b` (both mavswitchd's
-// origins, PREFIX.origin.BEGAN-ID); false when either is not one.
-bool began_before(std::string_view a, std::string_view b);
 
 }  // namespace mavswitch::daemon
