@@ -82,6 +82,17 @@ std::optional<int> pyulog_dropouts(const fs::path& file, std::string* why) {
   return std::stoi(out.substr(at + 9));
 }
 
+// A REMOTE_LOG_DATA_BLOCK of 0xEE bytes to the writer the autopilot streams to, sent by `from`
+// as `sysid`/`compid`.
+void send_block(Peer& from, const LoggingAutopilot& autopilot, uint8_t sysid, uint8_t compid, uint32_t seqno) {
+  msg::RemoteLogDataBlock b;
+  b.target_system = autopilot.writer_system();
+  b.target_component = autopilot.writer_component();
+  b.seqno = seqno;
+  b.data.fill(0xEE);
+  from.send(frame_of(b, sysid, compid, static_cast<uint8_t>(seqno)));
+}
+
 class FlightLogTest : public ::testing::Test {
  protected:
   void start(bool tcp, daemon::FlightLogOptions options = {}) {
@@ -275,14 +286,7 @@ TEST_F(FlightLogTest, OnlyTheLoggedAutopilotWritesItsFlightLog) {
   UdpPeer attacker;
   attacker.connect_to(port_);
   auto attack = [&](uint8_t sysid, uint8_t compid, uint32_t first) {
-    for (uint32_t seqno = first; seqno < first + 75; ++seqno) {
-      msg::RemoteLogDataBlock b;
-      b.target_system = ardupilot.writer_system();
-      b.target_component = ardupilot.writer_component();
-      b.seqno = seqno;
-      b.data.fill(0xEE);
-      attacker.send(frame_of(b, sysid, compid, static_cast<uint8_t>(seqno)));
-    }
+    for (uint32_t seqno = first; seqno < first + 75; ++seqno) send_block(attacker, ardupilot, sysid, compid, seqno);
   };
   attack(66, 155, 0);  // another system's log component
   attack(1, 190, 75);  // the vehicle's system, another component
@@ -306,14 +310,7 @@ TEST_F(FlightLogTest, BlocksInTheAutopilotsNameFromAnotherLinkAreNotWritten) {
   ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
   UdpPeer attacker;
   attacker.connect_to(port_);
-  for (uint32_t seqno = 0; seqno < 100; ++seqno) {
-    msg::RemoteLogDataBlock b;
-    b.target_system = ardupilot.writer_system();
-    b.target_component = ardupilot.writer_component();
-    b.seqno = seqno;
-    b.data.fill(0xEE);
-    attacker.send(frame_of(b, 1, 1, static_cast<uint8_t>(seqno)));
-  }
+  for (uint32_t seqno = 0; seqno < 100; ++seqno) send_block(attacker, ardupilot, 1, 1, seqno);
   ASSERT_TRUE(wait_until([&] { return rt_.router.spoofed_answers() >= 100; })) << rt_.router.spoofed_answers();
   ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
   ASSERT_TRUE(wait_written(input.size()));
@@ -329,13 +326,8 @@ TEST_F(FlightLogTest, AStreamThatKeepsJumpingAheadMakesANewFileAtMostOnceAMinute
   for (auto& b : input) b = static_cast<uint8_t>(rng());
   start(false);
   LoggingAutopilot ardupilot(*link_, kArduPilot);
-  const auto jump = [&] {  // one block 5,000 ahead, from the autopilot's log component itself
-    msg::RemoteLogDataBlock b;
-    b.target_system = ardupilot.writer_system();
-    b.target_component = ardupilot.writer_component();
-    b.seqno = 5000;
-    link_->send(frame_of(b, 1, 155));
-  };
+  // One block 5,000 ahead, from the autopilot's log component itself.
+  const auto jump = [&] { send_block(*link_, ardupilot, 1, 155, 5000); };
   ASSERT_TRUE(ardupilot.wait_for_request(5000ms));
   ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
   jump();
