@@ -80,6 +80,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
   if (s.filter.addressed_to_me && !addressed_to_me(f)) return;
   if (s.filter.from_home && !router.from_home(f)) return;
   if (s.queue) {
+    // relaxed: a count for statistics; nothing else is published through it.
     if (!s.queue->push(f.bytes())) queue_dropped_.fetch_add(1, std::memory_order_relaxed);
   } else if (s.raw) {
     s.raw(f);
@@ -87,6 +88,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
     if (!have_decoded) {
       s.decode(f.payload(), decoded);
       have_decoded = true;
+      // relaxed: a count for statistics; nothing else is published through it.
       decodes_.fetch_add(1, std::memory_order_relaxed);
     }
     s.typed(decoded, f);
@@ -97,6 +99,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
 // unsubscribe freely (they replace index_, not the snapshot being walked).
 void ComponentCore::dispatch(const protocol::FrameView& f) {
   MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::dispatch");
+  // relaxed: a count for statistics; nothing else is published through it.
   delivered_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];
@@ -115,6 +118,7 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
   if (router.on_loop_thread()) {  // already where routing happens: route now
     const auto probe = protocol::probe_frame(router.routing_table(), frame.data(), frame.size());
     if (probe.status != protocol::Probe::Status::kFrame || probe.frame.size() != frame.size() || link_ == nullptr) {
+      // relaxed: a count for statistics; nothing else is published through it.
       send_dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -124,6 +128,7 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
     return true;
   }
   if (!send_queue_.push(frame)) {
+    // relaxed: a count for statistics; nothing else is published through it.
     send_dropped_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }

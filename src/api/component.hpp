@@ -58,6 +58,7 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   Subscription add(std::shared_ptr<Subscriber> subscriber);
   void remove(uint64_t id);
   bool send_frame(std::span<const uint8_t> frame);
+  // relaxed: a sequence number; only that each is taken once matters, it orders nothing.
   uint8_t next_seq() noexcept { return seq_.fetch_add(1, std::memory_order_relaxed); }
   // Router thread: a frame routed to it, to its subscribers (inside the routing decision).
   void dispatch(const protocol::FrameView& frame);

@@ -11,6 +11,7 @@ namespace mavswitch {
 
 MpscFrameQueue::MpscFrameQueue(size_t capacity)
     : slots_(std::make_unique<Slot[]>(std::bit_ceil(capacity))), mask_(std::bit_ceil(capacity) - 1) {
+  // relaxed: construction, before the queue is shared.
   for (size_t i = 0; i <= mask_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
 }
 
@@ -23,6 +24,7 @@ bool MpscFrameQueue::push(std::span<const uint8_t> frame) noexcept {
     const size_t seq = slot->sequence.load(std::memory_order_acquire);
     const auto diff = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
     if (diff == 0) {
+      // relaxed: a claim ticket; the slot's sequence (acquire/release) orders the frame.
       if (enqueue_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
     } else if (diff < 0) {
       return false;  // full
@@ -50,6 +52,7 @@ SpscFrameQueue::SpscFrameQueue(size_t capacity)
     : slots_(std::make_unique<OwnedFrame[]>(capacity + 1)), capacity_(capacity + 1) {}
 
 bool SpscFrameQueue::push(std::span<const uint8_t> frame) noexcept {
+  // relaxed: the owning side reads its own index; the other side's index is loaded acquire.
   const uint32_t tail = tail_.load(std::memory_order_relaxed);
   const uint32_t next = static_cast<uint32_t>((tail + 1) % capacity_);
   if (next == head_.load(std::memory_order_acquire) || frame.size() > protocol::kMaxFrameLen) {
@@ -67,6 +70,7 @@ bool SpscFrameQueue::push(std::span<const uint8_t> frame) noexcept {
 }
 
 bool SpscFrameQueue::pop(OwnedFrame& out) noexcept {
+  // relaxed: the owning side reads its own index; the other side's index is loaded acquire.
   const uint32_t head = head_.load(std::memory_order_relaxed);
   if (head == tail_.load(std::memory_order_acquire)) return false;
   const OwnedFrame& slot = slots_[head];
@@ -82,6 +86,7 @@ bool SpscFrameQueue::wait_pop(OwnedFrame& out, std::chrono::milliseconds timeout
   while (!pop(out)) {
     const auto left = deadline - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    // relaxed: the futex compares the value itself; a stale one only ends the wait early.
     const uint32_t seen = head_.load(std::memory_order_relaxed);  // empty: tail == head
     sleeping_.store(true, std::memory_order_seq_cst);
     if (tail_.load(std::memory_order_seq_cst) == seen) {  // still empty: sleep until a push
@@ -89,6 +94,7 @@ bool SpscFrameQueue::wait_pop(OwnedFrame& out, std::chrono::milliseconds timeout
       timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
       syscall(SYS_futex, reinterpret_cast<uint32_t*>(&tail_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
     }
+    // relaxed: a hint to the producer; a stale true costs one spare futex wake.
     sleeping_.store(false, std::memory_order_relaxed);
   }
   return true;

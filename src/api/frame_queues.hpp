@@ -46,6 +46,7 @@ class SpscFrameQueue {
   bool pop(OwnedFrame& out) noexcept;                  // the consumer; false when empty
   // Waits up to timeout for a frame.
   bool wait_pop(OwnedFrame& out, std::chrono::milliseconds timeout);
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
 
  private:

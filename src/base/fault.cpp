@@ -13,6 +13,7 @@ log::Throttle lines;
 }  // namespace
 
 void caught(std::string_view where) noexcept {
+  // relaxed: a count for statistics; nothing else is published through it.
   caught_total.fetch_add(1, std::memory_order_relaxed);
   try {
     throw;  // the exception being handled, to name it
@@ -29,6 +30,7 @@ void caught(std::string_view where) noexcept {
   }
 }
 
+// relaxed: a count for statistics; nothing else is published through it.
 uint64_t count() noexcept { return caught_total.load(std::memory_order_relaxed); }
 
 }  // namespace mavswitch::fault

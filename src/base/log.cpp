@@ -63,6 +63,7 @@ std::string printable(std::string_view text) {
 void write(Level l, std::string_view raw) {
   const int i = static_cast<int>(l);
   const std::string message = printable(raw);
+  // relaxed: a setting; a change takes effect a line later at worst.
   if (g_syslog.load(std::memory_order_relaxed)) {
     syslog(kPriorities[i], "%s: %.*s", kNames[i], static_cast<int>(message.size()), message.data());
     return;

@@ -20,6 +20,7 @@ namespace detail {
 extern std::atomic<Level> g_level;
 }
 void set_level(Level level) noexcept;
+// relaxed: a setting; a change takes effect a line later at worst.
 inline Level level() noexcept { return detail::g_level.load(std::memory_order_relaxed); }
 inline bool tracing() noexcept { return level() >= Level::kTrace; }  // one load: fine per frame
 // From now on to syslog (facility daemon, tagged mavswitchd), not stderr.

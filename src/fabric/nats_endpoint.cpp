@@ -88,6 +88,7 @@ void NatsEndpoint::start() {
 
 int64_t NatsEndpoint::retry_delay() const {
   // A server that sent an oversized message is tried again later each time (4 s, 8 s, ... 512 s).
+  // relaxed: a count read only to space out retries; it orders nothing.
   const int oversized = std::min(drive_->oversized_in_row.load(std::memory_order_relaxed), 8);
   return NatsSession::kRetryMs << oversized;
 }
@@ -157,6 +158,7 @@ std::string NatsEndpoint::describe() const {
   std::string text =
       fmt::format("nats {} {} prefix {}: {}, {} reconnects", spec_.name, session_ ? session_->url_list() : "",
                   settings_.prefix, at.empty() ? "not connected" : "connected to " + at,
+                  // relaxed: a count for statistics; nothing else is published through it.
                   session_ ? session_->reconnects.load(std::memory_order_relaxed) : 0);
   if (!settings_.vehicle.empty()) text += ", vehicle " + settings_.vehicle;
   if (link_ && !settings_.vehicles.empty()) text += ", vehicles " + link_->numbering();

@@ -77,6 +77,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
       if (drive_->after_read_() > 0) {
         unfinished_ = 0;
         drive_->said_oversized_ = false;
+        // relaxed: a count read only to space out retries; it orders nothing.
         drive_->oversized_in_row.store(0, std::memory_order_relaxed);
       } else if (waiting > kControlLine) {  // PING, PONG, +OK: not part of a message
         unfinished_ += std::min<size_t>(size_t(waiting), kReadSize);
@@ -122,6 +123,7 @@ class NatsPoller final : public transport::EventLoop::Handler {
       log::error("nats {}: the server sent a message too large (over {} KiB); closing the connection", drive_->name_,
                  NatsDrive::kMaxPayload / 1024);
     drive_->said_oversized_ = true;
+    // relaxed: a count read only to space out retries; it orders nothing.
     drive_->oversized_in_row.fetch_add(1, std::memory_order_relaxed);
     unfinished_ = 0;
     natsConnection_Close(nc_);  // detaches: nc_ is null after

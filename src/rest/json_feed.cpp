@@ -25,6 +25,7 @@ void JsonFeed::push(Text text) {
   // window could not take in time.
   if (batch_.size() == 2 * kMaxWaiting) {
     batch_.erase(batch_.begin(), batch_.begin() + kMaxWaiting);
+    // relaxed: a count for statistics; nothing else is published through it.
     dropped_.fetch_add(kMaxWaiting, std::memory_order_relaxed);
   }
   batch_.push_back(std::move(text));
@@ -38,6 +39,7 @@ void JsonFeed::wake() {
     if (waiting_.size() > kMaxWaiting) {
       const size_t over = waiting_.size() - kMaxWaiting;
       waiting_.erase(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(over));
+      // relaxed: a count for statistics; nothing else is published through it.
       dropped_.fetch_add(over, std::memory_order_relaxed);
     }
   }

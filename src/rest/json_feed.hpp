@@ -46,6 +46,7 @@ class JsonFeed {
   void take(std::vector<Text>& out);
   void close() noexcept { closed_.store(true); }
   bool closed() const noexcept { return closed_.load(); }
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
 
  private:

@@ -26,6 +26,7 @@ void DirectWriter::queue(routing::LinkId to, const DirectTarget& target, std::sp
   }
   if (!p.queue->push(frame)) [[unlikely]] {
     send(p);  // full within one iteration: write it out and go on
+    // relaxed: a count for statistics; nothing else is published through it.
     if (!p.queue->push(frame)) target.dropped.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -40,12 +41,14 @@ void DirectWriter::account(Pending& p, const transport::DatagramQueue::PeerSend&
   if (sent.result == transport::WriteResult::kBlocked) {
     // The socket's buffer is full. Waiting for it is the owner's business; what this worker
     // queued would outlive the iteration its target is good for, so it is dropped, counted.
+    // relaxed: a count for statistics; nothing else is published through it.
     p.target->dropped.fetch_add(p.queue->size(), std::memory_order_relaxed);
     p.queue->clear();
   }
   if (sent.frames != 0) {
     p.target->frames_out.fetch_add(sent.frames, std::memory_order_relaxed);
     p.target->bytes_out.fetch_add(sent.bytes, std::memory_order_relaxed);
+    // relaxed: a count for statistics; nothing else is published through it.
     written_.fetch_add(sent.frames, std::memory_order_relaxed);
   }
 }

@@ -43,6 +43,7 @@ class DirectWriter {
   // queues of links not written to since the last trim (a peer heard once, or gone); between
   // flushes. Returns the bytes given back.
   size_t trim() noexcept;
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t frames_written() const noexcept { return written_.load(std::memory_order_relaxed); }
   size_t storage() const noexcept;  // bytes its kept queues hold allocated (the writer's thread)
 

@@ -110,6 +110,7 @@ class FrameRing {
   template <class F>
   bool drain_records(F&& f) {
     const size_t tail = tail_.load(std::memory_order_seq_cst);
+    // relaxed: the owning side reads its own index; the other side's index is loaded acquire.
     size_t head = head_.load(std::memory_order_relaxed);
     if (head == tail) return false;
     while (head != tail) {

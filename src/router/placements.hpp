@@ -20,6 +20,7 @@ class Placements {
  public:
   Placements() = default;
   ~Placements() {
+    // relaxed: destruction; no other thread can hold it any more.
     for (auto& c : chunks_) delete[] c.load(std::memory_order_relaxed);
   }
   Placements(const Placements&) = delete;
@@ -29,6 +30,7 @@ class Placements {
   // worker that sees the link sees its place.
   void set(routing::LinkId link, uint32_t owner, const DirectTarget* direct) {
     Entry& e = entry_for_write(link);
+    // relaxed: published by the release store of `direct` just below.
     e.owner.store(owner, std::memory_order_relaxed);
     e.direct.store(direct, std::memory_order_release);
   }
@@ -60,6 +62,7 @@ class Placements {
     auto& chunk = chunks_.at(link >> kChunkBits);
     if (chunk.load(std::memory_order_acquire) == nullptr) {
       std::lock_guard lock(grow_);
+      // relaxed: under grow_, which every writer of a chunk holds.
       if (chunk.load(std::memory_order_relaxed) == nullptr)
         chunk.store(new Entry[kChunkSize], std::memory_order_release);
     }

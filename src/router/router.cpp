@@ -121,6 +121,7 @@ bool Router::from_home(const protocol::FrameView& frame) {
   const routing::LinkPolicy* a = routing_.find_policy(source);
   const routing::LinkPolicy* b = home != routing::kNoLink ? routing_.find_policy(home) : nullptr;
   if (a != nullptr && b != nullptr && a->group >= 0 && a->group == b->group) return true;
+  // relaxed: a count for statistics; nothing else is published through it.
   spoofed_answers_.fetch_add(1, std::memory_order_relaxed);
   const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
   spoof_lines_.line(log::Level::kWarning,
@@ -194,6 +195,7 @@ void Router::restore_signing_clock(uint64_t last) noexcept {
 
 uint64_t Router::next_signing_timestamp() noexcept {
   const uint64_t now = protocol::signing_timestamp_now();
+  // relaxed: only the value's growth matters; it publishes nothing.
   uint64_t current = signing_last_.load(std::memory_order_relaxed);
   uint64_t next;
   do {
@@ -210,6 +212,7 @@ void Router::take_rate_requests(RateRequestFn requests, std::function<void(routi
 
 void Router::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::wish");
+  // relaxed: set before the link is routable; Routing::add_link publishes it (release).
   const uint32_t owner = placements_.at(id).owner.load(std::memory_order_relaxed);
   if (owner >= workers_.size()) return;
   Worker* w = workers_[owner].get();

@@ -104,6 +104,7 @@ class Router final {
   // speaks in another's name: counted (spoofed_answers) and said in a throttled line; the
   // caller does not believe it (routing already did whatever it does with it).
   bool from_home(const protocol::FrameView& frame);
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t spoofed_answers() const noexcept { return spoofed_answers_.load(std::memory_order_relaxed); }
 
   // True on the router's thread (worker 0, inside run()); false elsewhere, and on every thread
@@ -130,6 +131,7 @@ class Router final {
 
   // The clock our signatures carry (10 µs units since 2015): never goes backwards, even across
   // restarts when the last value is restored from where the daemon persisted it.
+  // relaxed: a value read to persist; it publishes nothing.
   uint64_t signing_clock() const noexcept { return signing_last_.load(std::memory_order_relaxed); }
   void restore_signing_clock(uint64_t last) noexcept;
 

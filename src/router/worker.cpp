@@ -118,6 +118,7 @@ const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
 transport::LinkCounters Worker::counters_of(const transport::Link& link) const {
   transport::LinkCounters c = link.counters();
   if (const DirectTarget* d = direct_target(link.id)) {
+    // relaxed: a count for statistics; nothing else is published through it.
     c.frames_out += d->frames_out.load(std::memory_order_relaxed);
     c.bytes_out += d->bytes_out.load(std::memory_order_relaxed);
     c.dropped_queue_full += d->dropped.load(std::memory_order_relaxed);
@@ -270,6 +271,7 @@ void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
     return;
   }
   const Placements::Entry& place = router_.placements_.at(to);
+  // relaxed: set before the link is routable; Routing::add_link publishes it (release).
   const uint32_t owner = place.owner.load(std::memory_order_relaxed);
   if (owner == index_) {
     write_here(to, frame, frame.bytes());
@@ -298,6 +300,7 @@ void Worker::deliver_signed(routing::LinkId to, const protocol::FrameView& frame
 
 void Worker::send(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
   const Placements::Entry& place = router_.placements_.at(to);
+  // relaxed: set before the link is routable; Routing::add_link publishes it (release).
   const uint32_t owner = place.owner.load(std::memory_order_relaxed);
   if (owner == index_) {
     write_here(to, frame, bytes);

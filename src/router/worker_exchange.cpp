@@ -17,6 +17,8 @@ void Worker::connect(const std::vector<Worker*>& all) {
     loop_.on_sleep([this] { router_.epochs_.idle(index_); },
                    [this] {
                      router_.epochs_.announce(index_);
+                     // relaxed: a hint; awake, the worker drains at its iteration's end, so a stale value costs a spare
+                     // wake.
                      armed_.store(false, std::memory_order_relaxed);
                    });
   }

@@ -13,6 +13,7 @@ class Counter {
   Counter() = default;
   Counter(const Counter& other) noexcept : value_(other.get()) {}
   Counter& operator=(const Counter& other) noexcept {
+    // relaxed: a count; nothing else is published through it.
     value_.store(other.get(), std::memory_order_relaxed);
     return *this;
   }
@@ -20,12 +21,14 @@ class Counter {
   // Only the owning thread counts with these.
   Counter& operator++() noexcept { return *this += 1; }
   Counter& operator+=(uint64_t n) noexcept {
+    // relaxed: one writer (the owner); readers want a recent value, not an order.
     value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
     return *this;
   }
   // Any thread.
   void add_shared(uint64_t n = 1) noexcept { value_.fetch_add(n, std::memory_order_relaxed); }
 
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
   operator uint64_t() const noexcept { return get(); }  // NOLINT: a counter reads as its value
 

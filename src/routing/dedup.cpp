@@ -52,6 +52,8 @@ bool Deduplicator::seen_recently(std::span<const uint8_t> bytes, Millis now) noe
   Millis stalest_age = -1;
   for (size_t k = 0; k < kProbe; ++k) {
     std::atomic<uint64_t>& s = slots_[((tag >> kTimeBits) + k) & mask_];
+    // relaxed: a slot is one word, read and written whole; a race between workers costs one duplicate check, never
+    // memory.
     const uint64_t v = s.load(std::memory_order_relaxed);
     if (v != 0 && (v & ~kTimeMask) == tag) {
       s.store(tag | time, std::memory_order_relaxed);
@@ -64,6 +66,8 @@ bool Deduplicator::seen_recently(std::span<const uint8_t> bytes, Millis now) noe
     }
   }
   // Not present: take the stalest slot of the probe window (expired or not: memory is bounded).
+  // relaxed: a slot is one word, read and written whole; a race between workers costs one duplicate check, never
+  // memory.
   stalest->store(tag | time, std::memory_order_relaxed);
   return false;
 }

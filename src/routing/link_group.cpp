@@ -4,6 +4,7 @@ namespace mavswitch::routing {
 
 bool LinkGroup::heard(GroupMember& member, const protocol::FrameView& f, Millis now,
                       const FailoverTiming& timing) noexcept {
+  // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
   const Millis last = member.last_heard.load(std::memory_order_relaxed);
   if (last < 0 || now - last > timing.timeout) member.healthy_since.store(now, std::memory_order_relaxed);
   member.last_heard.store(now, std::memory_order_relaxed);

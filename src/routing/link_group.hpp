@@ -63,6 +63,7 @@ class LinkGroup {
     uint64_t failovers;
     uint64_t duplicates;
   };
+  // relaxed: a link id read for statistics.
   Stats stats() const noexcept { return {active_.load(std::memory_order_relaxed), failovers_, duplicates_}; }
 
  private:
@@ -84,6 +85,7 @@ LinkId LinkGroup::active(Millis now, const FailoverTiming& timing, F&& switched)
   int best_priority = INT_MAX, settled_priority = INT_MAX;
   members_.for_each([&](const GroupMember& m, uint64_t key) {
     const auto link = static_cast<LinkId>(key - 1);
+    // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
     const Millis heard = m.last_heard.load(std::memory_order_relaxed);
     if (heard < 0 || now - heard > timing.timeout) return;
     const int priority = m.priority.load(std::memory_order_relaxed);
@@ -95,6 +97,7 @@ LinkId LinkGroup::active(Millis now, const FailoverTiming& timing, F&& switched)
       best = link;
       best_priority = priority;
     }
+    // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
     const bool settled = now - m.healthy_since.load(std::memory_order_relaxed) >= timing.failback;
     if (settled && (priority < settled_priority || (priority == settled_priority && link < best_settled))) {
       best_settled = link;

@@ -5,6 +5,7 @@
 namespace mavswitch::routing {
 
 RouteTable::~RouteTable() {
+  // relaxed: destruction; no other thread can hold it any more.
   for (auto& sys : systems_) delete sys.load(std::memory_order_relaxed);
 }
 
@@ -17,6 +18,7 @@ void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
     }
   }
   std::lock_guard lock(write_mutex_);
+  // relaxed: the writers' own read, under their lock; readers load it acquire.
   System* sys = systems_[sysid].load(std::memory_order_relaxed);
   if (sys == nullptr) {
     sys = new System;
@@ -31,6 +33,7 @@ void RouteTable::learn(uint8_t sysid, uint8_t compid, LinkId link, Millis now) {
     sys->by_compid[compid].store(c, std::memory_order_release);
   }
   if (Entry* e = c->links.find(key)) {  // another worker learnt it meanwhile
+    // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
     e->last_heard.store(now, std::memory_order_relaxed);
     return;
   }
@@ -45,6 +48,7 @@ LinkId RouteTable::home_link(uint8_t sysid, uint8_t compid) const noexcept {
   uint64_t first = UINT64_MAX;
   if (const Component* c = component(sysid, compid)) {
     c->links.for_each([&](const Entry& e, uint64_t key) {
+      // relaxed: written before the entry's key was published; for_each loads keys acquire.
       const uint64_t learned = e.learned.load(std::memory_order_relaxed);
       if (learned < first) first = learned, home = link_of(key);
     });
@@ -67,6 +71,7 @@ template <class Pred>
 size_t RouteTable::erase_if(Pred pred) {
   size_t dropped = 0;
   for (uint32_t sysid = 0; sysid < systems_.size(); ++sysid) {
+    // relaxed: the writers' own read, under their lock; readers load it acquire.
     System* sys = systems_[sysid].load(std::memory_order_relaxed);
     if (sys == nullptr) continue;
     for (auto& slot : sys->by_compid) {
@@ -90,6 +95,7 @@ void RouteTable::forget_link(LinkId link) {
 
 void RouteTable::forget_component(uint8_t sysid, uint8_t compid) {
   std::lock_guard lock(write_mutex_);
+  // relaxed: the writers' own read, under their lock; readers load it acquire.
   System* sys = systems_[sysid].load(std::memory_order_relaxed);
   Component* c = sys != nullptr ? sys->by_compid[compid].load(std::memory_order_relaxed) : nullptr;
   if (c != nullptr) c->links.for_each([](Entry& e, uint64_t) { e.key.store(0, std::memory_order_release); });
@@ -99,6 +105,7 @@ bool RouteTable::clock_went_back(uint8_t sysid, uint8_t compid, uint32_t boot_ms
   const Component* c = component(sysid, compid);
   if (c == nullptr) return false;
   const uint64_t now = boot_ms | uint64_t{1} << 32;  // known
+  // relaxed: the boot time alone; the exchange is atomic on its own and publishes nothing.
   const uint64_t before = c->boot_ms.exchange(now, std::memory_order_relaxed);
   return before != 0 && now < before;
 }
@@ -107,6 +114,7 @@ Millis RouteTable::last_heard(uint8_t sysid, uint8_t compid) const noexcept {
   Millis last = 0;
   if (const Component* c = component(sysid, compid))
     c->links.for_each(
+        // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
         [&](const Entry& e, uint64_t) { last = std::max(last, e.last_heard.load(std::memory_order_relaxed)); });
   return last;
 }
@@ -114,6 +122,7 @@ Millis RouteTable::last_heard(uint8_t sysid, uint8_t compid) const noexcept {
 size_t RouteTable::expire(Millis cutoff) {
   std::lock_guard lock(write_mutex_);
   return erase_if(
+      // relaxed: the writers' own read, under their lock; readers load it acquire.
       [&](uint8_t, const Entry& e, LinkId) { return e.last_heard.load(std::memory_order_relaxed) < cutoff; });
 }
 

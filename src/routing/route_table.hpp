@@ -88,6 +88,7 @@ class RouteTable {
   // Hearing a known source: no lock, and no store at all within the same millisecond, so
   // workers hearing many sources do not fight over cache lines.
   static void touch(const Entry& e, Millis now) noexcept {
+    // relaxed: a time stamp compared with a timeout; a stale one delays a decision by a frame at most.
     if (e.last_heard.load(std::memory_order_relaxed) != now) e.last_heard.store(now, std::memory_order_relaxed);
   }
   // A component's links, allocated when the component is first heard. Two slots inline: most
@@ -108,6 +109,7 @@ class RouteTable {
     System(const System&) = delete;
     System& operator=(const System&) = delete;
     ~System() {
+      // relaxed: destruction; no other thread can hold it any more.
       for (auto& c : by_compid) delete c.load(std::memory_order_relaxed);
     }
     std::array<std::atomic<Component*>, 256> by_compid{};

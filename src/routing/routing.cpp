@@ -16,6 +16,7 @@ constexpr int kSystemTimeBootMsOffset = 8;  // uint32 time_boot_ms after uint64 
 Routing::Routing() { contexts_.push_back(std::make_unique<RoutingContext>()); }
 
 Routing::~Routing() {
+  // relaxed: destruction; no other thread can hold it any more.
   for (auto& chunk : chunks_) delete[] chunk.load(std::memory_order_relaxed);
 }
 
@@ -48,6 +49,7 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, FunctionRef<v
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
+    // relaxed: the writers' own read, under their lock; readers load it acquire.
     id = link_count_.load(std::memory_order_relaxed);
     if ((id >> kChunkBits) >= kMaxChunks) throw std::length_error("too many links");
     auto& chunk = chunks_[id >> kChunkBits];
@@ -65,6 +67,7 @@ LinkId Routing::add_link(std::shared_ptr<const LinkPolicy> policy, FunctionRef<v
                                       (policy->signing && policy->signing->policy().sign ? kSignsOut : 0) |
                                       (policy->deny_commands ? kDeniesCommands : 0)),
                  std::memory_order_release);
+  // relaxed: the writers' own read, under their lock; readers load it acquire.
   if (id >= link_count_.load(std::memory_order_relaxed)) link_count_.store(id + 1, std::memory_order_release);
   if (policy->group >= 0) {
     auto& member = groups_[static_cast<size_t>(policy->group)]->members().claim();
@@ -80,6 +83,7 @@ void Routing::remove_link(LinkId link) {
   std::lock_guard lock(mutex_);  // then the table's writers' lock: always in this order
   if (!active(link)) return;
   LinkSlot& s = slot(link);
+  // relaxed: the writers' own read, under their lock; readers load it acquire.
   const int group = s.policy.load(std::memory_order_relaxed)->group;
   if (group >= 0) {
     groups_[static_cast<size_t>(group)]->members().for_each([&](GroupMember& m, uint64_t key) {
@@ -139,6 +143,7 @@ void Routing::set_dedup_period(Millis period) {
 }
 
 void Routing::learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now) {
+  // relaxed: traits are stored before the link is published (release), and a frame from the link comes after that.
   if (!(slot(from).traits.load(std::memory_order_relaxed) & kGrouped)) {
     table_.learn(sysid, compid, from, now);
     return;

@@ -20,6 +20,7 @@ class SlotList {
   SlotList(const SlotList&) = delete;
   SlotList& operator=(const SlotList&) = delete;
   ~SlotList() {
+    // relaxed: destruction; no other thread can hold it any more.
     Segment* s = head_.next.load(std::memory_order_relaxed);
     while (s != nullptr) {
       Segment* next = s->next.load(std::memory_order_relaxed);
@@ -65,6 +66,7 @@ class SlotList {
     Segment* s = &head_;
     for (;;) {
       for (uint32_t i = 0; i < kPerSegment; ++i) {
+        // relaxed: the writers' own read, under their lock; readers load it acquire.
         if (s->slots[i].key.load(std::memory_order_relaxed) != 0) continue;
         if (i >= s->used.load(std::memory_order_relaxed)) s->used.store(i + 1, std::memory_order_release);
         return s->slots[i];

@@ -46,12 +46,14 @@ void Endpoint::join_group(std::shared_ptr<ListenerGroup> group, size_t slot) {
 
 ListenerGroup::~ListenerGroup() {
   for (auto& s : sockets) {
+    // relaxed: destruction; no other thread can hold it any more.
     if (const int fd = s.load(std::memory_order_relaxed); fd >= 0) ::close(fd);
   }
 }
 
 bool Endpoint::peer_cap_reached() const noexcept {
   const auto& count = group_ ? group_->peers : peers_;
+  // relaxed: a peer count compared with a cap; a race admits one peer more or less, nothing else.
   return count.load(std::memory_order_relaxed) >= spec_.max_peers;
 }
 

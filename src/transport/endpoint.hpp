@@ -92,6 +92,7 @@ class Endpoint {
   virtual std::string describe() const;
   // Listening endpoints: whether `peer` may connect; refusals are counted.
   bool admits(const SocketAddress& peer);
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
   // Clients refused because the process had no file descriptor left for them.
   uint64_t refused_no_fd() const noexcept { return refused_no_fd_.load(std::memory_order_relaxed); }
@@ -149,6 +150,7 @@ class Endpoint {
 // direct writes, each other's sockets (a worker replies on its own socket of the port).
 struct ListenerGroup {
   explicit ListenerGroup(size_t workers) : sockets(workers) {
+    // relaxed: construction, before the group is shared.
     for (auto& s : sockets) s.store(-1, std::memory_order_relaxed);
   }
   // Closes the UDP sockets: the group lives as long as its members and every writer's target

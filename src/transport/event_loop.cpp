@@ -212,6 +212,7 @@ void EventLoop::arm_timer() {
 
 void EventLoop::run() {
   MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::run (a second thread)");
+  // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
@@ -221,6 +222,7 @@ void EventLoop::run() {
     arm_timer();
     if (before_sleep_) before_sleep_();
     // Busy: from a wake-up to the next sleep (one clock read a batch, for the statistics).
+    // relaxed: written only by the loop's thread; readers want a recent value.
     busy_us_.store(busy_us_.load(std::memory_order_relaxed) + static_cast<uint64_t>(now_us() - woke_us),
                    std::memory_order_relaxed);
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, -1);
@@ -246,6 +248,7 @@ void EventLoop::run() {
     run_timers();
     if (iteration_end_) iteration_end_();
   }
+  // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::thread::id{}, std::memory_order_relaxed);
 }
 

@@ -69,6 +69,7 @@ class EventLoop {
   Millis now() const noexcept { return now_; }
   // Time spent between wake-ups and sleeps so far: the thread's busy share over a period is
   // its difference over that period. Any thread.
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t busy_us() const noexcept { return busy_us_.load(std::memory_order_relaxed); }
 
   void run();   // until stop()
@@ -78,6 +79,7 @@ class EventLoop {
   // the thread inside run(), or, while no thread runs it, the one setting it up or tearing it
   // down. Every entry point with that rule checks it with MAVSWITCH_ASSERT_OWNER.
   bool in_loop_thread() const noexcept {
+    // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
     const std::thread::id owner = owner_.load(std::memory_order_relaxed);
     return owner == std::thread::id{} || owner == std::this_thread::get_id();
   }

@@ -55,6 +55,7 @@ class HandoffLink final : public Link {
         std::swap(handoff_->output_, staged_);
       else
         handoff_->output_.append(staged_);
+      // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
       handoff_->queued_frames_.store(handoff_->output_.sizes.size(), std::memory_order_relaxed);
       handoff_->queued_bytes_.store(handoff_->output_.bytes.size(), std::memory_order_relaxed);
     }
@@ -62,12 +63,14 @@ class HandoffLink final : public Link {
     if (was_empty) handoff_->wake_();
   }
   size_t queued_bytes() const noexcept override {
+    // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
     return staged_.bytes.size() + handoff_->queued_bytes_.load(std::memory_order_relaxed);
   }
   size_t queue_storage() const noexcept override { return staged_.bytes.capacity(); }
 
  private:
   bool enqueue(std::span<const uint8_t> frame) override {
+    // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
     if (staged_.sizes.size() + handoff_->queued_frames_.load(std::memory_order_relaxed) >= handoff_->max_queued_frames_)
       return false;
     staged_.bytes.insert(staged_.bytes.end(), frame.begin(), frame.end());
@@ -168,6 +171,7 @@ void Handoff::take(FrameBatch& out) {
   std::lock_guard lock(mutex_);
   out.clear();
   std::swap(out, output_);
+  // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
   queued_frames_.store(0, std::memory_order_relaxed);
   queued_bytes_.store(0, std::memory_order_relaxed);
 }
@@ -189,6 +193,7 @@ void Handoff::hang_up() {
     closed_.store(true, std::memory_order_release);
     loop_ = nullptr;
     output_.clear();
+    // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
     queued_frames_.store(0, std::memory_order_relaxed);
     queued_bytes_.store(0, std::memory_order_relaxed);
   }
@@ -197,6 +202,7 @@ void Handoff::hang_up() {
 
 bool HandoffEntrance::has_room() {
   std::lock_guard lock(mutex_);
+  // relaxed: read and written under the mutex; outside it only as a count.
   if (loop_ != nullptr && links_.load(std::memory_order_relaxed) < max_links_) return true;
   refused_.fetch_add(1, std::memory_order_relaxed);
   return false;
@@ -204,6 +210,7 @@ bool HandoffEntrance::has_room() {
 
 std::shared_ptr<Handoff> HandoffEntrance::open(std::string peer, std::function<void()> wake) {
   std::lock_guard lock(mutex_);
+  // relaxed: read and written under the mutex; outside it only as a count.
   if (loop_ == nullptr || links_.load(std::memory_order_relaxed) >= max_links_) {
     refused_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;

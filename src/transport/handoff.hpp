@@ -89,6 +89,7 @@ class HandoffEntrance : public std::enable_shared_from_this<HandoffEntrance> {
   // The serving thread: a new peer's handoff, its link to come up on the endpoint's worker; null
   // when the endpoint is full or not open. `wake` as Handoff's.
   std::shared_ptr<Handoff> open(std::string peer, std::function<void()> wake);
+  // relaxed: a count for statistics; nothing else is published through it.
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
 
  private:

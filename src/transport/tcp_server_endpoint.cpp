@@ -109,6 +109,7 @@ class TcpServerEndpoint final : public Endpoint, private EventLoop::Handler {
       }
       reserve_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
+    // relaxed: a count for statistics; nothing else is published through it.
     refused_no_fd_.fetch_add(refused, std::memory_order_relaxed);
     const Millis now = host_.loop().now();
     if (last_said_ == 0 || now - last_said_ >= kSayEvery) {
