@@ -29,5 +29,12 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(CMAKE_CROSSCOMPILING)
+  # A cross build (scripts/cross.sh): the target's architecture, and its library dependencies
+  # named by cross.sh (cpack -D CPACK_DEBIAN_PACKAGE_DEPENDS=...) from what the binaries link,
+  # since dpkg-shlibdeps reads installed packages and the target's are only unpacked.
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${MAVSWITCH_DEB_ARCH})
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 include(CPack)
