@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Configures and builds mavswitch (Release) into ./build. Extra arguments go to cmake.
-# MAVSWITCH_WERROR=ON turns warnings into errors (CI does).
+# MAVSWITCH_WERROR=ON turns warnings into errors (CI does). An existing build keeps the flags it
+# was configured with unless MAVSWITCH_WERROR is set: changing one rebuilds every target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -G Ninja -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" "$@" >/dev/null
-cmake --build build
+flags=()
+if [ -n "${MAVSWITCH_WERROR:-}" ] || [ ! -f build/CMakeCache.txt ]; then
+  flags+=("-DMAVSWITCH_WERROR=${MAVSWITCH_WERROR:-OFF}")
+fi
+cmake -S . -B build -G Ninja "${flags[@]}" "$@" >/dev/null
+cmake --build build ${MAVSWITCH_TARGETS:+--target $MAVSWITCH_TARGETS}

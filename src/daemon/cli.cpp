@@ -23,13 +23,19 @@ EndpointConfig cli_endpoint(Kind kind, std::string name) {
   return e;
 }
 
+// A command-line endpoint is named for what it is, so that the log, the page and /metrics say
+// "udp-client:127.0.0.1:14550" rather than a position.
+std::string cli_name(std::string_view kind, std::string_view what) { return fmt::format("{}:{}", kind, what); }
+
+bool wildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
+
 // "device[:baud]" (a path) or "host:port" (a UDP server).
-EndpointConfig positional_endpoint(const std::string& arg, int index) {
-  const std::string name = "arg" + std::to_string(index);
+EndpointConfig positional_endpoint(const std::string& arg) {
   if (arg.rfind("/", 0) == 0 || arg.rfind("./", 0) == 0) {
-    EndpointConfig e = cli_endpoint(Kind::kSerial, name);
     const auto colon = arg.rfind(':');
-    e.spec.device = arg.substr(0, colon);
+    const std::string device = arg.substr(0, colon);
+    EndpointConfig e = cli_endpoint(Kind::kSerial, cli_name("serial", fs::path(device).filename().string()));
+    e.spec.device = device;
     if (colon != std::string::npos) {
       e.spec.bauds.clear();
       std::string list = arg.substr(colon + 1);
@@ -49,7 +55,8 @@ EndpointConfig positional_endpoint(const std::string& arg, int index) {
   std::string error;
   const auto hp = transport::parse_host_port(arg, std::nullopt, &error);
   if (!hp) throw CLI::ValidationError(arg, error + " (expected /dev/device[:baud] or host:port)");
-  EndpointConfig e = cli_endpoint(Kind::kUdpServer, name);
+  EndpointConfig e =
+      cli_endpoint(Kind::kUdpServer, cli_name("udp-server", wildcard(hp->host) ? std::to_string(hp->port) : arg));
   e.spec.address = hp->host;
   e.spec.port = hp->port;
   return e;
@@ -155,14 +162,13 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     if (!file.empty()) load_config_file(file, c);
     if (!dir.empty()) load_config_dir(dir, c);
 
-    int index = 0;
-    for (const auto& p : positional) c.endpoints.push_back(positional_endpoint(p, index++));
+    for (const auto& p : positional) c.endpoints.push_back(positional_endpoint(p));
     for (const auto& u : udp_clients) {
       std::string error;
       const auto hp = transport::parse_host_port(u, std::nullopt, &error);
       const auto host_only = hp ? hp : transport::parse_host_port(u, uint16_t{0}, &error);
       if (!host_only) throw CLI::ValidationError("-e", error);
-      EndpointConfig e = cli_endpoint(Kind::kUdpClient, "e" + std::to_string(index++));
+      EndpointConfig e = cli_endpoint(Kind::kUdpClient, cli_name("udp-client", u));
       e.spec.address = host_only->host;
       e.spec.port = host_only->port;
       e.port_set = hp.has_value();
@@ -172,7 +178,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       std::string error;
       const auto hp = transport::parse_host_port(t, std::nullopt, &error);
       if (!hp) throw CLI::ValidationError("-p", error);
-      EndpointConfig e = cli_endpoint(Kind::kTcpClient, "p" + std::to_string(index++));
+      EndpointConfig e = cli_endpoint(Kind::kTcpClient, cli_name("tcp-client", t));
       e.spec.address = hp->host;
       e.spec.port = hp->port;
       c.endpoints.push_back(std::move(e));

@@ -59,7 +59,7 @@ void raise_descriptor_limit() {
   log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
 }
 
-void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
+std::string stats_text(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
   std::string text = daemon::format_stats(router);
   if (flight_log != nullptr) {
     const daemon::FlightLogStats f = flight_log->stats();
@@ -76,6 +76,10 @@ void print_stats(Router& router, const daemon::TelemetryLog* tlog, const daemon:
         "times{}\n",
         t.frames_written, t.bytes_written, t.frames_lost, t.left_out, t.pauses, t.paused ? " (paused now)" : "");
   }
+  return text;
+}
+
+void print(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
 }
@@ -203,8 +207,13 @@ int main(int argc, char** argv) {
     router.event_loop().every(10'000, save_state);
   }
   if (general.report_stats) {
-    router.event_loop().every(general.stats_interval_s * 1000,
-                              [&] { print_stats(router, tlog.get(), flight_log.get()); });
+    // The periodic block only when something moved since the last one (SIGUSR1 always prints).
+    router.event_loop().every(general.stats_interval_s * 1000, [&, last = std::string()]() mutable {
+      std::string text = stats_text(router, tlog.get(), flight_log.get());
+      if (text == last) return;
+      print(text);
+      last = std::move(text);
+    });
   }
   daemon::Signals signals(
       router.event_loop(),
@@ -212,7 +221,7 @@ int main(int argc, char** argv) {
         log::info("stopping");
         router.stop();
       },
-      [&] { print_stats(router, tlog.get(), flight_log.get()); }, [&] { window.request_reload(); });
+      [&] { print(stats_text(router, tlog.get(), flight_log.get())); }, [&] { window.request_reload(); });
 
   // As mavlink-routerd: an endpoint that cannot be opened (a port in use) is an error line and
   // the router routes on without it, unless Strict asks for the exit; none at all is fatal.

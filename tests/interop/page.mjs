@@ -118,7 +118,7 @@ try {
 
   // The vehicle's link shows its live rate (about 50 frames a second in).
   const vehicleRx = async () => page.evaluate((port) => {
-    const row = [...document.querySelectorAll('#links tbody tr')].find((r) => r.dataset.link.startsWith('arg0 '))
+    const row = [...document.querySelectorAll('#links tbody tr')].find((r) => r.dataset.link.startsWith('udp-server:'))
     return row ? Number(row.querySelector('.rx').textContent) : -1
   }, vehiclePort)
   const rx = await until(async () => { const v = await vehicleRx(); return v >= 30 ? v : 0 })

@@ -56,7 +56,7 @@ for _ in $(seq 100); do
   "$root/usr/bin/mavswitch" endpoints list --url "http://127.0.0.1:$http" >"$work/endpoints.txt" 2>/dev/null && break
   sleep 0.1
 done
-grep -q "udp-server arg0 127.0.0.1:$udp" "$work/endpoints.txt"
+grep -q "udp-server udp-server:127.0.0.1:$udp 127.0.0.1:$udp" "$work/endpoints.txt"
 grep -q "the status page from $root/usr/share/mavswitch/www" "$work/daemon.log" || { cat "$work/daemon.log"; exit 1; }
 exec 3<>"/dev/tcp/127.0.0.1/$http"
 printf 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3

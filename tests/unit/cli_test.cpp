@@ -68,6 +68,17 @@ TEST(CommandLine, RepeatedFlagsMakeOneEndpointEach) {
                                                     "udp-client 127.0.0.1:14550", "tcp-client 10.0.0.5:5760"}));
 }
 
+// The log, the page and /metrics show these names: each says what the endpoint is.
+TEST(CommandLine, EndpointsAreNamedForWhatTheyAre) {
+  const Parsed p =
+      parse({"-e", "127.0.0.1:14550", "0.0.0.0:14551", "127.0.0.1:14552", "/dev/ttyACM0:57600", "-p", "10.0.0.5:5760"});
+  ASSERT_TRUE(p.line) << p.err;
+  std::vector<std::string> names;
+  for (const auto& e : p.line->config.endpoints) names.push_back(e.spec.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"udp-server:14551", "udp-server:127.0.0.1:14552", "serial:ttyACM0",
+                                             "udp-client:127.0.0.1:14550", "tcp-client:10.0.0.5:5760"}));
+}
+
 TEST(CommandLine, AMistakeIsOneLineAndExitStatusTwo) {
   for (const auto& args : {std::vector<const char*>{"--workers", "many"}, std::vector<const char*>{"--no-such-flag"},
                            std::vector<const char*>{"-e"}, std::vector<const char*>{"-e", "127.0.0.1:99999"}}) {
