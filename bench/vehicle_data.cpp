@@ -4,10 +4,13 @@
 // server off (nothing decoded) and with the tree alone (no client). Then the latency of
 // GET /v1/mavlink with 1,000 messages in the tree.
 //
-//   vehicle_data MAVSWITCHD [--rate 400] [--seconds 5] [--clients 0,1,20,20:ATTITUDE]
+//   vehicle_data MAVSWITCHD [--rate 400] [--seconds 5] [--clients 0,1,20,20:ATTITUDE] [--gcs 0]
+//   vehicle_data MAVSWITCHD --footprint    (a companion computer's day: --rate 100 --clients 5 --gcs 2)
 //
 // One line per case: clients, messages sent a second, JSON messages the clients received a
-// second, the router's CPU as a share of one core, and that share over the tree-alone case's.
+// second, the router's CPU as a share of one core, and that share over the tree-alone case's;
+// its resident memory started and idle, and at the end of the run. With --gcs N, N ground
+// stations (UDP peers that said one HEARTBEAT) get the vehicle's frames too.
 // After each case with clients, its floor: the CPU the kernel alone takes to write the bytes
 // the clients got to as many loopback sockets.
 #include <fcntl.h>
@@ -141,9 +144,18 @@ std::vector<std::vector<uint8_t>> telemetry_mix(uint8_t systems) {
   return frames;
 }
 
+// A process's resident memory (VmRSS), in KiB.
+long rss_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with("VmRSS:")) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
 struct Router {
   pid_t pid = -1;
   uint16_t udp = 0, http = 0;
+  long idle_rss_kb = 0;
   Router(const std::string& daemon, bool http_on) {
     udp = bench::free_port(SOCK_DGRAM);
     http = bench::free_port(SOCK_STREAM);
@@ -154,6 +166,7 @@ struct Router {
     if (http_on)
       for (int i = 0; i < 50 && http_get(http, "/info").empty(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    idle_rss_kb = rss_kb(pid);
   }
   ~Router() {
     kill(pid, SIGTERM);
@@ -167,11 +180,29 @@ struct Streamed {
   double share = 0, messages = 0, bytes = 0;
 };
 Streamed stream(Router& r, std::vector<Client>& clients, const std::vector<std::vector<uint8_t>>& frames, double rate,
-                double seconds) {
+                double seconds, int gcs = 0) {
   const int out = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   const sockaddr_in to = bench::loopback(r.udp);
   std::vector<pollfd> polls;
   for (const Client& c : clients) polls.push_back({c.fd, POLLIN, 0});
+  // Ground stations: a HEARTBEAT each makes them peers of the router's UDP port.
+  std::vector<int> stations;
+  for (int i = 0; i < gcs; ++i) {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const protocol::MessageInfo* hb = dialect::builtin::message_table().find(0);
+    uint8_t payload[9] = {0, 0, 0, 0, 6, 8, 0, 0, 3};  // MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID
+    std::vector<uint8_t> f(protocol::kMaxFrameLen);
+    f.resize(protocol::encode_v2({.seq = 0, .sysid = uint8_t(255 - i), .compid = 190, .msgid = 0}, {payload, 9},
+                                 hb->crc_extra, f));
+    sendto(fd, f.data(), f.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    stations.push_back(fd);
+  }
+  const auto drain_stations = [&] {
+    char buf[65536];
+    for (const int fd : stations)
+      while (read(fd, buf, sizeof buf) > 0) {
+      }
+  };
   size_t next = 0;
   uint8_t seq = 0;
   const auto send_due = [&](Clock::time_point t0, double& sent) {
@@ -192,6 +223,7 @@ Streamed stream(Router& r, std::vector<Client>& clients, const std::vector<std::
   auto t0 = Clock::now();
   while (Clock::now() - t0 < std::chrono::seconds(1)) {  // settle: the tree fills, the clients start
     send_due(t0, sent);
+    drain_stations();
     if (poll(polls.data(), polls.size(), 1) > 0)
       for (size_t i = 0; i < polls.size(); ++i)
         if (polls[i].revents & POLLIN) clients[i].read_some();
@@ -203,6 +235,7 @@ Streamed stream(Router& r, std::vector<Client>& clients, const std::vector<std::
   sent = 0;
   while (Clock::now() - t0 < std::chrono::duration<double>(seconds)) {
     send_due(t0, sent);
+    drain_stations();
     if (poll(polls.data(), polls.size(), 1) > 0)
       for (size_t i = 0; i < polls.size(); ++i)
         if (polls[i].revents & POLLIN) clients[i].read_some();
@@ -212,6 +245,7 @@ Streamed stream(Router& r, std::vector<Client>& clients, const std::vector<std::
   uint64_t got = 0, bytes = 0;
   for (const Client& c : clients) got += c.messages, bytes += c.bytes;
   close(out);
+  for (const int fd : stations) close(fd);
   return {cpu / elapsed, double(got - got_before) / elapsed, double(bytes - bytes_before) / elapsed};
 }
 
@@ -282,11 +316,19 @@ int main(int argc, char** argv) {
   const std::string daemon = argv[1];
   double rate = 400, seconds = 5;
   std::string cases = "off,0,1,20,20:ATTITUDE";
-  for (int i = 2; i + 1 < argc; i += 2) {
+  int gcs = 0;
+  bool footprint = false;
+  for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--rate") rate = std::atof(argv[i + 1]);
-    if (a == "--seconds") seconds = std::atof(argv[i + 1]);
-    if (a == "--clients") cases = argv[i + 1];
+    if (a == "--footprint") {
+      footprint = true, rate = 100, cases = "5", gcs = 2, seconds = 10;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    if (a == "--rate") rate = std::atof(argv[++i]);
+    if (a == "--seconds") seconds = std::atof(argv[++i]);
+    if (a == "--clients") cases = argv[++i];
+    if (a == "--gcs") gcs = std::atoi(argv[++i]);
   }
   signal(SIGPIPE, SIG_IGN);
   const auto frames = telemetry_mix(1);
@@ -301,20 +343,24 @@ int main(int argc, char** argv) {
     std::vector<Client> clients;
     for (int i = 0; i < n; ++i)
       clients.push_back(open_client(r.http, filter.empty() ? "" : "?filter=^" + filter + "$"));
-    const auto [share, received, bytes] = stream(r, clients, frames, rate, seconds);
+    const auto [share, received, bytes] = stream(r, clients, frames, rate, seconds, gcs);
+    const long rss_end_kb = rss_kb(r.pid);
     if (item == "0") tree_share = share;
     const std::string label = off      ? "http off"
                               : n == 0 ? "tree alone"
                                        : std::to_string(n) + " ws" + (filter.empty() ? "" : " " + filter);
-    std::printf("case=%-14s rate=%.0f json_msg_s=%.0f router_cpu_pct=%.2f cpu_us_per_msg=%.2f vs_tree=%s\n",
-                label.c_str(), rate, received, share * 100, share * 1e6 / rate,
-                tree_share > 0 ? std::to_string(share / tree_share).substr(0, 4).c_str() : "-");
+    std::printf(
+        "case=%-14s rate=%.0f gcs=%d json_msg_s=%.0f router_cpu_pct=%.2f cpu_us_per_msg=%.2f vs_tree=%s "
+        "rss_idle_kb=%ld rss_kb=%ld\n",
+        label.c_str(), rate, gcs, received, share * 100, share * 1e6 / rate,
+        tree_share > 0 ? std::to_string(share / tree_share).substr(0, 4).c_str() : "-", r.idle_rss_kb, rss_end_kb);
     for (Client& c : clients) close(c.fd);
     if (n > 0 && bytes > 0)
       std::printf(
           "case=%-14s bytes_s=%.0f kernel_floor_cpu_pct=%.2f (the same bytes written to %d sockets, nothing else)\n",
           (label + " floor").c_str(), bytes, fanout_floor(n, bytes / n, seconds) * 100, n);
   }
+  if (footprint) return 0;
   // GET /v1/mavlink with 1,000 messages in the tree: the mix from enough systems.
   const size_t per_system = frames.size();
   const auto many = telemetry_mix(uint8_t(std::min<size_t>(250, (1000 + per_system - 1) / per_system)));
