@@ -73,7 +73,7 @@ class SubscriberIndex {
       if (table_[i].key == kEmpty) return nullptr;
     }
   }
-  size_t slot_of(uint64_t key) const noexcept { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
+  size_t slot_of(uint64_t key) const noexcept { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_); }
   static SubscriberIndex built_from(std::vector<std::shared_ptr<Subscriber>> all);
 
   std::vector<std::shared_ptr<Subscriber>> all_;  // in the order they subscribed

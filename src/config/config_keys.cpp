@@ -47,7 +47,7 @@ void set_address(const Where& w, std::string_view v, EndpointConfig& e) {
 
 // MaxPeers of a UDP server, MaxClients of a TCP server: one limit, two names.
 void set_max_peers(const Where& w, std::string_view v, EndpointConfig& e) {
-  e.spec.max_peers = get_uint(w, v, 100000, 1);
+  e.spec.max_peers = static_cast<size_t>(get_uint(w, v, 100000, 1));
 }
 
 void set_port(const Where& w, std::string_view v, EndpointConfig& e) {
@@ -149,8 +149,8 @@ const std::map<std::string, Setter>& common_endpoint_keys() {
          const uint64_t n = get_uint(w, v, 64ull << 20);
          if (n < protocol::kMaxFrameLen)
            w.fail("must hold at least one frame (" + std::to_string(protocol::kMaxFrameLen) + " bytes)");
-         e.spec.stream_queue_bytes = n;
-         e.spec.datagram_queue_frames = std::max<size_t>(1, n / 64);
+         e.spec.stream_queue_bytes = static_cast<size_t>(n);  // at most 64 MiB: fits 32 bits
+         e.spec.datagram_queue_frames = std::max<size_t>(1, static_cast<size_t>(n / 64));
        }},
   });
   return keys;

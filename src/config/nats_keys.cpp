@@ -105,8 +105,10 @@ const std::map<std::string, Setter>& nats_keys() {
              e.nats.subscribe.emplace_back(s);
            });
          }},
-        {"queuesize", [](const Where& w, std::string_view v,
-                         EndpointConfig& e) { e.nats.queue_bytes = get_uint(w, v, 1 << 30, 1024); }},
+        {"queuesize",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           e.nats.queue_bytes = static_cast<size_t>(get_uint(w, v, 1 << 30, 1024));
+         }},
         {"fleetstate",
          [](const Where& w, std::string_view v, EndpointConfig& e) { e.nats.fleet_state = get_bool(w, v); }},
         {"fleetstatereplicas",
@@ -127,8 +129,10 @@ const std::map<std::string, Setter>& nats_keys() {
          [](const Where& w, std::string_view v, EndpointConfig& e) {
            e.nats.vehicle_timeout_ms = static_cast<int64_t>(get_uint(w, v, 86'400, 1)) * 1000;
          }},
-        {"reconnectbuffer", [](const Where& w, std::string_view v,
-                               EndpointConfig& e) { e.nats.reconnect_buffer = get_uint(w, v, 1u << 30, 1024); }},
+        {"reconnectbuffer",
+         [](const Where& w, std::string_view v, EndpointConfig& e) {
+           e.nats.reconnect_buffer = static_cast<size_t>(get_uint(w, v, 1u << 30, 1024));
+         }},
     });
     with_policy_keys(k);
     return k;

@@ -58,7 +58,7 @@ void MessageTree::add(const protocol::FrameView& frame, WallClock::time_point no
 
 std::string iso_time(WallClock::time_point t) {
   const auto since = t.time_since_epoch();
-  const time_t seconds = std::chrono::duration_cast<std::chrono::seconds>(since).count();
+  const auto seconds = static_cast<time_t>(std::chrono::duration_cast<std::chrono::seconds>(since).count());
   const long nanos = long(std::chrono::duration_cast<std::chrono::nanoseconds>(since).count() % 1'000'000'000);
   tm local{};
   localtime_r(&seconds, &local);

@@ -143,7 +143,7 @@ class FrameRing {
     routing::LinkId from;  // in what was padding: the header stays 24 bytes
     const protocol::MessageInfo* info;
   };
-  static_assert(sizeof(Header) == 24);
+  static_assert(sizeof(Header) == 16 + sizeof(void*));  // 24 bytes (20 on 32-bit ARM)
   static constexpr uint32_t kSkip = UINT32_MAX;
   void write_header(size_t at, const Header& h) noexcept { std::memcpy(buffer_.get() + at, &h, sizeof h); }
 

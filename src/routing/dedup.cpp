@@ -51,7 +51,7 @@ bool Deduplicator::seen_recently(std::span<const uint8_t> bytes, Millis now) noe
   std::atomic<uint64_t>* stalest = nullptr;
   Millis stalest_age = -1;
   for (size_t k = 0; k < kProbe; ++k) {
-    std::atomic<uint64_t>& s = slots_[((tag >> kTimeBits) + k) & mask_];
+    std::atomic<uint64_t>& s = slots_[static_cast<size_t>((tag >> kTimeBits) + k) & mask_];
     // relaxed: a slot is one word, read and written whole; a race between workers costs one duplicate check, never
     // memory.
     const uint64_t v = s.load(std::memory_order_relaxed);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 
 namespace mavswitch::transport {
@@ -38,9 +39,10 @@ std::optional<AddressRange> AddressRange::parse(std::string_view text, std::stri
 bool AddressRange::contains(const SocketAddress& a) const noexcept {
   const uint8_t* bytes = nullptr;
   if (a.family() == AF_INET && family_ == AF_INET) {
-    bytes = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(a.get())->sin_addr);
+    // By offset, not by casting the sockaddr: 32-bit ARM aligns sockaddr_in more strictly.
+    bytes = reinterpret_cast<const uint8_t*>(a.get()) + offsetof(sockaddr_in, sin_addr);
   } else if (a.family() == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(a.get())->sin6_addr);
+    const auto* v6 = reinterpret_cast<const uint8_t*>(a.get()) + offsetof(sockaddr_in6, sin6_addr);
     static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
     if (family_ == AF_INET6)
       bytes = v6;

@@ -51,7 +51,10 @@ class StreamQueue {
   size_t size() const noexcept { return size_; }
   size_t queued_bytes() const noexcept { return size_; }
   size_t allocated_bytes() const noexcept { return allocated_; }
-  void clear() noexcept { head_ = size_ = frames_ = 0; }
+  void clear() noexcept {
+    head_ = size_ = 0;
+    frames_ = 0;
+  }
   size_t trim() noexcept;  // see QuietShrink; returns the bytes given back
   // Frames pushed since the queue was last empty, counted as sent once it is: a byte stream
   // keeps no frame boundaries, so a frame partly written is not yet counted (and one that

@@ -110,7 +110,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       }
       // A body a little too large is read and thrown away before the 413, so that the client
       // reads the answer rather than a reset of a connection closed with its bytes unread.
-      s.body_expected = body;
+      s.body_expected = static_cast<size_t>(body);  // at most kMaxDiscarded
       if (body == 0) return answer(wsi, s);
       lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kRequestSeconds);
       return 0;

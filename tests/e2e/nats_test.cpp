@@ -318,7 +318,7 @@ TEST_F(Fabric, ANatsOnlyRouterStartsAndSighupAddsAndRemovesTheFabric) {
   // Back in the file: connected again, and the vehicle heard through it.
   scratch_.write("ground.conf", general + nats + "[UdpEndpoint spare]\nMode = Server\nAddress = 127.0.0.1\nPort = " +
                                     std::to_string(udp) + "\n");
-  const size_t before = fabric_count(http, "rx_frames");
+  const uint64_t before = fabric_count(http, "rx_frames");
   ground.signal(SIGHUP);
   ASSERT_TRUE(wait_until([&] {
     return ground.err().find("reload: 1 added, 0 removed, 0 changed") != std::string::npos;

@@ -32,7 +32,7 @@ struct RandomFields {
   void operator()(std::string_view, std::array<T, N>& a) {
     for (auto& v : a) v = one<T>();
     if constexpr (std::is_same_v<T, char>) {  // strings usually end early
-      for (size_t i = rng() % (N + 1); i < N; ++i) a[i] = 0;
+      for (auto i = static_cast<size_t>(rng() % (N + 1)); i < N; ++i) a[i] = 0;
     }
   }
 };

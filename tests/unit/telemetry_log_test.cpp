@@ -41,7 +41,7 @@ class TelemetryLogTest : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  size_t frames_in(const fs::path& file) { return read(file).frames; }
+  size_t frames_in(const fs::path& file) { return static_cast<size_t>(read(file).frames); }
   static protocol::ParserStats read(const fs::path& file) {
     const auto bytes = test::read_bytes(file);
     return protocol::read_tlog(dialect::builtin::message_table(), bytes, [](uint64_t, const protocol::FrameView&) {});
