@@ -206,13 +206,15 @@ int main(int argc, char** argv) {
     }
     router.event_loop().every(10'000, save_state);
   }
+  std::string last_stats;
   if (general.report_stats) {
     // The periodic block only when something moved since the last one (SIGUSR1 always prints).
-    router.event_loop().every(general.stats_interval_s * 1000, [&, last = std::string()]() mutable {
+    // (The last block lives here, not in the callback: the loop may run a copy of it.)
+    router.event_loop().every(general.stats_interval_s * 1000, [&] {
       std::string text = stats_text(router, tlog.get(), flight_log.get());
-      if (text == last) return;
+      if (text == last_stats) return;
       print(text);
-      last = std::move(text);
+      last_stats = std::move(text);
     });
   }
   daemon::Signals signals(

@@ -272,6 +272,31 @@ TEST_F(DaemonTest, CommandLineFlagsLikeMavlinkRouterd) {
   EXPECT_EQ(d.wait_exit(), 0);
 }
 
+// ReportStats prints its block every StatsInterval only when something moved: a router with
+// nothing to route says so once, not every interval, and speaks again when a frame goes through.
+TEST_F(DaemonTest, PeriodicStatisticsOnlyWhenSomethingMoved) {
+  const uint16_t server = free_udp_port();
+  UdpPeer gcs;
+  const std::string conf =
+      write("main.conf",
+            "[General]\nTcpServerPort=0\nReportStats=true\nStatsInterval=1\n\n[UdpEndpoint gcs]\nMode = "
+            "Normal\nAddress = 127.0.0.1\nPort = " +
+                std::to_string(gcs.port()) +
+                "\n\n[UdpEndpoint vehicles]\nMode = Server\nAddress = "
+                "127.0.0.1\nPort = " +
+                std::to_string(server) + "\n");
+  DaemonProcess d({"-c", conf});
+  ASSERT_TRUE(wait_until([&] { return count_of(d.out(), "stats:") == 1; })) << d.out();
+  EXPECT_FALSE(wait_until([&] { return count_of(d.out(), "stats:") > 1; }, 2500ms))
+      << "two intervals with nothing moving printed again:\n"
+      << d.out();
+  UdpPeer vehicle;
+  ASSERT_TRUE(reaches(vehicle, server, gcs)) << d.err();
+  ASSERT_TRUE(wait_until([&] { return count_of(d.out(), "stats:") >= 2; }, 3000ms)) << d.out();
+  d.signal(SIGTERM);
+  EXPECT_EQ(d.wait_exit(), 0);
+}
+
 // With two workers, two ground stations (UDP clients, dealt out to worker 0 and worker 1) and a
 // vehicle wherever the kernel's hash put it: one of the ground stations lives on the other
 // worker, which writes to its link itself. The statistics count those frames, and each ground
