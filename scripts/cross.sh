@@ -86,7 +86,7 @@ if [ "$what" != test ]; then
   fi
   # -O2, as Debian builds its packages.
   cmake -S . -B "$out" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/cross/$arch.cmake" -DMAVSWITCH_SYSROOT="$sysroot" \
-        "${flags[@]}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF \
+        "${flags[@]}" -DCMAKE_UNITY_BUILD="${MAVSWITCH_UNITY:-ON}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF \
         -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
   cmake --build "$out" --target mavswitchd mavswitch_cli mavswitch_api mavswitch_package_files mavswitch_unit_tests \
                                 mavswitch_lockfree_tests \

@@ -30,24 +30,41 @@ for xml in minimal standard test python_array_test icarous uAvionix; do
 done
 cp fuzz/corpus/config/* "$seeds/config/"
 
-for t in "${targets[@]}"; do
+# One target a core: libFuzzer runs on one thread, and the time per target is fixed.
+run_target() {
+  local t=$1 seed max_len
   case $t in
     frame_parser_fuzz | signature_fuzz | routing_fuzz | log_stream_fuzz | vehicle_data_fuzz) seed=$seeds/frames max_len=4096 ;;
     dialect_loader_fuzz) seed=$seeds/xml max_len=65536 ;;
     config_fuzz) seed=$seeds/config max_len=4096 ;;
   esac
   mkdir -p "build-fuzz/corpus/$t"
-  echo "fuzz: $t for ${seconds}s"
-  status=0
   "build-fuzz/fuzz/$t" "build-fuzz/corpus/$t" "$seed" -max_total_time="$seconds" -max_len=$max_len \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="build-fuzz/$t-" \
-      >"build-fuzz/$t.log" 2>&1 || status=$?
-  grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|artifact_prefix|Test unit written)' \
-      "build-fuzz/$t.log" || true
-  if [ "$status" -ne 0 ]; then
-    tail -40 "build-fuzz/$t.log"
-    echo "fuzz: $t failed (exit $status)"
-    exit 1
-  fi
+      >"build-fuzz/$t.log" 2>&1
+}
+jobs_at_once=$(nproc 2>/dev/null || echo 1)
+failed=0
+for ((first = 0; first < ${#targets[@]}; first += jobs_at_once)); do
+  batch=("${targets[@]:first:jobs_at_once}")
+  pids=()
+  for t in "${batch[@]}"; do
+    echo "fuzz: $t for ${seconds}s"
+    run_target "$t" &
+    pids+=($!)
+  done
+  for i in "${!batch[@]}"; do
+    t=${batch[$i]}
+    status=0
+    wait "${pids[$i]}" || status=$?
+    grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|artifact_prefix|Test unit written)' \
+        "build-fuzz/$t.log" || true
+    if [ "$status" -ne 0 ]; then
+      tail -40 "build-fuzz/$t.log"
+      echo "fuzz: $t failed (exit $status)"
+      failed=$((failed + 1))
+    fi
+  done
+  [ "$failed" -eq 0 ] || exit 1
 done
 echo "fuzz: ${#targets[@]} passed, 0 failed"

@@ -5,15 +5,12 @@
 #include <stdexcept>
 
 #include "base/file_read.hpp"
+#include "fabric/nats_check.hpp"
 
 namespace mavswitch::daemon {
 namespace {
 
 constexpr size_t kMaxKeyFile = 1 << 20;  // a .creds file, a seed, a certificate chain: a few KiB at most
-
-void check(natsStatus s, const std::string& what) {
-  if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
-}
 
 // Every file through the same bounded reader: a FIFO or a device named by mistake is an error at
 // start, never a hang.

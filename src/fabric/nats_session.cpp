@@ -9,6 +9,7 @@
 #include "base/blocking_work.hpp"
 #include "base/log.hpp"
 #include "fabric/fleet_state.hpp"
+#include "fabric/nats_check.hpp"
 #include "fabric/nats_credentials.hpp"
 #include "fabric/nats_poller.hpp"
 
@@ -17,10 +18,6 @@ namespace {
 
 constexpr int64_t kReconnectWaitMs = 250;
 constexpr int64_t kPingIntervalMs = 2000;  // a silent server is given up after two unanswered pings
-
-void check(natsStatus s, const std::string& what) {
-  if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
-}
 
 std::string last_error(natsConnection* nc, natsStatus fallback) {
   const char* why = nullptr;

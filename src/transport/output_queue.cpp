@@ -159,27 +159,27 @@ WriteResult DatagramQueue::send_to(int fd, const SocketAddress* to, uint64_t* fr
 }
 
 WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
-  constexpr size_t kBatch = 64;  // datagrams per sendmmsg
+  constexpr size_t kDatagramsPerSend = 64;  // datagrams per sendmmsg
   constexpr size_t kFramesPerDatagram = 32;
   bool refused = false;
   size_t first = 0;  // sends before it are drained
   for (;;) {
     while (first < sends.size() && sends[first].queue->count_ == 0) ++first;
     if (first == sends.size()) return refused ? WriteResult::kError : WriteResult::kDrained;
-    mmsghdr msgs[kBatch];
-    iovec iov[kBatch];  // a datagram's frames (or a GSO run's) lie back to back: one iovec
-    size_t frames_in[kBatch];
-    size_t from[kBatch];  // the send each datagram belongs to
+    mmsghdr msgs[kDatagramsPerSend];
+    iovec iov[kDatagramsPerSend];  // a datagram's frames (or a GSO run's) lie back to back: one iovec
+    size_t frames_in[kDatagramsPerSend];
+    size_t from[kDatagramsPerSend];  // the send each datagram belongs to
     frames_in[0] = 0, from[0] = first,
     iov[0] = {};  // there is one at least (`first` has frames); the compiler cannot tell
-    alignas(cmsghdr) char control[kBatch][CMSG_SPACE(sizeof(uint16_t))];
+    alignas(cmsghdr) char control[kDatagramsPerSend][CMSG_SPACE(sizeof(uint16_t))];
     size_t n = 0;  // datagrams
-    for (size_t e = first; e < sends.size() && n < kBatch; ++e) {
+    for (size_t e = first; e < sends.size() && n < kDatagramsPerSend; ++e) {
       DatagramQueue& q = *sends[e].queue;
       const uint16_t* lens = q.lens_.get() + q.first_;
       size_t used = 0;  // frames of q taken, in order
       size_t offset = q.begin_;
-      while (n < kBatch && used < q.count_) {
+      while (n < kDatagramsPerSend && used < q.count_) {
         msgs[n] = {};
         size_t bytes = 0;
         size_t k = 0;

@@ -23,6 +23,11 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
 // How often `what` occurs in `text` (lines in a daemon's log, answers in a raw exchange).
 size_t count_of(const std::string& text, const std::string& what);
 
+// Milliseconds from t0 until now.
+inline int64_t ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // A pause that shapes the traffic a test sends (bursts, a stream at a rate), never a wait for
 // something to happen: those wait on a condition (wait_until, Router::settle).
 void pace(std::chrono::milliseconds between);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <random>
 
+#include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
@@ -21,10 +22,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr routing::FailoverTiming kTiming{.timeout = 400, .failback = 1200, .dedup_window = 500};
-
-int64_t ms_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
-}
 
 // The vehicle's two radios as the test drives them: each a peer of the router, either a UDP
 // socket or the far end of a pty. `send` puts the same frame on the radios that work.

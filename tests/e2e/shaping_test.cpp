@@ -14,6 +14,7 @@
 #include <csignal>
 
 #include "e2e/daemon_process.hpp"
+#include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
@@ -34,10 +35,6 @@ using Clock = std::chrono::steady_clock;
 using Kind = transport::EndpointSpec::Kind;
 
 namespace {
-
-int64_t ms_since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
-}
 
 // Every frame a peer received since the last call, as views (valid until the next call).
 std::vector<protocol::FrameView> take(Peer& peer, size_t& seen) {

@@ -50,10 +50,10 @@ std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::vector<OwnedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
-                                  protocol::ParserStats* stats) {
+std::vector<ParsedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
+                                   protocol::ParserStats* stats) {
   protocol::FrameParser parser(dialect::builtin::message_table());
-  std::vector<OwnedFrame> frames;
+  std::vector<ParsedFrame> frames;
   auto sink = [&](const protocol::FrameView& f) {
     frames.push_back({std::vector<uint8_t>(f.bytes().begin(), f.bytes().end()), f.verified()});
   };

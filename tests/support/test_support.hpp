@@ -18,15 +18,15 @@ std::filesystem::path shared_dir();
 std::vector<uint8_t> read_bytes(const std::filesystem::path& path);
 
 // A frame copied out of the parser's buffer, with the parser's verdict.
-struct OwnedFrame {
+struct ParsedFrame {
   std::vector<uint8_t> bytes;
   bool verified;
-  bool operator==(const OwnedFrame&) const = default;
+  bool operator==(const ParsedFrame&) const = default;
 };
 
 // Parses `data` with the built-in dialect, fed in chunks of the given sizes (cycled; {} = whole).
-std::vector<OwnedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
-                                  protocol::ParserStats* stats = nullptr);
+std::vector<ParsedFrame> parse_all(const std::vector<uint8_t>& data, const std::vector<size_t>& chunk_sizes,
+                                   protocol::ParserStats* stats = nullptr);
 
 // A fresh directory named after the running test, removed when the object goes.
 class ScratchDir {

@@ -16,7 +16,7 @@
 using namespace mavswitch;
 using protocol::FrameView;
 using protocol::ParserStats;
-using test::OwnedFrame;
+using test::ParsedFrame;
 
 namespace {
 
