@@ -53,6 +53,7 @@ class ComponentMaker final : public transport::EndpointMaker {
 ComponentLink::ComponentLink(transport::Endpoint& endpoint, transport::LinkHost& host, ComponentCore& core)
     : Link(endpoint, host, "in-process"), core_(core) {
   flush_pending = true;  // nothing ever waits to be written: never listed for a flush
+  path_ = Path::kInProcess;
   take_views();
 }
 

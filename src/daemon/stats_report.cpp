@@ -89,6 +89,13 @@ std::string format_stats(Router& router) {
             "{}; dropped (full or late): control {}, status {}, telemetry {}\n",
             c.rate_limited_in, c.rate_limited_out, c.rate_thinned, c.superseded, d[0], d[1], d[2]);
       }
+      if (const RadioReport* radio = report.radio) {
+        const msg::RadioStatus& m = radio->status;
+        fmt::format_to(it,
+                       "      radio: rssi {}, remote rssi {}, noise {}, remote noise {}, rx errors {}, fixed {}, "
+                       "tx buffer {}%\n",
+                       m.rssi, m.remrssi, m.noise, m.remnoise, m.rxerrors, m.fixed, m.txbuf);
+      }
       if (seq != nullptr) {
         for (const auto& [key, s] : seq->sources()) {
           const double pct = s.received + s.lost

@@ -45,7 +45,7 @@ FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host,
       // Routes that never age out (RouteTimeout = 0): a system once local stays local.
       local_for_(route_timeout > 0 ? route_timeout : INT64_MAX),
       flush_connection_(std::move(flush_connection)) {
-  paced_sequences_ = true;
+  path_ = Path::kFabric;
   published_at_.fill(kNeverPublished);
   std::random_device random;
   const uint64_t random_id = uint64_t{random()} << 32 | random();

@@ -7,7 +7,7 @@
 // Interest: the first frame it publishes from a system subscribes it to PREFIX.to.SYS.> (see
 // fabric_subjects.hpp), so targeted frames reach the routers their targets live behind. Loss:
 // gaps in the sequence numbers of what arrives count what the fabric lost, by each source's
-// pace across an outage (paced_sequences()).
+// pace across an outage (Link::Path::kFabric).
 //
 // Loops: NATS' no-echo holds for one connection only. A node that stalls and resumes delivers
 // what the router published on its old connection to its new one, and a frame may come back

@@ -262,8 +262,8 @@ void Router::for_each_link(size_t endpoint_index, const LinkVisitor& f) {
       const Worker& w = *workers_[inst.worker];
       run_on_worker(inst.worker, [&] {
         inst.endpoint->for_each_link([&](const transport::Link& l) {
-          f({l, w.counters_of(l), w.sequences(l.id), l.queue_storage(), l.queued_bytes() + l.paced_bytes(),
-             inst.worker});
+          f({l, w.counters_of(l), w.sequences(l.id), w.radio(l.id), l.queue_storage(),
+             l.queued_bytes() + l.paced_bytes(), inst.worker});
         });
       });
     }

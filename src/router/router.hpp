@@ -26,6 +26,7 @@
 #include "protocol/message_table.hpp"
 #include "router/epochs.hpp"
 #include "router/placements.hpp"
+#include "router/radio_report.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
 #include "transport/endpoint.hpp"
@@ -158,6 +159,7 @@ class Router final {
     // The link's own counters, plus the frames other workers wrote to it themselves.
     transport::LinkCounters counters;
     const routing::SequenceTracker* sequences;  // what arrived on it, by source
+    const RadioReport* radio;                   // the newest RADIO_STATUS on it; null before one
     size_t queue_storage;                       // bytes its output queue holds allocated (given back when quiet)
     size_t queued;                              // bytes waiting in it and in its pacer
     size_t worker;                              // the worker that owns it

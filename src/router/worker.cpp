@@ -81,7 +81,7 @@ void Worker::link_up(transport::Link& link) {
     router_.name_link(id, link.peer());
   else
     router_.name_link(id, link.endpoint().spec().name + " " + link.peer());
-  slot(id) = {&link, std::make_unique<routing::SequenceTracker>(), std::move(direct)};
+  slot(id) = {&link, std::make_unique<routing::SequenceTracker>(), {}, std::move(direct)};
 }
 
 void Worker::link_down(transport::Link& link) {
@@ -113,6 +113,10 @@ void Worker::close(transport::Endpoint& endpoint) {
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
   return id < links_.size() ? links_[id].sequences.get() : nullptr;
+}
+
+const RadioReport* Worker::radio(routing::LinkId id) const {
+  return id < links_.size() && links_[id].radio.reports != 0 ? &links_[id].radio : nullptr;
 }
 
 transport::LinkCounters Worker::counters_of(const transport::Link& link) const {
@@ -216,11 +220,15 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
     deferred_.push_back({link.id, frame, {frame.bytes().begin(), frame.bytes().end()}});
     return;
   }
-  routing::SequenceTracker& sequences = *links_[link.id].sequences;
-  if (link.paced_sequences()) [[unlikely]]
-    sequences.record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
-  else
-    sequences.record(frame.sysid(), frame.compid(), frame.seq());
+  Destination& here = links_[link.id];
+  using Path = transport::Link::Path;
+  if (link.path() == Path::kWire) [[likely]] {
+    here.sequences->record(frame.sysid(), frame.compid(), frame.seq());
+    if (frame.msgid() == msg::RadioStatus::kId) [[unlikely]]  // the radio on this link; routed on as well
+      here.radio = {msg::RadioStatus::decode(frame.payload()), loop_.now(), here.radio.reports + 1};
+  } else if (link.path() == Path::kFabric) {
+    here.sequences->record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
+  }
   // Three compares on every frame; the rest only for these few messages.
   if (frame.msgid() - kRequestDataStream <= kCommandLong - kRequestDataStream) [[unlikely]] {
     // A link that may not command asks no rates either: its request is dropped as a command.

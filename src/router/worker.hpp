@@ -21,6 +21,7 @@
 #include "router/direct_writer.hpp"
 #include "router/frame_ring.hpp"
 #include "router/input_pause.hpp"
+#include "router/radio_report.hpp"
 #include "routing/counter.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
@@ -54,6 +55,8 @@ class Worker final : public transport::LinkHost {
   // Its links go down (the routes through them are forgotten); the caller then destroys it.
   void close(transport::Endpoint& endpoint);
   const routing::SequenceTracker* sequences(routing::LinkId id) const;
+  // The newest RADIO_STATUS heard on link id; null before the first.
+  const RadioReport* radio(routing::LinkId id) const;
   // What other workers wrote to link `id` (one this worker owns) directly; null if none can.
   const DirectTarget* direct_target(routing::LinkId id) const;
   // A link's counters, with the frames other workers wrote to it themselves (DirectWriter).
@@ -88,6 +91,7 @@ class Worker final : public transport::LinkHost {
   struct Destination {
     transport::Link* wire = nullptr;
     std::unique_ptr<routing::SequenceTracker> sequences;
+    RadioReport radio;                     // reports == 0 until the link carries a RADIO_STATUS
     std::unique_ptr<DirectTarget> direct;  // published for the other workers (datagram links)
   };
 

@@ -86,7 +86,7 @@ class LinkHost {
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
   // It was cut off from its peer and is back (the fabric reconnected): what its sources lost
-  // meanwhile is counted by their pace (links with paced_sequences()).
+  // meanwhile is counted by their pace (links with Path::kFabric).
   virtual void link_resumed(Link& link) = 0;
   // True while the engine cannot take more input for now (what it would pass on has nowhere
   // to go yet, and taking it would mean dropping it): the reader of `fd` stops, and the engine
@@ -142,9 +142,16 @@ class Link {
   const LinkCounters& counters() const noexcept { return counters_; }
   const protocol::ParserStats& parser_stats() const noexcept { return parser_.stats(); }
   Millis last_rx() const noexcept { return last_rx_; }
-  // Its sources' losses are counted by their pace too, across an outage (link_resumed): a link
-  // that may be cut off and come back with a gap of unknown size (the fabric).
-  bool paced_sequences() const noexcept { return paced_sequences_; }
+  // What lies between the sources of its frames and us, chosen by the link kind; the router reads
+  // sequence gaps and RADIO_STATUS by it.
+  // kWire: a serial line, a socket, a WebSocket. A gap in a source's numbers is frames lost on the
+  //   way; a RADIO_STATUS describes the radio on this link.
+  // kFabric: other routers, many vehicles (NATS). Gaps are also read by their pace across an
+  //   outage (link_resumed); a RADIO_STATUS describes a radio behind another router: not this link.
+  // kInProcess: frames made in this process (a component, the HTTP API's POSTs at sequence 0):
+  //   nothing between their source and us can lose one.
+  enum class Path : uint8_t { kWire, kFabric, kInProcess };
+  Path path() const noexcept { return path_; }
 
   static constexpr uint32_t kNoId = 0xFFFFFFFF;
   uint32_t id = kNoId;         // set by the host in link_up, kNoId again after link_down
@@ -173,7 +180,7 @@ class Link {
 
   LinkHost& host_;
   LinkCounters counters_;
-  bool paced_sequences_ = false;  // set by the link kind
+  Path path_ = Path::kWire;  // set by the link kind
 
  private:
   [[gnu::noinline]] bool send_when_full(std::span<const uint8_t> frame);

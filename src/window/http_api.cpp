@@ -198,7 +198,12 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 
 std::string HttpApi::live_state() {
   const RouterSnapshot s = take_snapshot(router_);
-  return "{\"links\":" + links_json(s, false) +
+  // Endpoints with no link up (a UDP server no peer has sent to yet): listed all the same.
+  Json waiting = Json::array();
+  for (const auto& e : s.endpoints) {
+    if (e.links.empty()) waiting.push_back({{"endpoint", e.name}, {"kind", e.kind}, {"description", e.description}});
+  }
+  return "{\"links\":" + links_json(s, false) + ",\"waiting\":" + json_text(waiting) +
          ",\"systems\":" + systems_json(router_, heartbeats(), options_.own_components, false) +
          ",\"routed\":" + std::to_string(s.routing.frames) + "}";
 }

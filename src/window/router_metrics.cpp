@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -121,6 +122,42 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
   for (const auto& se : series) {
     for (const auto& [cause, n] : drops_of(*se.counters)) {
       x.sample("mavswitch_link_dropped_frames_total", se.labels + fmt::format(",cause=\"{}\"", cause), n);
+    }
+  }
+  // A radio's view of the air, per link that carries RADIO_STATUS (a radio reports its own link).
+  struct RadioGauge {
+    const char* name;
+    const char* help;
+    uint64_t (*value)(const RadioReport&);
+  };
+  static constexpr RadioGauge kRadioGauges[] = {
+      {"mavswitch_link_radio_rssi", "RADIO_STATUS: the signal the radio on this link receives (the radio's own scale).",
+       [](const RadioReport& r) -> uint64_t { return r.status.rssi; }},
+      {"mavswitch_link_radio_remote_rssi", "RADIO_STATUS: the signal the radio at the other end receives.",
+       [](const RadioReport& r) -> uint64_t { return r.status.remrssi; }},
+      {"mavswitch_link_radio_noise", "RADIO_STATUS: the background noise at the radio on this link.",
+       [](const RadioReport& r) -> uint64_t { return r.status.noise; }},
+      {"mavswitch_link_radio_remote_noise", "RADIO_STATUS: the background noise at the other end.",
+       [](const RadioReport& r) -> uint64_t { return r.status.remnoise; }},
+      {"mavswitch_link_radio_rx_errors", "RADIO_STATUS: receive errors the radio counted (its own counter).",
+       [](const RadioReport& r) -> uint64_t { return r.status.rxerrors; }},
+      {"mavswitch_link_radio_fixed", "RADIO_STATUS: packets the radio's error correction repaired (its own counter).",
+       [](const RadioReport& r) -> uint64_t { return r.status.fixed; }},
+      {"mavswitch_link_radio_tx_buffer_percent", "RADIO_STATUS: free space in the radio's transmit buffer.",
+       [](const RadioReport& r) -> uint64_t { return r.status.txbuf; }},
+  };
+  const bool any_radio = std::ranges::any_of(s.endpoints, [](const auto& e) {
+    return std::ranges::any_of(e.links, [](const auto& l) { return l.radio.has_value(); });
+  });
+  for (const RadioGauge& g : kRadioGauges) {
+    if (!any_radio) break;
+    x.family(g.name, "gauge", g.help);
+    for (const auto& e : s.endpoints) {
+      for (const auto& l : e.links) {
+        if (!l.radio) continue;
+        x.sample(g.name, fmt::format("endpoint=\"{}\",kind=\"{}\",link=\"{}\"", label(e.name), e.kind, label(l.peer)),
+                 g.value(*l.radio));
+      }
     }
   }
   x.family("mavswitch_link_queued_bytes", "gauge", "Bytes waiting in the links' output queues.");

@@ -25,6 +25,20 @@ Json counters_json(const transport::LinkCounters& c, const protocol::ParserStats
           {"lost_on_fabric", c.fabric_lost}};
 }
 
+// RADIO_STATUS in its own words; "remote" is the radio at the other end of the air.
+Json radio_json(const RadioReport& r, int64_t age_ms) {
+  const msg::RadioStatus& m = r.status;
+  return {{"rssi", m.rssi},
+          {"remote_rssi", m.remrssi},
+          {"noise", m.noise},
+          {"remote_noise", m.remnoise},
+          {"rx_errors", m.rxerrors},
+          {"fixed", m.fixed},
+          {"tx_buffer_percent", m.txbuf},
+          {"reports", r.reports},
+          {"heard_ms_ago", age_ms}};
+}
+
 }  // namespace
 
 std::vector<std::pair<const char*, uint64_t>> drops_of(const transport::LinkCounters& c) {
@@ -72,7 +86,9 @@ RouterSnapshot take_snapshot(Router& router) {
                        r.link.parser_stats(),
                        r.sequences != nullptr ? r.sequences->lost() : 0,
                        r.queue_storage,
-                       r.queued};
+                       r.queued,
+                       r.radio != nullptr ? std::optional<RadioReport>(*r.radio) : std::nullopt,
+                       r.radio != nullptr ? transport::now_ms() - r.radio->heard_ms : 0};
         e.sequence_lost += l.sequence_lost;
         e.links.push_back(std::move(l));
       });
@@ -104,6 +120,7 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
                 {"queued_bytes", l.queued},
                 {"queue_storage_bytes", l.queue_storage}};
       j.update(counters_json(l.counters, l.parser, l.sequence_lost));
+      if (l.radio) j["radio"] = radio_json(*l.radio, l.radio_age_ms);
       links.push_back(std::move(j));
     }
   }

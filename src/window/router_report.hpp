@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,11 @@ struct LinkSnapshot {
   size_t worker = 0;
   transport::LinkCounters counters;
   protocol::ParserStats parser;
-  uint64_t sequence_lost = 0;  // frames missing from its sources' sequence numbers
-  size_t queue_storage = 0;    // bytes its output queue holds allocated
-  size_t queued = 0;           // bytes waiting in it: the queue's fill
+  uint64_t sequence_lost = 0;        // frames missing from its sources' sequence numbers
+  size_t queue_storage = 0;          // bytes its output queue holds allocated
+  size_t queued = 0;                 // bytes waiting in it: the queue's fill
+  std::optional<RadioReport> radio;  // the newest RADIO_STATUS on it, if one came
+  int64_t radio_age_ms = 0;          // since it came
 };
 
 struct EndpointSnapshot {

@@ -289,3 +289,32 @@ TEST(Api, AComponentIsListedAndCountedAsALink) {
   EXPECT_TRUE(rt.router.endpoint_closed(endpoint));
   EXPECT_EQ(rt.link_count(endpoint), 0u);
 }
+
+// Sequence loss is counted where frames can be lost: between a source and us. A component's
+// frames are made in this process (the HTTP API's POSTs come at sequence 0, beside frames it
+// numbered itself), so jumps in their numbers are never losses; the same jumps from a UDP peer are.
+TEST(Api, AComponentsSequenceJumpsAreNeverCountedAsLoss) {
+  RouterThread rt;
+  const uint16_t port = rt.start_with_udp_server();
+  const size_t udp = rt.router.endpoint_count() - 1;
+  Component window(rt.router, 7, 100);
+  const size_t own = rt.router.endpoint_count() - 1;
+  UdpPeer gcs;
+  const uint8_t jumps[] = {0, 50, 0, 100, 0, 120};  // forward jumps under 128: losses, not reordering
+  for (const uint8_t seq : jumps) {
+    ASSERT_TRUE(window.send_raw(heartbeat(7, 100, seq)));
+    gcs.send_to(port, heartbeat(255, 190, seq));
+  }
+  auto lost = [&](size_t endpoint) {
+    uint64_t n = 0;
+    rt.router.for_each_link(endpoint, [&](const Router::LinkReport& r) {
+      if (r.sequences != nullptr) n += r.sequences->lost();
+    });
+    return n;
+  };
+  ASSERT_TRUE(wait_until([&] {
+    return rt.link_counters(own).frames_in == std::size(jumps) && rt.link_counters(udp).frames_in == std::size(jumps);
+  }));
+  EXPECT_EQ(lost(own), 0u);
+  EXPECT_EQ(lost(udp), 49u + 99u + 119u) << "each forward jump from the peer: frames it sent that never came";
+}

@@ -21,6 +21,7 @@
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/radio_status.hpp"
 #include "mavswitch/msg/sys_status.hpp"
 #include "support/test_support.hpp"
 
@@ -67,6 +68,16 @@ class Http : public ::testing::Test {
   // The vehicle and the ground station are heard, so routes exist both ways.
   void connect_peers() { ASSERT_TRUE(introduce(vehicle_, vehicle_port_, gcs_, gcs_port_)); }
   std::string token_keys() const { return "TokenFile = " + token_file_ + "\n"; }
+  // promtool's lint of an exposition: no findings expected. False when promtool is not installed.
+  bool linted_by_promtool(const std::string& exposition) {
+    const std::string promtool = found_program("promtool");
+    if (promtool.empty()) return false;
+    const fs::path file = scratch_.write("metrics.txt", exposition);
+    std::string out;
+    EXPECT_EQ(run_command(promtool + " check metrics < " + file.string() + " 2>&1", &out), 0) << out;
+    EXPECT_EQ(out, "") << "no lint findings";
+    return true;
+  }
 
   ScratchDir scratch_{"mavswitch-http"};
   std::string token_file_;
@@ -118,12 +129,61 @@ TEST_F(Http, MetricsPassPromtoolAndMoveWithTheTraffic) {
     return sample(metrics.body, R"(mavswitch_log_written_bytes_total{log="telemetry"})") > 1000;
   })) << metrics.body;
 
-  const std::string promtool = found_program("promtool");
-  if (promtool.empty()) GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
-  const fs::path file = scratch_.write("metrics.txt", metrics.body);
-  std::string out;
-  EXPECT_EQ(run_command(promtool + " check metrics < " + file.string() + " 2>&1", &out), 0) << out;
-  EXPECT_EQ(out, "") << "no lint findings";
+  if (!linted_by_promtool(metrics.body))
+    GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
+}
+
+// A telemetry radio's RADIO_STATUS describes the link it arrives on (under whatever system id the
+// radio borrows): the API, /metrics and the text statistics show it on that link only, newest first,
+// and the frame is routed on as any other.
+TEST_F(Http, RadioStatusIsShownOnTheLinkItCameFrom) {
+  auto d = start(token_keys(), "[General]\nReportStats = true\nStatsInterval = 1\n");
+  connect_peers();
+  HttpReply metrics = http_request(http_port_, "GET", "/metrics");
+  EXPECT_EQ(metrics.body.find("mavswitch_link_radio_"), std::string::npos) << "no radio heard, no radio family";
+  msg::RadioStatus radio;
+  radio.rssi = 150, radio.remrssi = 140, radio.noise = 40, radio.remnoise = 38, radio.rxerrors = 2, radio.fixed = 1,
+  radio.txbuf = 95;
+  vehicle_.send_to(vehicle_port_, frame_of(radio, 51, 68));
+  radio.rssi = 180, radio.remrssi = 175, radio.rxerrors = 3;  // the newest counts
+  vehicle_.send_to(vehicle_port_, frame_of(radio, 51, 68, 1));
+  EXPECT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::RadioStatus::kId) == 2; }))
+      << "routed on like any frame";
+  const std::regex rssi(R"(mavswitch_link_radio_rssi\{endpoint="vehicle",kind="udp-server",link="[^"]+"\} 180)");
+  ASSERT_TRUE(wait_until([&] {
+    metrics = http_request(http_port_, "GET", "/metrics");
+    return std::regex_search(metrics.body, rssi);
+  })) << metrics.body;
+  EXPECT_TRUE(std::regex_search(
+      metrics.body,
+      std::regex(R"(mavswitch_link_radio_remote_noise\{endpoint="vehicle",kind="udp-server",link="[^"]+"\} 38)")))
+      << metrics.body;
+  EXPECT_TRUE(std::regex_search(
+      metrics.body,
+      std::regex(R"(mavswitch_link_radio_rx_errors\{endpoint="vehicle",kind="udp-server",link="[^"]+"\} 3)")));
+  EXPECT_EQ(metrics.body.find(R"(mavswitch_link_radio_rssi{endpoint="gcs")"), std::string::npos) << "only its own link";
+  const std::string links = http_request(http_port_, "GET", "/api/v1/links").body;
+  const auto vehicle_at = links.find(R"("endpoint": "vehicle")");
+  const auto gcs_at = links.find(R"("endpoint": "gcs")");
+  ASSERT_NE(vehicle_at, std::string::npos) << links;
+  ASSERT_NE(gcs_at, std::string::npos) << links;
+  const auto radio_at = links.find(R"("radio": {)");
+  ASSERT_NE(radio_at, std::string::npos) << links;
+  EXPECT_EQ(links.find(R"("radio": {)", radio_at + 1), std::string::npos) << "one link has a radio: " << links;
+  // The radio object lies inside the vehicle link's object.
+  const auto vehicle_object = links.rfind('{', vehicle_at);
+  EXPECT_LT(vehicle_object, radio_at) << links;
+  EXPECT_TRUE(gcs_at < vehicle_object || gcs_at > links.find('}', radio_at)) << links;
+  for (const char* field : {R"("rssi": 180)", R"("remote_rssi": 175)", R"("noise": 40)", R"("remote_noise": 38)",
+                            R"("rx_errors": 3)", R"("fixed": 1)", R"("tx_buffer_percent": 95)", R"("reports": 2)"}) {
+    EXPECT_NE(links.find(field), std::string::npos) << field << " in " << links;
+  }
+  EXPECT_TRUE(
+      wait_until([&] { return d->out().find("radio: rssi 180, remote rssi 175") != std::string::npos; }, 5000ms))
+      << d->out();
+
+  if (!linted_by_promtool(metrics.body))
+    GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
 }
 
 // Queue fill: a TCP client that stops reading holds the vehicle's frames in its link's queue,

@@ -65,6 +65,17 @@ const position = new common.GlobalPositionInt()
 position.lat = 473977420
 position.lon = 85455940
 position.relativeAlt = 12500
+// The vehicle's telemetry radio, as a SiK radio reports itself (system 51, component 68).
+const fromRadio = new MavLinkProtocolV2(51, 68)
+const radioStatus = new common.RadioStatus()
+radioStatus.rssi = 180
+radioStatus.remrssi = 175
+radioStatus.noise = 40
+radioStatus.remnoise = 38
+radioStatus.rxerrors = 3
+radioStatus.fixed = 1
+radioStatus.txbuf = 95
+let radioSeq = 0
 const said = new common.StatusText()
 said.severity = 6 // MAV_SEVERITY_INFO
 said.text = 'EKF3 IMU0 is using GPS'
@@ -78,6 +89,7 @@ const stream = setInterval(() => {
   if (seq % 50 === 0) {
     for (const m of [sysStatus, gpsRaw, position, said]) vehicle.send(fromVehicle.serialize(m, seq++ & 255), vehiclePort, '127.0.0.1')
     vehicle.send(fromVehicle.serialize(heartbeat, seq++ & 255), vehiclePort, '127.0.0.1')
+    vehicle.send(fromRadio.serialize(radioStatus, radioSeq++ & 255), vehiclePort, '127.0.0.1')
     gcs.send(fromGcs.serialize(heartbeat, gcsSeq++ & 255), gcsPort, '127.0.0.1')
   }
 }, 20)
@@ -91,7 +103,10 @@ const browser = await puppeteer.launch({
 const limited = dgram.createSocket('udp4')
 await new Promise((resolve) => limited.bind(0, '127.0.0.1', resolve))
 const limitedConf = path.join(scratch, 'limited.conf')
-fs.writeFileSync(limitedConf, `[UdpEndpoint limited]\nMode = Normal\nAddress = 127.0.0.1\nPort = ${limited.address().port}\nRateLimitOut = ATTITUDE:5\n`)
+// And a UDP server nobody sends to: listed all the same.
+const quietPort = await freePort('udp')
+fs.writeFileSync(limitedConf, `[UdpEndpoint limited]\nMode = Normal\nAddress = 127.0.0.1\nPort = ${limited.address().port}\nRateLimitOut = ATTITUDE:5\n` +
+  `[UdpEndpoint quiet]\nMode = Server\nAddress = 127.0.0.1\nPort = ${quietPort}\n`)
 let router = startDaemon('127.0.0.1', ['-c', limitedConf])
 try {
   const page = await browser.newPage()
@@ -118,7 +133,7 @@ try {
 
   // The vehicle's link shows its live rate (about 50 frames a second in).
   const vehicleRx = async () => page.evaluate((port) => {
-    const row = [...document.querySelectorAll('#links tbody tr')].find((r) => r.dataset.link.startsWith('udp-server:'))
+    const row = [...document.querySelectorAll('#links tbody tr[data-link]')].find((r) => r.dataset.link.startsWith('udp-server:'))
     return row ? Number(row.querySelector('.rx').textContent) : -1
   }, vehiclePort)
   const rx = await until(async () => { const v = await vehicleRx(); return v >= 30 ? v : 0 })
@@ -138,8 +153,19 @@ try {
     return c ? c.textContent : ''
   }).then((t) => /rate limited out \d+/.test(t) ? t : ''))
   check(why, `drops are shown by cause (${why})`)
+  const air = await until(() => page.evaluate(() => {
+    const row = [...document.querySelectorAll('#links tbody tr[data-link]')].find((r) => r.dataset.link.startsWith('udp-server:'))
+    const r = row && row.querySelector('.name .radio')
+    return r ? r.textContent : ''
+  }))
+  check(/RSSI 180\/175, noise 40\/38, rx errors 3/.test(air), `the vehicle's link shows its radio (${air})`)
+  const quiet = await until(() => page.evaluate(() => {
+    const row = document.querySelector('#links tbody tr.waiting[data-endpoint="quiet"]')
+    return row ? row.textContent : ''
+  }))
+  check(/quiet.*no link up yet/.test(quiet), `an endpoint with no peer is listed (${quiet})`)
   // Its plot is drawn once a few seconds of history have come (one sample a second).
-  const drawn = () => ink('#links tbody tr canvas')
+  const drawn = () => ink('#links tbody tr[data-link] canvas')
   const pixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 }, 10000)
   check(pixels > 20, `the link's plot is drawn (${pixels} pixels)`)
   if (shots) await page.screenshot({ path: path.join(shots, 'status-desktop.png') })
@@ -194,7 +220,7 @@ try {
   const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)
   check(fits, 'the page fits a 390-pixel-wide phone screen, the inspector and systems too')
   const visible = await page.evaluate(() => {
-    const row = document.querySelector('#links tbody tr')
+    const row = document.querySelector('#links tbody tr[data-link]')
     const shown = (sel) => { const e = row && row.querySelector(sel); return !!e && e.getBoundingClientRect().width > 0 }
     return shown('.name') && shown('.rx') && shown('.tx') && shown('canvas')
   })
@@ -221,7 +247,7 @@ try {
   await locked.click('#login button')
   const live = await until(look(() => locked.$eval('#state', (s) => s.textContent === 'live')))
   check(live, 'with the token the page is live')
-  const rows = await until(look(() => locked.$$eval('#links tbody tr', (r) => (r.length >= 2 ? r.length : 0))))
+  const rows = await until(look(() => locked.$$eval('#links tbody tr[data-link]', (r) => (r.length >= 2 ? r.length : 0))))
   check(rows >= 2, `with the token the links show (${rows})`)
   await locked.close()
 } finally {

@@ -317,6 +317,12 @@ try {
   check(await until(() => commands.length === n + 2), 'and what it sends reaches the vehicle')
   reader.close()
   writer.close()
+  // The frames the window made (each POST at sequence 0, beside the commands it numbered itself)
+  // came from this process: no gap in their numbers is a loss.
+  const allLinks = (await get('/api/v1/links')).json.links
+  const own = allLinks.filter((l) => l.kind === 'component')
+  check(own.length > 0 && own.every((l) => l.sequence_lost === 0),
+    `the window's own links count no sequence loss (${own.map((l) => `${l.name}: ${l.sequence_lost}`).join(', ')})`)
 
   // VehicleData = false: the window without it (no frame kept, nothing decoded).
   router.kill('SIGTERM')

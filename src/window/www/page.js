@@ -83,7 +83,15 @@ function show (state, at) {
     history.set(link.name, samples)
     const row = body.insertRow()
     row.dataset.link = link.name
-    cell(row, link.name, 'name')
+    const name = cell(row, link.name, 'name')
+    if (link.radio) {  // RADIO_STATUS: this end / the far end of the air
+      const r = link.radio
+      const air = document.createElement('small')
+      air.className = 'radio'
+      air.textContent = `radio RSSI ${r.rssi}/${r.remote_rssi}, noise ${r.noise}/${r.remote_noise}, ` +
+        `rx errors ${r.rx_errors}, fixed ${r.fixed}, tx buffer ${r.tx_buffer_percent}%`
+      name.append(air)
+    }
     cell(row, number(rx), 'num rx')
     cell(row, number(tx), 'num tx')
     cell(row, number(rate(link, 'rx_bytes')), 'num wide')
@@ -105,7 +113,18 @@ function show (state, at) {
   for (const name of history.keys()) {
     if (!state.links.some((l) => l.name === name)) history.delete(name)
   }
-  $('no-links').hidden = state.links.length > 0
+  for (const endpoint of state.waiting || []) {  // open, with no peer or connection yet
+    const row = body.insertRow()
+    row.className = 'waiting'
+    row.dataset.endpoint = endpoint.endpoint
+    const name = cell(row, endpoint.endpoint || endpoint.kind, 'name')
+    const what = document.createElement('small')
+    what.className = 'causes'
+    what.textContent = `${endpoint.description}: no link up yet`
+    name.append(what)
+    for (let i = 1; i < row.closest('table').tHead.rows[0].cells.length; ++i) cell(row, '', '')
+  }
+  $('no-links').hidden = state.links.length + (state.waiting || []).length > 0
 
   const systems = $('systems').tBodies[0]
   systems.replaceChildren()
