@@ -10,6 +10,9 @@
 # ctest --test-dir build -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Every build here compiles each folder's files together (a third less time from nothing); a
+# working tree built file by file: MAVSWITCH_UNITY=OFF bash scripts/build.sh.
+export MAVSWITCH_UNITY=${MAVSWITCH_UNITY:-ON}
 bash scripts/setup.sh --tests
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)  # node-mavlink, and the captures it ships
 bash scripts/build.sh
@@ -17,13 +20,10 @@ ctest --test-dir build --output-on-failure --timeout 300 -j2
 
 [ "${MAVSWITCH_QUICK:-0}" = 1 ] && exit 0
 
-# The sanitizer and ARM builds are checks, not a developer's working tree: each compiles a
-# folder's files together (MAVSWITCH_UNITY, ON unless set).
-
 # ThreadSanitizer.
 {
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_SANITIZE=thread \
-        -DCMAKE_UNITY_BUILD="${MAVSWITCH_UNITY:-ON}" \
+        -DCMAKE_UNITY_BUILD="$MAVSWITCH_UNITY" \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF >/dev/null
   cmake --build build-tsan --target mavswitch_e2e_tests mavswitch_security_tests mavswitch_lockfree_tests mavswitchd mavswitch_cli
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" MAVSWITCH_TEST_WORKERS=3 \
@@ -38,7 +38,7 @@ ctest --test-dir build --output-on-failure --timeout 300 -j2
 # the fuzz targets use (one build for both: its coverage hooks cost the tests little).
 {
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMAVSWITCH_FUZZ=ON \
-        -DCMAKE_UNITY_BUILD="${MAVSWITCH_UNITY:-ON}" \
+        -DCMAKE_UNITY_BUILD="$MAVSWITCH_UNITY" \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF >/dev/null
   cmake --build build-fuzz --target mavswitch_unit_tests mavswitch_lockfree_tests mavswitchd mavswitch_cli interop_encode command_sender telemetry_printer
   # The window under load runs in the first pass and under TSan; here it would only take time.
