@@ -154,6 +154,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
   if (path == "/api/v1/systems")
     return {200, "application/json", systems_json(router_, heartbeats(), options_.own_components) + "\n"};
+  if (path == "/api/v1/statustext") return {200, "application/json", status_text_json() + "\n"};
   if (path == "/api/v1/rates") {
     std::vector<rates::MessageRates::Rate> list;
     if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
@@ -171,6 +172,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
                            {"endpoints", kEndpoints},
                            {"systems", "/api/v1/systems"},
                            {"rates", "/api/v1/rates"},
+                           {"statustext", "/api/v1/statustext"},
                            {"stats", "/api/v1/stats"},
                            {"metrics", "/metrics"}},
                       2) +
@@ -194,6 +196,28 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
                                                            {"css", "text/css; charset=utf-8"},
                                                            {"svg", "image/svg+xml"}};
   return {200, types.at(extension), text.str()};
+}
+
+// Each system's last STATUSTEXT lines, oldest first: what a page opened now shows before going live.
+std::string HttpApi::status_text_json() {
+  static constexpr const char* kSeverities[] = {"EMERGENCY", "ALERT",  "CRITICAL", "ERROR",
+                                                "WARNING",   "NOTICE", "INFO",     "DEBUG"};
+  std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>> all;
+  if (options_.vehicles != nullptr) router_.run_on_loop([&] { all = options_.vehicles->status_texts(); });
+  Json systems = Json::array();
+  for (const auto& [system, lines] : all) {
+    Json list = Json::array();
+    for (const auto& l : lines) {
+      list.push_back({{"unix_ms", l.unix_ms},
+                      {"component", l.component},
+                      {"severity", l.severity},
+                      {"severity_name", l.severity < 8 ? kSeverities[l.severity] : "?"},
+                      {"text", l.text},
+                      {"incomplete", l.incomplete}});
+    }
+    systems.push_back({{"system", system}, {"lines", std::move(list)}});
+  }
+  return json_text(Json{{"systems", std::move(systems)}}, 2);
 }
 
 std::string HttpApi::live_state() {

@@ -61,7 +61,8 @@ class HttpApi {
   bool token_matches(const HttpRequest& request) const;
   std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats();
   HttpResponse page_file(const std::string& path) const;
-  std::string live_state();  // one event of /api/v1/events
+  std::string live_state();        // one event of /api/v1/events
+  std::string status_text_json();  // /api/v1/statustext
   HttpResponse change(const HttpRequest& request);
   std::optional<HttpResponse> vehicle_data(const HttpRequest& request);  // mavlink2rest's paths; none: not one
   HttpResponse vehicle_request(const HttpRequest& request);              // /v1/vehicles/...

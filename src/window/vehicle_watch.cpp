@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/statustext.hpp"
 #include "mavswitch/msg/sys_status.hpp"
 
 namespace mavswitch::daemon {
@@ -28,6 +31,22 @@ VehicleWatch::VehicleWatch(Router& router, Component& component) : router_(route
       component.subscribe<msg::SysStatus>([this](const msg::SysStatus& s, const protocol::FrameView& f) {
         if (f.compid() == kAutopilotComponent) vehicles_[f.sysid()].battery = s.battery_remaining;
       }));
+  subscriptions_.push_back(
+      component.subscribe<msg::Statustext>([this](const msg::Statustext& m, const protocol::FrameView& f) {
+        const auto unix_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        status_texts_.add(f.sysid(), f.compid(), m, unix_ms);
+      }));
+}
+
+std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>> VehicleWatch::status_texts() const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleWatch::status_texts");
+  std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>> all;
+  for (unsigned sys = 0; sys < 256; ++sys) {
+    if (!status_texts_.lines(uint8_t(sys)).empty()) all.emplace_back(uint8_t(sys), status_texts_.lines(uint8_t(sys)));
+  }
+  return all;
 }
 
 std::map<uint16_t, VehicleWatch::Heartbeat> VehicleWatch::heartbeats() const {

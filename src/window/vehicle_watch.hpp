@@ -5,7 +5,7 @@
 // message rates: one component, one delivery of each broadcast) to those two messages only (a
 // few frames a second a vehicle); at most 256 vehicles, kept while the router runs.
 // It also keeps what every component's last HEARTBEAT said, for the systems the window lists
-// (at most one entry per system and component: 65,536).
+// (at most one entry per system and component: 65,536), and each system's last STATUSTEXT lines.
 #pragma once
 
 #include <array>
@@ -17,6 +17,7 @@
 
 #include "api/component.hpp"
 #include "routing/types.hpp"
+#include "window/status_text_history.hpp"
 
 namespace mavswitch::daemon {
 
@@ -34,6 +35,9 @@ class VehicleWatch {
   };
   // Every component heard sending one, keyed system << 8 | component. The router's thread.
   std::map<uint16_t, Heartbeat> heartbeats() const;
+  // Each system's last STATUSTEXT lines, oldest first, for the systems that sent any. The
+  // router's thread.
+  std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>> status_texts() const;
 
  private:
   struct Vehicle {
@@ -46,6 +50,7 @@ class VehicleWatch {
   std::vector<Subscription> subscriptions_;
   std::array<Vehicle, 256> vehicles_{};       // the router's thread's
   std::map<uint16_t, Heartbeat> heartbeats_;  // the router's thread's
+  StatusTextHistory status_texts_;            // the router's thread's
 };
 
 }  // namespace mavswitch::daemon

@@ -22,6 +22,7 @@
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/radio_status.hpp"
+#include "mavswitch/msg/statustext.hpp"
 #include "mavswitch/msg/sys_status.hpp"
 #include "support/test_support.hpp"
 
@@ -184,6 +185,38 @@ TEST_F(Http, RadioStatusIsShownOnTheLinkItCameFrom) {
 
   if (!linted_by_promtool(metrics.body))
     GTEST_SKIP() << "promtool not installed (Debian's prometheus package): not linted";
+}
+
+// What a vehicle said before anyone looked: /api/v1/statustext has each system's last lines,
+// oldest first, with their severity; bytes that are not UTF-8 do not break the JSON.
+TEST_F(Http, StatusTextSaidBeforeAnyoneAskedIsKept) {
+  auto d = start(token_keys());
+  connect_peers();
+  auto say = [&](const std::string& text, uint8_t severity, uint8_t seq) {
+    msg::Statustext m;
+    m.severity = severity;
+    std::copy_n(text.begin(), std::min(text.size(), m.text.size()), m.text.begin());
+    vehicle_.send_to(vehicle_port_, frame_of(m, 1, 1, seq));
+  };
+  say("PreArm: Compass not calibrated", 2, 1);
+  say("EKF3 IMU0 is using GPS", 6, 2);
+  say(std::string("bad \xff\xfe bytes"), 4, 3);
+  ASSERT_TRUE(wait_until([&] { return gcs_.received().count_msgid(msg::Statustext::kId) == 3; }));
+  HttpReply reply;
+  ASSERT_TRUE(wait_until([&] {
+    reply = http_request(http_port_, "GET", "/api/v1/statustext");
+    return reply.status == 200 && reply.body.find("bad ") != std::string::npos;
+  })) << reply.status
+      << " " << reply.body;
+  const auto prearm = reply.body.find(R"("text": "PreArm: Compass not calibrated")");
+  const auto ekf = reply.body.find(R"("text": "EKF3 IMU0 is using GPS")");
+  ASSERT_NE(prearm, std::string::npos) << reply.body;
+  ASSERT_NE(ekf, std::string::npos) << reply.body;
+  EXPECT_LT(prearm, ekf) << "oldest first";
+  EXPECT_NE(reply.body.find(R"("severity_name": "CRITICAL")"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find(R"("system": 1)"), std::string::npos) << reply.body;
+  EXPECT_EQ(reply.body.find("\xff"), std::string::npos) << "replaced, as JSON must be UTF-8";
+  EXPECT_NE(http_request(http_port_, "GET", "/api/v1").body.find("/api/v1/statustext"), std::string::npos);
 }
 
 // Queue fill: a TCP client that stops reading holds the vehicle's frames in its link's queue,

@@ -164,6 +164,27 @@ try {
     return row ? row.textContent : ''
   }))
   check(/quiet.*no link up yet/.test(quiet), `an endpoint with no peer is listed (${quiet})`)
+  // A second vehicle says one thing, once, before a page opens: the page opened after shows it,
+  // coloured by its severity (the router kept it).
+  const second = new MavLinkProtocolV2(2, 1)
+  const preArm = new common.StatusText()
+  preArm.severity = 2 // MAV_SEVERITY_CRITICAL
+  preArm.text = 'PreArm: Compass not calibrated'
+  vehicle.send(second.serialize(heartbeat, 0), vehiclePort, '127.0.0.1')
+  vehicle.send(second.serialize(preArm, 1), vehiclePort, '127.0.0.1')
+  const keptByRouter = await until(async () => {
+    const r = await fetch(`http://127.0.0.1:${httpPort}/api/v1/statustext`)
+    return (await r.json()).systems.some((s) => s.system === 2)
+  })
+  check(keptByRouter, 'the router keeps what vehicle 2 said')
+  const fresh = await browser.newPage()
+  await fresh.goto(`http://127.0.0.1:${httpPort}/`)
+  const said2 = await until(() => fresh.evaluate(() => {
+    const li = document.querySelector('#vehicles .card[data-system="2"] .statustext li')
+    return li ? `${li.className} ${li.textContent}` : ''
+  }))
+  check(said2 === 'severity-2 CRITICAL: PreArm: Compass not calibrated', `a page opened later shows it at once (${said2})`)
+  await fresh.close()
   // Its plot is drawn once a few seconds of history have come (one sample a second).
   const drawn = () => ink('#links tbody tr[data-link] canvas')
   const pixels = await until(async () => { const n = await drawn(); return n > 20 ? n : 0 }, 10000)

@@ -11,7 +11,8 @@ let chosen = null // { sys, comp, name }: the message whose fields and plot are 
 let plotted = [] // the chosen field's values over the last PLOT_SECONDS
 let plotTimes = [] // when each came
 let live = null // the chosen message's WebSocket
-const statusLines = new Map() // system -> ['CRITICAL: ...']
+const statusLines = new Map() // system -> [{ severity: 2, text: 'CRITICAL: ...' }], newest first
+const SEVERITIES = ['EMERGENCY', 'ALERT', 'CRITICAL', 'ERROR', 'WARNING', 'NOTICE', 'INFO', 'DEBUG']
 
 const auth = () => {
   const token = sessionStorage.getItem('mavswitch-token')
@@ -65,7 +66,8 @@ function showVehicles () {
     said.className = 'statustext'
     for (const l of statusLines.get(v.id) || []) {
       const item = document.createElement('li')
-      item.textContent = l
+      item.textContent = l.text
+      item.className = `severity-${l.severity}`
       said.append(item)
     }
     card.append(said)
@@ -155,12 +157,28 @@ function choose (sys, comp, name) {
   showMessages()
 }
 
+// What the vehicles said before the page opened (the router keeps each one's last lines), then
+// what they say from now on.
+async function loadStatusText () {
+  try {
+    const r = await fetch('/api/v1/statustext', { headers: auth().headers, cache: 'no-store' })
+    if (r.ok) {
+      for (const { system, lines } of (await r.json()).systems) {
+        statusLines.set(system, lines.slice(-STATUS_LINES).reverse()
+          .map((l) => ({ severity: l.severity, text: `${l.severity_name}: ${l.text}` })))
+      }
+    }
+  } catch {}
+  listenStatusText()
+}
+
 function listenStatusText () {
   const ws = new WebSocket(socketUrl('filter=^STATUSTEXT$'))
   ws.onmessage = (e) => {
     const { header, message } = JSON.parse(e.data)
     const lines = statusLines.get(header.system_id) || []
-    lines.unshift(nameOf(message.severity).replace('MAV_SEVERITY_', '') + ': ' + message.text)
+    const severity = nameOf(message.severity).replace('MAV_SEVERITY_', '')
+    lines.unshift({ severity: SEVERITIES.indexOf(severity), text: severity + ': ' + message.text })
     statusLines.set(header.system_id, lines.slice(0, STATUS_LINES))
   }
   ws.onclose = () => setTimeout(listenStatusText, 2000)
@@ -189,5 +207,5 @@ $('component').addEventListener('change', showMessages)
 $('search').addEventListener('input', showMessages)
 $('field').addEventListener('change', () => { plotted = []; plotTimes = [] })
 pollTree()
-listenStatusText()
+loadStatusText()
 setInterval(drawHistory, 200)
