@@ -56,6 +56,7 @@ FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host,
           .count();
   origin_ = fmt::format("{}.origin.{:x}-{:016x}", settings_.prefix, began, random_id);
   if (!settings_.vehicle.empty()) own_from_ = root_ + ".from.";
+  own_named_ = settings_.vehicle.empty();  // nothing to name
   if (!settings_.vehicles.empty()) {
     vehicles_ = std::make_unique<VehicleMap>(settings_.prefix, settings_.vehicles);
     numbering_ = vehicles_->summary();
@@ -289,6 +290,12 @@ bool FabricLink::enqueue(std::span<const uint8_t> bytes) {
   int64_t& published_at = published_at_[frame.sysid()];
   if (published_at == kNeverPublished && connection_ != nullptr) subscribe_interest(frame.sysid());
   published_at = host_.loop().now();
+  // The vehicle this router serves: its autopilot's system is named for everyone here.
+  constexpr size_t kAutopilot = 5;  // HEARTBEAT's autopilot byte; 8: MAV_AUTOPILOT_INVALID
+  if (!own_named_ && frame.msgid() == 0 && frame.payload_byte(kAutopilot) != 8) [[unlikely]] {
+    name_system(frame.sysid(), settings_.vehicle);
+    own_named_ = true;
+  }
   if (connection_ == nullptr) {
     ++counters_.dropped_down;
     return true;
@@ -363,6 +370,7 @@ bool FabricLink::publish(const char* subject, std::span<const uint8_t> bytes, bo
   }
   if (natsConnection_PublishRequest(connection_, subject, reply, bytes.data(), static_cast<int>(bytes.size())) !=
       NATS_OK) {
+    published_from_ -= counted;  // never sent: counted here (link_down), not lost on the way
     ++counters_.dropped_down;
     return true;
   }
@@ -380,11 +388,6 @@ void FabricLink::write_soon() {
 void FabricLink::flush() {
   MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::flush");
   flush_connection_();
-}
-
-void FabricLink::connected() {
-  MAVSWITCH_ASSERT_OWNER(host_.loop(), "FabricLink::connected");
-  host_.link_resumed(*this);
 }
 
 size_t FabricLink::queued_bytes() const noexcept {

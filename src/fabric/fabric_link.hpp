@@ -6,8 +6,9 @@
 //
 // Interest: the first frame it publishes from a system subscribes it to PREFIX.to.SYS.> (see
 // fabric_subjects.hpp), so targeted frames reach the routers their targets live behind. Loss:
-// gaps in the sequence numbers of what arrives count what the fabric lost, by each source's
-// pace across an outage (Link::Path::kFabric).
+// each router numbers what it publishes on from-subjects (origins.hpp); a receiver that takes
+// them all counts the numbers that never came (lost_on_fabric). MAVLink sequence gaps are not
+// read here: a sending router may thin a stream (a rate wish), and that is no loss.
 //
 // Loops: NATS' no-echo holds for one connection only. A node that stalls and resumes delivers
 // what the router published on its old connection to its new one, and a frame may come back
@@ -69,8 +70,6 @@ class FabricLink final : public transport::Link {
   __natsConnection* use(__natsConnection* connection);
   // Routes what the last read left in the subscriptions; returns how many messages that was.
   size_t drain();
-  // The connection is up (again: libnats reconnected, or the keeper made another).
-  void connected();
   // libnats has bytes to write (a subscription, a ping): written when the iteration ends.
   void write_soon();
 
@@ -127,6 +126,7 @@ class FabricLink final : public transport::Link {
   std::array<int64_t, 256> published_at_{};
   std::string origin_;           // PREFIX.origin.ID: the reply subject of everything it publishes
   std::string reply_;            // origin_.N: what a from-subject's message carries; storage reused
+  bool own_named_ = false;       // Vehicle = NAME: its autopilot's system is named (fleet_names)
   uint64_t published_from_ = 0;  // messages it published to from-subjects: their count, N
   // Other routers' counts, by origin (at most kMaxOrigins): the last seen, and whether it was
   // seen whole (by a from.> subscription), which makes its gaps losses.

@@ -71,9 +71,6 @@ void NatsEndpoint::start() {
   drive_ = std::make_shared<NatsDrive>(
       host_.loop(), spec_.name, [this] { return link_ ? link_->drain() : 0; },
       [this] {
-        if (link_) link_->connected();
-      },
-      [this] {
         if (link_) link_->write_soon();
       });
   session->set_options(

@@ -112,7 +112,6 @@ class NatsPoller final : public transport::EventLoop::Handler {
     fd_ = mine;
     drive_->loop_.add(fd_, EPOLLIN, this);
     drive_->pollers_[nc_] = self_;
-    drive_->connected_();
     if (wants_write_) drive_->wants_write_();
   }
 

@@ -45,16 +45,11 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   // cluster change) is a few KiB.
   static constexpr size_t kMaxPayload = 64 * 1024;
 
-  // All three on the loop's thread. after_read: after each read, routes what the read brought
-  // and says how many messages that was. connected: a connection's socket is watched (connected,
-  // or reconnected by libnats). wants_write: libnats has bytes to write; flush() writes them.
+  // Both on the loop's thread. after_read: after each read, routes what the read brought and
+  // says how many messages that was. wants_write: libnats has bytes to write; flush() writes them.
   NatsDrive(transport::EventLoop& loop, std::string name, std::function<size_t()> after_read,
-            std::function<void()> connected, std::function<void()> wants_write)
-      : loop_(loop),
-        name_(std::move(name)),
-        after_read_(std::move(after_read)),
-        connected_(std::move(connected)),
-        wants_write_(std::move(wants_write)) {}
+            std::function<void()> wants_write)
+      : loop_(loop), name_(std::move(name)), after_read_(std::move(after_read)), wants_write_(std::move(wants_write)) {}
   ~NatsDrive();
   NatsDrive(const NatsDrive&) = delete;
   NatsDrive& operator=(const NatsDrive&) = delete;
@@ -75,7 +70,6 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   transport::EventLoop& loop_;
   const std::string name_;  // the endpoint's, for what is said
   std::function<size_t()> after_read_;
-  std::function<void()> connected_;
   std::function<void()> wants_write_;
   // The loop's thread: the poller of each connection attached.
   std::unordered_map<__natsConnection*, std::shared_ptr<NatsPoller>> pollers_;

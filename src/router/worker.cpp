@@ -226,8 +226,6 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
     here.sequences->record(frame.sysid(), frame.compid(), frame.seq());
     if (frame.msgid() == msg::RadioStatus::kId) [[unlikely]]  // the radio on this link; routed on as well
       here.radio = {msg::RadioStatus::decode(frame.payload()), loop_.now(), here.radio.reports + 1};
-  } else if (link.path() == Path::kFabric) {
-    here.sequences->record_timed(frame.sysid(), frame.compid(), frame.seq(), loop_.now());
   }
   // Three compares on every frame; the rest only for these few messages.
   if (frame.msgid() - kRequestDataStream <= kCommandLong - kRequestDataStream) [[unlikely]] {
@@ -266,11 +264,6 @@ void Worker::send_alone(routing::LinkId to, const protocol::FrameView& frame) {
     deliver_signed(to, frame);
   else
     send(to, frame, frame.bytes());
-}
-
-void Worker::link_resumed(transport::Link& link) {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_resumed");
-  if (link.id < links_.size() && links_[link.id].sequences) links_[link.id].sequences->outage_ended();
 }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {

@@ -81,7 +81,6 @@ class Worker final : public transport::LinkHost {
   void link_down(transport::Link& link) override;
   void frame_in(transport::Link& link, const protocol::FrameView& frame) override;
   void needs_flush(transport::Link& link) override;
-  void link_resumed(transport::Link& link) override;
   bool input_paused(int fd) override { return pause_.must_pause(loop_, fd); }
   const protocol::MessageTable& message_table() const override;
   transport::EventLoop& loop() override { return loop_; }

@@ -85,9 +85,6 @@ class LinkHost {
   virtual void link_down(Link& link) = 0;  // before it goes away; nothing is routed to it after
   virtual void frame_in(Link& link, const protocol::FrameView& frame) = 0;
   virtual void needs_flush(Link& link) = 0;  // it queued output: flush it at iteration end
-  // It was cut off from its peer and is back (the fabric reconnected): what its sources lost
-  // meanwhile is counted by their pace (links with Path::kFabric).
-  virtual void link_resumed(Link& link) = 0;
   // True while the engine cannot take more input for now (what it would pass on has nowhere
   // to go yet, and taking it would mean dropping it): the reader of `fd` stops, and the engine
   // holds `fd` back in its loop until it can take input again (EventLoop::hold_input), so the
@@ -146,8 +143,9 @@ class Link {
   // sequence gaps and RADIO_STATUS by it.
   // kWire: a serial line, a socket, a WebSocket. A gap in a source's numbers is frames lost on the
   //   way; a RADIO_STATUS describes the radio on this link.
-  // kFabric: other routers, many vehicles (NATS). Gaps are also read by their pace across an
-  //   outage (link_resumed); a RADIO_STATUS describes a radio behind another router: not this link.
+  // kFabric: other routers, many vehicles (NATS). A gap may be a stream the sending router thinned
+  //   or one the receiver did not take: the fabric counts its own loss (its routers' counts); a
+  //   RADIO_STATUS describes a radio behind another router: not this link.
   // kInProcess: frames made in this process (a component, the HTTP API's POSTs at sequence 0):
   //   nothing between their source and us can lose one.
   enum class Path : uint8_t { kWire, kFabric, kInProcess };

@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "e2e/fake_autopilot.hpp"
 #include "e2e/http_client.hpp"
 #include "e2e/nats_site.hpp"
 #include "mavswitch/msg/attitude.hpp"
@@ -123,18 +124,22 @@ TEST_F(Fabric, ANodeThatDiesMovesItsRoutersToAnother) {
 }
 
 // A node that dies mid-stream: every frame of a vehicle's stream either reaches the ground
-// station or is counted lost by the ground station's router, from the gaps in the sequence
-// numbers its fabric link saw. Nothing vanishes uncounted, nothing arrives twice.
+// station or is counted lost by the ground station's router, from the gaps in the vehicle
+// router's own numbers its fabric link saw (or not sent by the vehicle's router, and counted
+// there). Nothing vanishes uncounted, nothing arrives twice.
 TEST_F(Fabric, FramesLostWhenANodeDiesAreCounted) {
   NatsCluster cluster;
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);
-  const uint16_t http = free_tcp_port();
-  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n");
+  const uint16_t http = free_tcp_port(), http_a = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + ", " + cluster.url(1) + "\n",
+         "127.0.0.1:" + std::to_string(http_a));
   Site b(scratch_, "b", "Url = " + cluster.url(2) + "\n", "127.0.0.1:" + std::to_string(http));
   ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
   // Vehicle 1's component 50 sends a frame a millisecond (the sleep paces the stream; it waits
   // for nothing), numbered by time_boot_ms; node 1 dies 300 frames in; 500 more follow the
-  // router's move to node 2.
+  // router's move to node 2. What a's fabric could not send before (HEARTBEATs before it was
+  // connected) is not the stream's.
+  const uint64_t unsent_before = fabric_count(http_a, "link_down") + fabric_count(http_a, "queue_full");
   uint32_t sent = 0, after = 0;
   bool moved = false;
   for (; sent < 20000 && after < 500; ++sent) {
@@ -154,16 +159,54 @@ TEST_F(Fabric, FramesLostWhenANodeDiesAreCounted) {
   ASSERT_TRUE(wait_until(collect)) << got.size() << " frames, the last " << (got.empty() ? 0 : got.back());
   const std::set<uint32_t> distinct(got.begin(), got.end());
   EXPECT_EQ(distinct.size(), got.size()) << "none twice";
-  // B's fabric link counted the gaps: with what arrived, that is every frame sent from the first.
-  std::smatch m;
-  const std::string links = http_request(http, "GET", "/api/v1/links").body;
-  ASSERT_TRUE(
-      std::regex_search(links, m, std::regex(R"("endpoint": "fabric",\s*"kind": "nats",[^}]*"sequence_lost": (\d+))")))
-      << links;
-  const uint64_t lost = std::stoull(m[1]);
-  EXPECT_EQ(distinct.size() + lost, sent - got.front()) << lost << " counted lost, " << distinct.size() << " arrived";
+  // B's fabric link counted the gaps in a's numbers; a's counted what it could not send. With
+  // what arrived, that is every frame sent from the first.
+  const uint64_t lost = fabric_count(http, "lost_on_fabric");
+  const uint64_t unsent = fabric_count(http_a, "link_down") + fabric_count(http_a, "queue_full") - unsent_before;
+  EXPECT_EQ(distinct.size() + lost + unsent, sent - got.front())
+      << lost << " counted lost, " << unsent << " not sent, " << distinct.size() << " arrived";
+  EXPECT_EQ(fabric_count(http, "sequence_lost"), 0u) << "the fabric's loss is its own count, not MAVLink's";
   std::cout << "[ figures  ] " << sent << " frames sent, " << distinct.size() << " arrived, " << lost
             << " counted lost across the node change\n";
+}
+
+// A ground station asks for ATTITUDE at 10 Hz of a vehicle streaming it at 200 Hz: the vehicle's
+// router thins what it publishes to the wish, so the ground's fabric link sees gaps in the
+// vehicle's MAVLink numbers. None of that is loss on the fabric: both routers count 0 lost, and
+// the thinning shows where it happened, as rate_thinned on the vehicle's router.
+TEST_F(Fabric, StreamsThinnedByARateWishAreNotCountedLost) {
+  NatsCluster cluster(1);
+  ASSERT_TRUE(cluster.ready()) << cluster.log(0);
+  const uint16_t http_a = free_tcp_port(), http_b = free_tcp_port();
+  Site a(scratch_, "a", "Url = " + cluster.url(0) + "\n", "127.0.0.1:" + std::to_string(http_a));
+  Site b(scratch_, "b", "Url = " + cluster.url(0) + "\n", "127.0.0.1:" + std::to_string(http_b));
+  ASSERT_TRUE(all_heard({{&a, 1}, {&b, 255}}, {{&b, 1}, {&a, 255}})) << a.router->err();
+  b.send(set_interval(255, 190, msg::Attitude::kId, 100000));
+  uint8_t seq = 0;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (uint32_t k = 0; k < 20; ++k) a.send(attitude(1, 1, k, seq++));
+        return fabric_count(http_a, "rate_thinned") > 0;
+      },
+      10000ms))
+      << "the wish reached the vehicle's router";
+  // Two seconds of 200 Hz: each frame at its own 5 ms from the start.
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t sent = 0; sent < 400; ++sent) {
+    a.send(attitude(1, 1, 1000 + sent, seq++));
+    std::this_thread::sleep_until(start + (sent + 1) * 5ms);
+  }
+  ASSERT_TRUE(wait_until([&] {
+    const auto got = b.attitude_numbers(1, 1);
+    return !got.empty() && got.back() >= 1350;
+  })) << b.trace();
+  const size_t arrived = b.attitude_numbers(1, 1).size();
+  std::cout << "[ figures  ] 400 ATTITUDE sent at 200 Hz, " << arrived << " reached the ground station, "
+            << fabric_count(http_a, "rate_thinned") << " thinned by the vehicle's router\n";
+  EXPECT_LT(arrived, 150u) << "thinned to about 10 Hz";
+  EXPECT_EQ(fabric_count(http_b, "sequence_lost"), 0u);
+  EXPECT_EQ(fabric_count(http_b, "lost_on_fabric"), 0u);
+  EXPECT_EQ(fabric_count(http_a, "lost_on_fabric"), 0u);
 }
 
 // A server that hangs fills only the fabric's own buffer: past QueueSize frames are dropped

@@ -34,7 +34,6 @@ class Worker final : public LinkHost {
   void link_down(Link& link) override { std::erase(up, &link), ++downs; }
   void frame_in(Link&, const protocol::FrameView& f) override { heard.push_back(f.msgid()); }
   void needs_flush(Link& link) override { link.flush_pending = true; }
-  void link_resumed(Link&) override {}
   const protocol::MessageTable& message_table() const override { return dialect::builtin::message_table(); }
   EventLoop& loop() override { return loop_; }
   Resolver& resolver() override { return resolver_; }

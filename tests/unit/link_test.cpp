@@ -20,7 +20,6 @@ class Host final : public LinkHost {
   void link_down(Link&) override {}
   void frame_in(Link&, const protocol::FrameView&) override {}
   void needs_flush(Link& link) override { link.flush_pending = true; }
-  void link_resumed(Link&) override {}
   const protocol::MessageTable& message_table() const override { return dialect::builtin::message_table(); }
   EventLoop& loop() override { return loop_; }
   Resolver& resolver() override { return resolver_; }
