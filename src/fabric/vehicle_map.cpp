@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "base/log.hpp"
@@ -14,6 +15,10 @@ namespace {
 // The process's conflicts, for /metrics (a fabric link's worker adds, the window reads).
 std::mutex conflicts_mutex;
 std::vector<VehicleMap::Conflict> conflicts;  // under conflicts_mutex
+
+// The names of the process's systems (fleet_names): fabric links' workers write, the window reads.
+std::mutex names_mutex;
+std::map<uint8_t, std::string> names;  // under names_mutex
 
 // A label value as Prometheus reads it: an origin is a peer's bytes.
 std::string label_value(std::string_view text) {
@@ -81,6 +86,7 @@ VehicleMap::Vehicle& VehicleMap::add(std::string_view name, uint8_t system) {
   v.system = system;
   by_name_.emplace(v.name, &v);
   by_system_[system] = &v;
+  name_system(system, v.name);
   log::info("nats: vehicle {} is system {} here", v.name, system);
   return v;
 }
@@ -131,6 +137,7 @@ VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function
   if (known != nullptr) {
     known->system = static_cast<uint8_t>(id);
     by_system_[known->system] = known;
+    name_system(known->system, known->name);
     log::info("nats: vehicle {} is system {} here", known->name, id);
     return known;
   }
@@ -177,6 +184,16 @@ bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t 
                                   "are refused until {} is silent {} s (two routers configured with one Vehicle name?)",
                                   v.name, origin, v.name, v.holder, v.holder, timeout / 1000));
   return false;
+}
+
+void name_system(uint8_t system, std::string_view name) {
+  std::lock_guard lock(names_mutex);
+  names[system] = std::string(name);
+}
+
+std::map<uint8_t, std::string> fleet_names() {
+  std::lock_guard lock(names_mutex);
+  return names;
 }
 
 std::string fleet_conflict_metrics() {

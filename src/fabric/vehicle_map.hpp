@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -93,6 +94,13 @@ class VehicleMap {
 // as Prometheus text: mavswitch_fleet_name_conflict_frames_total{vehicle, holder, refused}.
 // Any thread.
 std::string fleet_conflict_metrics();
+
+// The names the fabric gives this process's systems: a ground router's vehicles by the id each
+// has here (a pattern's reclaimed id named anew), and a vehicle router's own (Vehicle = NAME,
+// the first system it publishes an autopilot's HEARTBEAT from). Shown wherever a system is.
+// Any thread.
+std::map<uint8_t, std::string> fleet_names();
+void name_system(uint8_t system, std::string_view name);
 
 // Whether `name` matches `pattern`, where '*' stands for any run of characters (none too).
 bool name_matches(std::string_view pattern, std::string_view name) noexcept;

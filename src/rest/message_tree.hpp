@@ -39,6 +39,13 @@ class MessageTree {
   void add(const protocol::FrameView& frame, WallClock::time_point now);
   // The router's thread: a copy of every slot (a few hundred bytes each), to render elsewhere.
   std::vector<Slot> copy() const { return slots_; }
+  // The router's thread: a copy of the slots of one message (each system's and component's newest).
+  std::vector<Slot> copy(uint32_t msgid) const {
+    std::vector<Slot> some;
+    for (const Slot& s : slots_)
+      if (s.msgid == msgid) some.push_back(s);
+    return some;
+  }
   uint64_t refused() const noexcept { return refused_; }
 
   // GET /v1/mavlink's tree ({"vehicles":{"1":{"id":1,"components":{...}}}}) of `slots`, at `now`.

@@ -59,6 +59,12 @@ void VehicleData::frame(const protocol::FrameView& f) {
   if (closed) std::erase_if(feeds_, [](const auto& feed) { return feed->closed(); });
 }
 
+std::vector<MessageTree::Slot> VehicleData::newest(uint32_t msgid) const {
+  std::vector<MessageTree::Slot> slots;
+  router_.run_on_loop([&] { slots = tree_.copy(msgid); });
+  return slots;
+}
+
 VehicleData::Answer VehicleData::tree(std::string_view pointer, size_t room) const {
   const auto render = [&] {
     std::vector<MessageTree::Slot> slots;

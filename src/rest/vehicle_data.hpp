@@ -49,6 +49,8 @@ class VehicleData {
   // the caller can still hold for answers; a new render of the whole that would not fit (as
   // large as the last) is not made: 503.
   Answer tree(std::string_view pointer, size_t room = SIZE_MAX) const;
+  // Not the router's thread: the newest frame of message `msgid` from each system and component.
+  std::vector<MessageTree::Slot> newest(uint32_t msgid) const;
   // Any thread: a {"header":...,"message":...} text (POST /v1/mavlink, a WebSocket client's
   // message) encoded and sent; 400 naming what is wrong, 503 when the router's queue is full.
   Answer send(std::string_view body) const;

@@ -6,6 +6,7 @@
 #include <re2/re2.h>
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -14,6 +15,8 @@
 #include <sstream>
 
 #include "config/config_keys.hpp"
+#include "fabric/vehicle_map.hpp"
+#include "mavswitch/msg/global_position_int.hpp"
 #include "window/router_report.hpp"
 
 namespace mavswitch::daemon {
@@ -22,6 +25,11 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kEndpoints = "/api/v1/endpoints";
+
+int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -155,6 +163,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/systems")
     return {200, "application/json", systems_json(router_, heartbeats(), options_.own_components) + "\n"};
   if (path == "/api/v1/statustext") return {200, "application/json", status_text_json() + "\n"};
+  if (path == "/api/v1/history") return {200, "application/json", history_.json(fleet_names(), unix_now_ms()) + "\n"};
   if (path == "/api/v1/rates") {
     std::vector<rates::MessageRates::Rate> list;
     if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
@@ -173,6 +182,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
                            {"systems", "/api/v1/systems"},
                            {"rates", "/api/v1/rates"},
                            {"statustext", "/api/v1/statustext"},
+                           {"history", "/api/v1/history"},
                            {"stats", "/api/v1/stats"},
                            {"metrics", "/metrics"}},
                       2) +
@@ -218,6 +228,28 @@ std::string HttpApi::status_text_json() {
     systems.push_back({{"system", system}, {"lines", std::move(list)}});
   }
   return json_text(Json{{"systems", std::move(systems)}}, 2);
+}
+
+void HttpApi::tick() {
+  const int64_t now = unix_now_ms();
+  const RouterSnapshot s = take_snapshot(router_);
+  std::vector<History::LinkTotals> up;
+  for (const EndpointSnapshot& e : s.endpoints) {
+    for (const LinkSnapshot& l : e.links) {
+      uint64_t dropped = 0;
+      for (const auto& [cause, n] : drops_of(l.counters)) dropped += n;
+      up.push_back(
+          {l.name, l.counters.frames_in, l.counters.frames_out, l.sequence_lost + l.counters.fabric_lost, dropped});
+    }
+  }
+  history_.links(up, now);
+  if (options_.data == nullptr) return;
+  for (const rest::MessageTree::Slot& slot : options_.data->newest(msg::GlobalPositionInt::kId)) {
+    if (slot.component != 1) continue;  // the autopilot's
+    const auto p = msg::GlobalPositionInt::decode({slot.payload.data(), slot.payload_len});
+    const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(slot.last.time_since_epoch()).count();
+    history_.position(slot.system, {at, p.lat, p.lon, p.relative_alt});
+  }
 }
 
 std::string HttpApi::live_state() {

@@ -15,6 +15,7 @@
 #include "rest/vehicle_data.hpp"
 #include "router/router.hpp"
 #include "window/endpoint_control.hpp"
+#include "window/history.hpp"
 #include "window/http_server.hpp"
 #include "window/router_report.hpp"
 
@@ -45,6 +46,8 @@ class HttpApi {
       : router_(router), control_(control), options_(std::move(options)) {}
 
   HttpResponse handle(const HttpRequest& request);
+  // Once a second, on the window's thread: the history's next second.
+  void tick();
   // Who may open a MAVLink WebSocket or send to a vehicle: with a TokenFile, whoever gives the
   // token (Authorization: Bearer; ?token= on a WebSocket upgrade only); without one,
   // pages of this server and programs (no Origin) on a loopback listener only, so that another
@@ -69,6 +72,7 @@ class HttpApi {
   Router& router_;
   EndpointControl& control_;
   Options options_;
+  History history_;  // the window's thread
 };
 
 // A JSON POST body as a config section: {"section": "UdpEndpoint", "name": "gcs", "Mode":

@@ -298,8 +298,22 @@ HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::mak
   w.thread = std::thread([&w] {
     pthread_setname_np(pthread_self(), "mavswitch-http");  // as top -H and /proc show it
     w.owner = std::this_thread::get_id();
+    w.second.window = &w;
+    if (w.hooks.tick) lws_sul_schedule(w.context, 0, &w.second.sul, Window::on_second, LWS_US_PER_SEC);
     while (!w.stopping.load()) lws_service(w.context, 0);
   });
+}
+
+void HttpServer::Window::on_second(lws_sorted_usec_list_t* sul) {
+  Window* w = reinterpret_cast<Second*>(sul)->window;  // sul is its first member
+  try {
+    w->hooks.tick();
+  } catch (const Router::Stopped&) {
+    return;  // the router is going: no more seconds
+  } catch (...) {
+    fault::caught("the window's second");
+  }
+  lws_sul_schedule(w->context, 0, &w->second.sul, on_second, LWS_US_PER_SEC);
 }
 
 HttpServer::~HttpServer() {

@@ -87,6 +87,8 @@ class HttpServer {
     OpenText open_text;
     Admit admit;
     RunLater run_later;
+    // Once a second on the window's thread (what the window keeps a history of); may be empty.
+    std::function<void()> tick;
   };
   static constexpr size_t kMaxBody = 64 * 1024;         // a config section fits many times over
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all

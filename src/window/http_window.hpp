@@ -104,6 +104,12 @@ struct HttpServer::Window {
   std::thread thread;
   std::thread::id owner;
   std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
+  // hooks.tick's timer: the list entry first, so that libwebsockets' pointer finds the window.
+  struct Second {
+    lws_sorted_usec_list_t sul{};
+    Window* window = nullptr;
+  } second;
+  static void on_second(lws_sorted_usec_list_t* sul);
 
   static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len);
   int on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len);

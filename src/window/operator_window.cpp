@@ -113,6 +113,7 @@ void OperatorWindow::start() {
                                        std::string* why) { return api_->open_text(r, std::move(wake), status, why); },
                    .admit = [this](const HttpRequest& r) { return api_->admits_websocket(r); },
                    .run_later = [this](std::function<void()> job) { run_later(std::move(job)); },
+                   .tick = [this] { api_->tick(); },
                });
     log::info("http: listening on {}", server_->url());
     for (const auto& [name, path] : doors.paths())

@@ -4,6 +4,7 @@
 
 #include "base/fault.hpp"
 #include "dialect/vehicle_names.hpp"
+#include "fabric/vehicle_map.hpp"
 #include "transport/clock.hpp"
 
 namespace mavswitch::daemon {
@@ -156,6 +157,7 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
   Json list = Json::array();
   const auto& routes = router.routing().routes();
   const routing::Millis now = transport::now_ms();  // the clock routing stamps with
+  const std::map<uint8_t, std::string> names = fleet_names();
   for (unsigned sys = 0; sys < 256; ++sys) {
     for (unsigned comp = 0; comp < 256; ++comp) {
       if (!routes.knows(uint8_t(sys), uint8_t(comp))) continue;
@@ -164,6 +166,7 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
                                      [&](routing::LinkId id) { links.push_back(router.link_name(id)); });
       Json s = {{"system", sys}, {"component", comp}, {"links", links}};
       if (const auto it = own.find(static_cast<uint16_t>(sys << 8 | comp)); it != own.end()) s["name"] = it->second;
+      if (const auto it = names.find(uint8_t(sys)); it != names.end() && !it->second.empty()) s["vehicle"] = it->second;
       const routing::Millis heard = routes.last_heard(uint8_t(sys), uint8_t(comp));
       if (heard != 0) s["heard_ms_ago"] = std::max<routing::Millis>(0, now - heard);
       if (const auto it = heartbeats.find(static_cast<uint16_t>(sys << 8 | comp)); it != heartbeats.end()) {

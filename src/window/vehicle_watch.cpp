@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "fabric/vehicle_map.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/statustext.hpp"
 #include "mavswitch/msg/sys_status.hpp"
@@ -57,14 +58,19 @@ std::map<uint16_t, VehicleWatch::Heartbeat> VehicleWatch::heartbeats() const {
 std::string VehicleWatch::metrics(routing::Millis now) const {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleWatch::metrics");
   std::string heard, armed, battery;
+  const std::map<uint8_t, std::string> names = fleet_names();  // checked names: letters, digits, '-', '_'
   for (unsigned sys = 0; sys < vehicles_.size(); ++sys) {
     const Vehicle& v = vehicles_[sys];
     if (v.heard == 0) continue;
-    heard += fmt::format("mavswitch_vehicle_last_heard_seconds{{system=\"{}\"}} {:.3f}\n", sys,
+    const auto named = names.find(uint8_t(sys));
+    const std::string labels = named != names.end() && !named->second.empty()
+                                   ? fmt::format("system=\"{}\",vehicle=\"{}\"", sys, named->second)
+                                   : fmt::format("system=\"{}\"", sys);
+    heard += fmt::format("mavswitch_vehicle_last_heard_seconds{{{}}} {:.3f}\n", labels,
                          double(std::max<routing::Millis>(0, now - v.heard)) / 1000);
-    armed += fmt::format("mavswitch_vehicle_armed{{system=\"{}\"}} {}\n", sys, v.armed ? 1 : 0);
+    armed += fmt::format("mavswitch_vehicle_armed{{{}}} {}\n", labels, v.armed ? 1 : 0);
     if (v.battery >= 0)
-      battery += fmt::format("mavswitch_vehicle_battery_remaining_percent{{system=\"{}\"}} {}\n", sys, v.battery);
+      battery += fmt::format("mavswitch_vehicle_battery_remaining_percent{{{}}} {}\n", labels, v.battery);
   }
   return "# HELP mavswitch_vehicle_last_heard_seconds Seconds since the vehicle's last HEARTBEAT.\n"
          "# TYPE mavswitch_vehicle_last_heard_seconds gauge\n" +

@@ -38,7 +38,8 @@ TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
           .find_websocket = [](const std::string&) { return nullptr; },
           .open_text = [](const daemon::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
           .admit = [](const daemon::HttpRequest&) { return 0; },
-          .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); }});
+          .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); },
+          .tick = {}});
 
   auto slow = std::async(std::launch::async, [&] { return http_request(server.port(), "GET", "/slow"); });
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready) << "the slow answer was asked for";
