@@ -69,8 +69,8 @@ void print_links(const Json& now, const Json* before, double seconds) {
 }
 
 void print_systems(const Json& systems) {
-  fmt::print("\n{:>6} {:>4}  {:<16} {:<10} {:<16} {:<8} {:>7}  {}\n", "SYSTEM", "COMP", "TYPE", "AUTOPILOT", "MODE",
-             "ARMED", "HEARD", "ON");
+  fmt::print("\n{:<16} {:>6} {:>4}  {:<16} {:<10} {:<16} {:<8} {:>7}  {}\n", "VEHICLE", "SYSTEM", "COMP", "TYPE",
+             "AUTOPILOT", "MODE", "ARMED", "HEARD", "ON");
   for (const auto& s : systems["systems"]) {
     std::string links;
     for (const auto& l : s["links"]) links += (links.empty() ? "" : ", ") + l.get<std::string>();
@@ -78,8 +78,8 @@ void print_systems(const Json& systems) {
     const std::string armed = !s.contains("armed") ? "-" : s["armed"].get<bool>() ? "ARMED" : "disarmed";
     const std::string heard =
         s.contains("heard_ms_ago") ? fmt::format("{:.1f}s", s["heard_ms_ago"].get<double>() / 1000) : "-";
-    fmt::print("{:>6} {:>4}  {:<16} {:<10} {:<16} {:<8} {:>7}  {}\n", s["system"].get<int>(), s["component"].get<int>(),
-               text("type"), text("autopilot"), text("mode"), armed, heard, links);
+    fmt::print("{:<16} {:>6} {:>4}  {:<16} {:<10} {:<16} {:<8} {:>7}  {}\n", text("vehicle"), s["system"].get<int>(),
+               s["component"].get<int>(), text("type"), text("autopilot"), text("mode"), armed, heard, links);
   }
 }
 

@@ -175,6 +175,7 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
         s["autopilot"] = dialect::autopilot_name(hb.autopilot);
         s["mode"] = dialect::mode_name(hb.autopilot, hb.type, hb.base_mode, hb.custom_mode);
         s["armed"] = dialect::armed(hb.base_mode);
+        if (hb.armed_at != 0) s["armed_ms"] = std::max<routing::Millis>(0, hb.at - hb.armed_at);  // time in flight
         s["system_status"] = hb.system_status;
       }
       list.push_back(std::move(s));

@@ -21,8 +21,11 @@ constexpr uint8_t kArmed = 128;             // MAV_MODE_FLAG_SAFETY_ARMED
 VehicleWatch::VehicleWatch(Router& router, Component& component) : router_(router) {
   subscriptions_.push_back(
       component.subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
-        heartbeats_[static_cast<uint16_t>(f.sysid() << 8 | f.compid())] = {
-            hb.custom_mode, hb.type, hb.autopilot, hb.base_mode, hb.system_status, router_.event_loop().now()};
+        const routing::Millis now = router_.event_loop().now();
+        Heartbeat& said = heartbeats_[static_cast<uint16_t>(f.sysid() << 8 | f.compid())];
+        // Armed since: the first armed HEARTBEAT after a disarmed one (or the first heard).
+        const routing::Millis armed_at = (hb.base_mode & kArmed) == 0 ? 0 : said.armed_at != 0 ? said.armed_at : now;
+        said = {hb.custom_mode, hb.type, hb.autopilot, hb.base_mode, hb.system_status, now, armed_at};
         if (f.compid() != kAutopilotComponent || hb.autopilot == kAutopilotInvalid) return;
         Vehicle& v = vehicles_[f.sysid()];
         v.heard = router_.event_loop().now();

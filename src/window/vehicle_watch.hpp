@@ -32,6 +32,7 @@ class VehicleWatch {
     uint32_t custom_mode = 0;
     uint8_t type = 0, autopilot = 0, base_mode = 0, system_status = 0;
     routing::Millis at = 0;
+    routing::Millis armed_at = 0;  // when it was first heard armed since it last was not; 0: disarmed
   };
   // Every component heard sending one, keyed system << 8 | component. The router's thread.
   std::map<uint16_t, Heartbeat> heartbeats() const;

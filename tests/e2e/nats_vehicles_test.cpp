@@ -4,8 +4,11 @@
 // find; signed vehicles are signed again or refused.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <deque>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include "e2e/http_client.hpp"
@@ -47,8 +50,8 @@ std::string vehicle_keys(const std::string& url, const std::string& name, const 
 TEST_F(Fabric, ThreeVehiclesThatAreAllSystemOneAreThreeSystemsOnTheGround) {
   NatsCluster cluster;
   ASSERT_TRUE(cluster.ready()) << cluster.log(0);
-  const uint16_t http = free_tcp_port();
-  Site v1(scratch_, "v1", vehicle_keys(cluster.url(0), "v1"));
+  const uint16_t http = free_tcp_port(), http_v1 = free_tcp_port();
+  Site v1(scratch_, "v1", vehicle_keys(cluster.url(0), "v1"), "127.0.0.1:" + std::to_string(http_v1));
   Site v2(scratch_, "v2", vehicle_keys(cluster.url(1), "v2"));
   Site v3(scratch_, "v3", vehicle_keys(cluster.url(2), "v3"));
   Site ground(scratch_, "ground", "Url = " + cluster.url(0) + "\nVehicles = v1:11, v2:12, v3:13\n",
@@ -116,6 +119,25 @@ TEST_F(Fabric, ThreeVehiclesThatAreAllSystemOneAreThreeSystemsOnTheGround) {
   const std::string endpoints = http_request(http, "GET", "/api/v1/endpoints").body;
   EXPECT_NE(endpoints.find("vehicles v1=11 v2=12 v3=13"), std::string::npos) << endpoints;
   EXPECT_NE(ground.router->err().find("vehicle v2 is system 12 here"), std::string::npos) << ground.router->err();
+  // And names them wherever it shows a system: its systems, /metrics, the tool's status.
+  const std::string systems = http_request(http, "GET", "/api/v1/systems").body;
+  for (const auto& [system, name] : {std::pair{11, "v1"}, {12, "v2"}, {13, "v3"}}) {
+    EXPECT_TRUE(
+        std::regex_search(systems, std::regex(fmt::format(R"("system": {},[^}}]*"vehicle": "{}")", system, name))))
+        << name << "\n"
+        << systems;
+  }
+  const std::string metrics = http_request(http, "GET", "/metrics").body;
+  EXPECT_NE(metrics.find(R"(mavswitch_vehicle_armed{system="12",vehicle="v2"})"), std::string::npos) << metrics;
+  const std::string own = http_request(http_v1, "GET", "/api/v1/systems").body;
+  EXPECT_TRUE(std::regex_search(own, std::regex(R"("system": 1,[^}]*"vehicle": "v1")")))
+      << "its own router names it too: " << own;
+  std::string out;
+  ASSERT_EQ(run_command(tool_path() + " status --interval 0.2 --url http://127.0.0.1:" + std::to_string(http) + " 2>&1",
+                        &out),
+            0)
+      << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\nv3 +13 +1 )"))) << out;
 }
 
 // A pattern numbers the vehicles it finds with the first free ids; a vehicle it does not match

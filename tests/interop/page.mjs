@@ -8,7 +8,7 @@ import dgram from 'node:dgram'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { MavLinkProtocolV2, common, minimal } from 'node-mavlink'
+import { MavLinkProtocolV2, ardupilotmega, common, minimal } from 'node-mavlink'
 import puppeteer from 'puppeteer-core'
 import { freePort, tally, until } from './support.mjs'
 
@@ -58,13 +58,41 @@ heartbeat.customMode = 4 // ArduCopter GUIDED
 const sysStatus = new common.SysStatus()
 sysStatus.batteryRemaining = 76
 sysStatus.voltageBattery = 15800
+sysStatus.currentBattery = 1230 // 12.3 A
+// Gyro, accelerometer, GPS and the pre-arm check present and enabled; the compass not healthy.
+const GYRO = 1; const ACCEL = 2; const MAG = 4; const GPS = 32; const PREARM = 0x10000000
+sysStatus.onboardControlSensorsPresent = sysStatus.onboardControlSensorsEnabled = GYRO | ACCEL | MAG | GPS | PREARM
+sysStatus.onboardControlSensorsHealth = GYRO | ACCEL | GPS | PREARM
 const gpsRaw = new common.GpsRawInt()
 gpsRaw.fixType = 3 // GPS_FIX_TYPE_3D_FIX
 gpsRaw.satellitesVisible = 12
+gpsRaw.eph = 80 // HDOP 0.8
+// Flying north-east from home at 5 m/s, 12.5 m up: the track grows a point a second.
 const position = new common.GlobalPositionInt()
 position.lat = 473977420
 position.lon = 85455940
+position.alt = 500500 // 500.5 m above sea level
 position.relativeAlt = 12500
+const home = new common.HomePosition()
+home.latitude = 473977420
+home.longitude = 85455940
+home.altitude = 488000
+const hud = new common.VfrHud()
+hud.groundspeed = 5.0
+hud.airspeed = 6.5
+hud.heading = 45
+hud.alt = 500.5
+hud.climb = 0.4
+const battery = new common.BatteryStatus()
+battery.timeRemaining = 754 // s
+battery.voltages = new Array(10).fill(65535)
+const ekf = new ardupilotmega.EkfStatusReport()
+ekf.flags = 1 | 2 | 8 | 16 // attitude, velocity horizontal, position horizontal relative and absolute
+ekf.velocityVariance = 0.1
+ekf.posHorizVariance = 0.05
+ekf.posVertVariance = 0.07
+ekf.compassVariance = 0.2
+ekf.terrainAltVariance = 0
 // The vehicle's telemetry radio, as a SiK radio reports itself (system 51, component 68).
 const fromRadio = new MavLinkProtocolV2(51, 68)
 const radioStatus = new common.RadioStatus()
@@ -83,11 +111,15 @@ const stream = setInterval(() => {
   const attitude = new common.Attitude()
   attitude.timeBootMs = Date.now() % 1e9
   attitude.roll = Math.sin(Date.now() / 500)
+  attitude.pitch = 0.1
+  attitude.yaw = Math.PI / 4
   vehicle.send(fromVehicle.serialize(attitude, seq++ & 255), vehiclePort, '127.0.0.1')
   attitudeSent.push(Date.now())
   if (attitudeSent.length > 500) attitudeSent.splice(0, 250)
   if (seq % 50 === 0) {
-    for (const m of [sysStatus, gpsRaw, position, said]) vehicle.send(fromVehicle.serialize(m, seq++ & 255), vehiclePort, '127.0.0.1')
+    position.lat += 320 // about 3.5 m north and east a second
+    position.lon += 480
+    for (const m of [sysStatus, gpsRaw, position, home, hud, battery, ekf, said]) vehicle.send(fromVehicle.serialize(m, seq++ & 255), vehiclePort, '127.0.0.1')
     vehicle.send(fromVehicle.serialize(heartbeat, seq++ & 255), vehiclePort, '127.0.0.1')
     vehicle.send(fromRadio.serialize(radioStatus, radioSeq++ & 255), vehiclePort, '127.0.0.1')
     gcs.send(fromGcs.serialize(heartbeat, gcsSeq++ & 255), gcsPort, '127.0.0.1')
@@ -184,6 +216,17 @@ try {
     return li ? `${li.className} ${li.textContent}` : ''
   }))
   check(said2 === 'severity-2 CRITICAL: PreArm: Compass not calibrated', `a page opened later shows it at once (${said2})`)
+  // The router's history, on the page just opened: each link's seconds and the vehicle's track
+  // from before it opened, at once (the vehicle has flown for several seconds by now).
+  await until(() => fetch(`http://127.0.0.1:${httpPort}/api/v1/history`).then((r) => r.json())
+    .then((h) => h.tracks.some((t) => t.system === 1 && t.points.length >= 5)))
+  const loaded = await until(() => fresh.evaluate(() => {
+    const link = [...linkHistory.values()].reduce((a, b) => Math.max(a, b.length), 0)
+    const track = (tracks.get(1) || []).length
+    return link >= 5 && track >= 5 ? { link, track } : null
+  }), 3000)
+  check(loaded, `a page just opened has the router's history: link seconds and track points (${JSON.stringify(loaded)})`)
+  if (shots) await fresh.screenshot({ path: path.join(shots, 'history-fresh-page.png') })
   await fresh.close()
   // Its plot is drawn once a few seconds of history have come (one sample a second).
   const drawn = () => ink('#links tbody tr[data-link] canvas')
@@ -196,9 +239,26 @@ try {
     const c = document.querySelector('#vehicles .card[data-system="1"]')
     return c && /STATUSTEXT|EKF3/.test(c.textContent) ? c.textContent : ''
   }))
-  check(/GUIDED/.test(card) && /ARMED/.test(card) && /76 %/.test(card) && /15\.80 V/.test(card) && /3D_FIX · 12 sats/.test(card) &&
-    /47\.397742, 8\.545594 · 12\.5 m/.test(card) && /INFO: EKF3 IMU0 is using GPS/.test(card),
-  `the vehicle card: mode, armed, battery, GPS, position, STATUSTEXT (${card})`)
+  const fact = (name) => page.evaluate((n) => {
+    const f = document.querySelector(`#vehicles .card[data-system="1"] .fact[data-fact="${n}"] .value`)
+    return f ? f.textContent : ''
+  }, name)
+  check(/GUIDED/.test(card) && /INFO: EKF3 IMU0 is using GPS/.test(card), `the vehicle card: mode and STATUSTEXT (${card})`)
+  check(/^ARMED · \d+:\d\d in flight$/.test(await fact('armed')), `armed, and for how long (${await fact('armed')})`)
+  check(await fact('heading') === '45°', `heading (${await fact('heading')})`)
+  check(await fact('speed') === '5.0 m/s ground · 6.5 m/s air', `ground and air speed (${await fact('speed')})`)
+  check(await fact('altitude') === '12.5 m rel · 500.5 m MSL', `altitude above home and sea level (${await fact('altitude')})`)
+  check(await fact('climb') === '0.4 m/s', `climb (${await fact('climb')})`)
+  check(/^\d+ m · bearing 2\d\d° to home$/.test(await fact('home')), `distance and bearing home (south-west) (${await fact('home')})`)
+  check(await fact('gps') === '3D_FIX · 12 sats · HDOP 0.8', `GPS fix, satellites, HDOP (${await fact('gps')})`)
+  check(await fact('battery') === '76 % · 15.80 V · 12.3 A · 12:34 left', `battery (${await fact('battery')})`)
+  check(/^ok · worst variance 0\.20$/.test(await fact('ekf')), `the EKF's health (${await fact('ekf')})`)
+  check(await fact('pre-arm') === 'pass', `pre-arm checks (${await fact('pre-arm')})`)
+  check(await fact('sensors') === 'unhealthy: 3d mag', `the sensor SYS_STATUS says is not healthy (${await fact('sensors')})`)
+  const attitudeInk = await until(async () => { const n = await ink('#vehicles .card[data-system="1"] canvas.attitude'); return n > 1000 ? n : 0 })
+  check(attitudeInk > 1000, `the attitude indicator is drawn (${attitudeInk} pixels)`)
+  const trackInk = await until(async () => { const n = await ink('#vehicles .card[data-system="1"] canvas.track'); return n > 50 ? n : 0 })
+  check(trackInk > 50, `the track is drawn on its scaled plot (${trackInk} pixels)`)
   // The inspector: the vehicle's messages with their rates and newest fields, live.
   const attitudeRow = () => page.evaluate(() => {
     const row = document.querySelector('#messages tbody tr[data-message="ATTITUDE"]')

@@ -1,7 +1,7 @@
-// The vehicles and the MAVLink inspector, from the mavlink2rest API on this same server: the
-// tree once a second (/v1/mavlink: every message's newest fields and its rate), the chosen
-// message live over a WebSocket (/v1/ws/mavlink, at most 25 a second) for its plot, and each
-// vehicle's STATUSTEXT lines as they come. Uses page.js's helpers ($, cell, plot, number).
+// The MAVLink inspector, from the mavlink2rest API on this same server: the tree once a second
+// (/v1/mavlink: every message's newest fields and its rate), which vehicle.js's cards read too,
+// the chosen message live over a WebSocket (/v1/ws/mavlink, at most 25 a second) for its plot,
+// and each vehicle's STATUSTEXT lines as they come. Uses page.js's helpers ($, cell, plot, number).
 'use strict'
 
 const PLOT_SECONDS = 30
@@ -19,7 +19,6 @@ const auth = () => {
   return { headers: token ? { Authorization: 'Bearer ' + token } : {}, query: token ? '&token=' + encodeURIComponent(token) : '' }
 }
 const socketUrl = (query) => (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/v1/ws/mavlink?' + query + auth().query
-const nameOf = (v) => (v && typeof v === 'object' && 'type' in v ? v.type : v)
 const components = () => Object.values(tree.vehicles).flatMap((v) => Object.values(v.components).map((c) => ({ sys: v.id, comp: c.id, messages: c.messages })))
 
 // A field's value as text: enum names without their common prefix, numbers rounded for reading.
@@ -29,51 +28,6 @@ function text (v) {
   if (Array.isArray(v)) return '[' + v.slice(0, 4).map(text).join(', ') + (v.length > 4 ? ', …' : '') + ']'
   if (v === '') return '(none)' // a bitmask with no flag set
   return v === null ? 'NaN' : String(v)
-}
-
-// The card of each vehicle: what a pilot looks at first.
-function showVehicles () {
-  const cards = $('vehicles')
-  cards.replaceChildren()
-  for (const v of Object.values(tree.vehicles)) {
-    const autopilot = v.components['1']?.messages
-    const hb = autopilot?.HEARTBEAT?.message
-    if (!hb || nameOf(hb.autopilot) === 'MAV_AUTOPILOT_INVALID') continue
-    const system = (window.lastSystems || []).find((s) => s.system === v.id && s.component === 1) || {}
-    const sys = autopilot.SYS_STATUS?.message
-    const gps = autopilot.GPS_RAW_INT?.message
-    const pos = autopilot.GLOBAL_POSITION_INT?.message
-    const card = document.createElement('article')
-    card.className = 'card'
-    card.dataset.system = v.id
-    const line = (label, value, cls) => {
-      const row = document.createElement('div')
-      row.className = 'fact ' + (cls || '')
-      row.innerHTML = '<span class="label"></span><span class="value"></span>'
-      row.firstChild.textContent = label
-      row.lastChild.textContent = value
-      card.append(row)
-    }
-    const title = document.createElement('h3')
-    title.textContent = `System ${v.id} · ${system.type || nameOf(hb.mavtype).replace('MAV_TYPE_', '')}`
-    card.append(title)
-    line('Mode', system.mode || '')
-    line('Armed', /SAFETY_ARMED/.test(hb.base_mode) ? 'ARMED' : 'disarmed', /SAFETY_ARMED/.test(hb.base_mode) ? 'armed' : '')
-    line('Battery', sys ? `${sys.battery_remaining >= 0 ? sys.battery_remaining + ' %' : '—'} · ${(sys.voltage_battery / 1000).toFixed(2)} V` : '—')
-    line('GPS', gps ? `${nameOf(gps.fix_type).replace('GPS_FIX_TYPE_', '')} · ${gps.satellites_visible} sats` : '—')
-    line('Position', pos ? `${(pos.lat / 1e7).toFixed(6)}, ${(pos.lon / 1e7).toFixed(6)} · ${(pos.relative_alt / 1000).toFixed(1)} m` : '—')
-    const said = document.createElement('ul')
-    said.className = 'statustext'
-    for (const l of statusLines.get(v.id) || []) {
-      const item = document.createElement('li')
-      item.textContent = l.text
-      item.className = `severity-${l.severity}`
-      said.append(item)
-    }
-    card.append(said)
-    cards.append(card)
-  }
-  $('no-vehicles').hidden = cards.children.length > 0
 }
 
 function showComponents () {
@@ -86,7 +40,8 @@ function showComponents () {
       const o = document.createElement('option')
       o.value = `${c.sys}/${c.comp}`
       const named = (window.lastSystems || []).find((s) => s.system === c.sys && s.component === c.comp)
-      o.textContent = `${c.sys}/${c.comp}` + (named && (named.name || named.type) ? ' · ' + (named.name || named.type) : '')
+      const what = named && (named.vehicle || named.name || named.type)
+      o.textContent = `${c.sys}/${c.comp}` + (what ? ' · ' + what : '')
       return o
     }))
     if (names.includes(wanted)) select.value = wanted
@@ -189,7 +144,7 @@ async function pollTree () {
     const r = await fetch('/v1/mavlink', { headers: auth().headers, cache: 'no-store' })
     if (r.ok) {
       tree = await r.json()
-      showVehicles()
+      showVehicles(tree, window.lastSystems || [], statusLines)
       showComponents()
       showMessages()
     }
@@ -206,6 +161,6 @@ function drawHistory () {
 $('component').addEventListener('change', showMessages)
 $('search').addEventListener('input', showMessages)
 $('field').addEventListener('change', () => { plotted = []; plotTimes = [] })
-pollTree()
+loadTracks(auth().headers).then(pollTree)
 loadStatusText()
 setInterval(drawHistory, 200)

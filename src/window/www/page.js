@@ -1,10 +1,11 @@
 // The status page: the router's live state from /api/v1/events (server-sent events, read
 // with fetch so that a token can go with it), as tables and a plot per link of its frame rate
-// over the last five minutes. Rates come from the difference of two successive states.
+// over the last 15 minutes: the router's own history of them (/api/v1/history) when the page
+// opens, then the difference of two successive states each second.
 'use strict'
 
-const HISTORY = 300 // samples, one a second
-const history = new Map() // link name -> [frames a second]
+const HISTORY = 900 // samples, one a second
+const linkHistory = new Map() // link name -> [frames a second]
 let previous = null // the last state, and when it came
 
 const $ = (id) => document.getElementById(id)
@@ -77,10 +78,10 @@ function show (state, at) {
   for (const link of state.links) {
     const rx = rate(link, 'rx_frames')
     const tx = rate(link, 'tx_frames')
-    const samples = history.get(link.name) || []
+    const samples = linkHistory.get(link.name) || []
     if (previous) samples.push(rx + tx)
     if (samples.length > HISTORY) samples.shift()
-    history.set(link.name, samples)
+    linkHistory.set(link.name, samples)
     const row = body.insertRow()
     row.dataset.link = link.name
     const name = cell(row, link.name, 'name')
@@ -104,14 +105,21 @@ function show (state, at) {
       drops.append(why)
     }
     cell(row, number(link.crc_errors), 'num wide')
-    cell(row, number(link.sequence_lost), 'num lost')
+    // Lost on the way: gaps in its sources' sequence numbers (a wire), or in the fabric's own count.
+    const lost = cell(row, number(link.sequence_lost + (link.lost_on_fabric || 0)), 'num lost')
+    if (link.lost_on_fabric) {
+      const where = document.createElement('small')
+      where.className = 'causes'
+      where.textContent = 'on the fabric'
+      lost.append(where)
+    }
     cell(row, number(link.queued_bytes), 'num wide')
     const canvas = document.createElement('canvas')
     cell(row, '', 'plot').append(canvas)
     plot(canvas, samples, { unit: 'f/s' })
   }
-  for (const name of history.keys()) {
-    if (!state.links.some((l) => l.name === name)) history.delete(name)
+  for (const name of linkHistory.keys()) {
+    if (!state.links.some((l) => l.name === name)) linkHistory.delete(name)
   }
   for (const endpoint of state.waiting || []) {  // open, with no peer or connection yet
     const row = body.insertRow()
@@ -131,6 +139,7 @@ function show (state, at) {
   for (const s of state.systems) {
     const row = systems.insertRow()
     row.dataset.system = s.system + '/' + s.component
+    cell(row, s.vehicle || '', 'vehicle')
     cell(row, String(s.system), 'num')
     cell(row, String(s.component), 'num')
     cell(row, s.type || s.name || '', 'type')
@@ -152,9 +161,19 @@ function status (text, cls) {
   s.className = 'state ' + (cls || '')
 }
 
+// Each link's last 15 minutes as the router kept them (frames in and out a second).
+async function loadHistory (headers) {
+  try {
+    const r = await fetch('/api/v1/history', { headers, cache: 'no-store' })
+    if (!r.ok) return
+    for (const l of (await r.json()).links) linkHistory.set(l.name, l.rx_frames.map((rx, i) => rx + l.tx_frames[i]).slice(-HISTORY))
+  } catch {}
+}
+
 async function follow () {
   const token = sessionStorage.getItem('mavswitch-token')
   const headers = token ? { Authorization: 'Bearer ' + token } : {}
+  if (!previous) await loadHistory(headers)
   const response = await fetch('/api/v1/events', { headers, cache: 'no-store' })
   if (response.status === 401) {
     $('login').hidden = false
