@@ -41,9 +41,10 @@ ctest --test-dir build --output-on-failure --timeout 300 -j2
         -DCMAKE_UNITY_BUILD="$MAVSWITCH_UNITY" \
         -DMAVSWITCH_WERROR="${MAVSWITCH_WERROR:-OFF}" -DMAVSWITCH_BUILD_BENCH=OFF >/dev/null
   cmake --build build-fuzz --target mavswitch_unit_tests mavswitch_lockfree_tests mavswitchd mavswitch_cli interop_encode command_sender telemetry_printer
-  # The window under load runs in the first pass and under TSan; here it would only take time.
+  # The window under load runs in the first pass and under TSan, and the SITL fleet page in the
+  # first (page.mjs drives the same page code here); here they would only take time.
   ASAN_OPTIONS="detect_leaks=1" LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp" \
-    ctest --test-dir build-fuzz -L 'unit|interop' -E '^interop[.]window_under_load' --output-on-failure --timeout 300 -j2
+    ctest --test-dir build-fuzz -L 'unit|interop' -E '^(interop[.]window_under_load|page[.]fleet)' --output-on-failure --timeout 300 -j2
 }
 
 # libFuzzer: every target, bounded in time (the long runs are in docs/FUZZING.md).
