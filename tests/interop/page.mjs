@@ -160,7 +160,7 @@ try {
     for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
     return n
   }, selector)
-  await page.setViewport({ width: 1200, height: 800 })
+  await page.setViewport({ width: 1280, height: 800 })
   await until(async () => { try { return (await page.goto(`http://127.0.0.1:${httpPort}/`)).ok() } catch { return false } })
 
   // The vehicle's link shows its live rate (about 50 frames a second in).
@@ -282,6 +282,11 @@ try {
   const historyDrawn = () => ink('#history')
   const historyPixels = await until(async () => { const n = await historyDrawn(); return n > 200 ? n : 0 })
   check(historyPixels > 200, `a message clicked: its history plotted with its scale (${historyPixels} pixels)`)
+  const gap = await page.evaluate(() => {
+    const row = document.querySelector('#messages tbody tr[data-message="ATTITUDE"]')
+    return document.getElementById('detail').getBoundingClientRect().top - row.getBoundingClientRect().bottom
+  })
+  check(gap >= 0 && gap < 20, `its plot opens right under its row, not below every row (${gap} px)`)
   const fieldRows = await page.$$eval('#fields tr', (r) => r.map((x) => x.textContent).join(' '))
   check(/roll/.test(fieldRows) && /time_boot_ms/.test(fieldRows), 'and its newest fields listed')
   // The router's own component, once it has sent (a command here), is named, not a blank row.

@@ -12,6 +12,7 @@ let plotted = [] // the chosen field's values over the last PLOT_SECONDS
 let plotTimes = [] // when each came
 let live = null // the chosen message's WebSocket
 const statusLines = new Map() // system -> [{ severity: 2, text: 'CRITICAL: ...' }], newest first
+const detail = $('detail') // the chosen message's fields and plot: opened under its row
 const SEVERITIES = ['EMERGENCY', 'ALERT', 'CRITICAL', 'ERROR', 'WARNING', 'NOTICE', 'INFO', 'DEBUG']
 
 const auth = () => {
@@ -53,6 +54,7 @@ function showMessages () {
   const c = components().find((x) => x.sys === sys && x.comp === comp)
   const search = $('search').value.trim().toUpperCase()
   const body = $('messages').tBodies[0]
+  $('messages').after(detail) // kept while the rows are made again
   body.replaceChildren()
   const names = c ? Object.keys(c.messages).sort() : []
   for (const name of names) {
@@ -66,6 +68,13 @@ function showMessages () {
     cell(row, status.time.frequency.toFixed(1), 'num')
     cell(row, fields.map(([k, v]) => k + ' ' + text(v)).join(', '), 'fields')
     row.addEventListener('click', () => choose(sys, comp, name))
+    if (row.className === 'chosen') { // its detail right under it, not below every row
+      const under = body.insertRow()
+      under.className = 'detail-row'
+      const all = under.insertCell()
+      all.colSpan = 3
+      all.append(detail)
+    }
   }
   $('no-messages').hidden = body.rows.length > 0
   if (chosen) showDetail()
@@ -95,7 +104,7 @@ function choose (sys, comp, name) {
   chosen = { sys, comp, name }
   plotted = []
   plotTimes = []
-  $('detail').hidden = false
+  detail.hidden = false
   $('detail-name').textContent = `${name} from ${sys}/${comp}`
   $('field').replaceChildren()
   if (live) live.close()
@@ -153,7 +162,7 @@ async function pollTree () {
 }
 
 function drawHistory () {
-  if (chosen && !$('detail').hidden) {
+  if (chosen && !detail.hidden) {
     plot($('history'), plotted, { span: Math.max(plotted.length, 2), fromMin: true, unit: $('field').value + ', last ' + PLOT_SECONDS + ' s' })
   }
 }
