@@ -11,6 +11,8 @@
 
 #include "base/fault.hpp"
 #include "base/json_text.hpp"
+#include "rest/vehicle_answer.hpp"
+#include "services/command_exchange.hpp"
 
 namespace mavswitch::rest {
 
@@ -18,7 +20,7 @@ VehicleData::VehicleData(Router& router, Component& component, const dialect::Di
     : router_(router),
       component_(component),
       json_(dialect),
-      commands_(router, component),
+      transactions_(router, component),
       parameters_(router, component) {
   subscription_ = component.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
 }
@@ -135,10 +137,6 @@ std::shared_ptr<JsonFeed> VehicleData::open(JsonFeed::Filter filter, std::functi
 
 namespace {
 
-VehicleData::Answer error_answer(int status, const std::string& why) {
-  return {status, json_text(nlohmann::json{{"error", why}})};
-}
-
 std::string parameter_json(const MessageJson& json, const VehicleParameters::Parameter& p) {
   nlohmann::ordered_json j{{"name", p.name}};
   if (p.type >= 1 && p.type <= 8)
@@ -152,36 +150,6 @@ std::string parameter_json(const MessageJson& json, const VehicleParameters::Par
 
 bool in_float_range(double v) { return std::isfinite(v) && std::fabs(v) <= std::numeric_limits<float>::max(); }
 
-// A request's one answer, shared by the work on the router's thread and the boundary that catches
-// what that work throws: whichever comes first answers, the other finds it answered.
-class OnceAnswer {
- public:
-  explicit OnceAnswer(std::function<void(VehicleData::Answer)> answer) : answer_(std::move(answer)) {}
-  void operator()(VehicleData::Answer a) {
-    if (!answer_) return;
-    auto answer = std::move(answer_);
-    answer_ = nullptr;
-    answer(std::move(a));
-  }
-
- private:
-  std::function<void(VehicleData::Answer)> answer_;
-};
-
-// `work` with the fault boundary around it: what it throws is counted and logged (fault.hpp) and
-// the client is answered 500 rather than left waiting.
-template <class F>
-auto guarded(std::shared_ptr<OnceAnswer> once, F work) {
-  return [once = std::move(once), work = std::move(work)](auto&&... args) mutable {
-    try {
-      work(std::forward<decltype(args)>(args)...);
-    } catch (...) {
-      fault::caught("a vehicle request");
-      (*once)(error_answer(500, "the request failed inside the router (counted as a fault; see its log)"));
-    }
-  };
-}
-
 }  // namespace
 
 void VehicleData::command(uint8_t system, uint8_t component, std::string_view body,
@@ -189,7 +157,7 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return answer(error_answer(400, "the body is a JSON object {\"command\": ...}"));
-  VehicleCommands::Command c{system, component, 0, {}};
+  services::CommandExchange::Command c{system, component, 0, {}};
   const auto command = j.find("command");
   std::optional<uint64_t> id;
   if (command != j.end() && command->is_string()) id = json_.value_of("MAV_CMD", command->get<std::string>());
@@ -222,13 +190,19 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
   }
   auto once = std::make_shared<OnceAnswer>(std::move(answer));
   router_.event_loop().post(guarded(once, [this, c, once] {
-    commands_.send(
-        c, guarded(once, [this, c, answer = once](const VehicleCommands::Outcome& o) {
+    using End = services::Transactions::End;
+    transactions_.run<services::CommandExchange>(
+        c.system, c.component, services::CommandExchange::kind(c.command),
+        std::make_unique<services::CommandExchange>(c),
+        guarded(once, [this, c, answer = once](End end, const services::CommandExchange& e) {
           const std::string name = json_.name_of("MAV_CMD", c.command);
-          using How = VehicleCommands::Outcome::How;
-          if (o.how == How::kBusy)
-            return (*answer)(error_answer(409, fmt::format("{} to {}/{} is under way", name, c.system, c.component)));
-          if (o.how == How::kNoAnswer)
+          const services::CommandExchange::Outcome& o = e.outcome();
+          if (end == End::kBusy || end == End::kFull)
+            return (*answer)(error_answer(
+                end == End::kBusy ? 409 : 503,
+                end == End::kBusy ? fmt::format("{} to {}/{} is under way", name, c.system, c.component)
+                                  : std::string("too many transactions with the vehicles under way; try again shortly")));
+          if (!o.acknowledged)
             return (*answer)(
                 error_answer(504, fmt::format("no {}COMMAND_ACK from {}/{} for {} after {} attempts",
                                               o.result == 5 ? "final " : "", c.system, c.component, name, o.attempts)));

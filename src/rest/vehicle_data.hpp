@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +17,8 @@
 #include "rest/json_feed.hpp"
 #include "rest/message_json.hpp"
 #include "rest/message_tree.hpp"
-#include "rest/vehicle_commands.hpp"
 #include "rest/vehicle_parameters.hpp"
+#include "services/transactions.hpp"
 
 namespace mavswitch::rest {
 
@@ -40,6 +41,7 @@ class VehicleData {
     int status = 200;
     std::string body;
     std::shared_ptr<const std::string> shared;  // instead of body: the whole tree, shared by its readers
+    std::string content_type = "application/json";
   };
   // The whole tree, rendered at most this often: readers within it share one text (and the
   // window holds it once however slowly they read).
@@ -73,8 +75,19 @@ class VehicleData {
   void parameter(uint8_t system, uint8_t component, std::string name, std::string_view body,
                  std::function<void(Answer)> answer);
 
+  // Not the router's thread (vehicle_missions.cpp). A component's mission, fence and rally lists
+  // (`type`: one of them; none: all three) read ("GET": a .plan, or QGC WPL 110 text when
+  // `wpl`), written ("PUT": a .plan, or WPL text when `wpl`: what the component accepted, its
+  // MISSION_ACK by name, each list), or cleared ("DELETE": the mission, or `type`).
+  void mission(uint8_t system, uint8_t component, std::string method, std::optional<uint8_t> type, bool wpl,
+               std::string body, std::function<void(Answer)> answer);
+  // The mission item the component flies now (MISSION_CURRENT), or sets it (MAV_CMD_DO_SET_MISSION_CURRENT).
+  void mission_current(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
+
  private:
   void frame(const protocol::FrameView& frame);  // the router's thread
+  struct MissionJob;
+  void next_list(std::shared_ptr<MissionJob> job);  // the router's thread
   Router& router_;
   Component& component_;
   MessageJson json_;
@@ -89,7 +102,7 @@ class VehicleData {
   std::string text_;                              // the router's thread: reused for each frame's JSON
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
   Subscription subscription_;
-  VehicleCommands commands_;      // the router's thread
+  services::Transactions transactions_;  // the router's thread
   VehicleParameters parameters_;  // the router's thread
 };
 

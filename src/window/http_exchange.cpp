@@ -72,6 +72,7 @@ HttpRequest request_of(lws* wsi) {
   if (request.path.size() >= static_cast<size_t>(HttpServer::kMaxTokenBytes) - 1) request.too_long = true;
   request.authorization = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
   request.origin = header(wsi, WSI_TOKEN_ORIGIN);
+  request.content_type = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
   request.host = header(wsi, WSI_TOKEN_HOST);
   return request;
 }

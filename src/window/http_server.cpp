@@ -91,6 +91,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       s.request = request_of(wsi);
       s.request.path = in != nullptr ? static_cast<const char*>(in) : s.request.path;
       release(s);
+      end_large(s);
       s.close_after = false, s.body_read = 0, s.answered = false;
       if (auto refused = refuse_host(wsi, s, false)) return *refused;
       if (s.request.too_long) {
@@ -103,10 +104,16 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       }
       const std::string length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
       const unsigned long long body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
-      s.too_large = body > kMaxBody;
-      if (body > kMaxDiscarded) {
+      const bool large = body > kMaxBody && body <= kMaxLargeBody && takes_large_body(s.request.path);
+      if (large && large_bodies >= kMaxLargeBodies) {
+        s.close_after = true;
+        return respond(wsi, s, {503, "text/plain", "too many large request bodies at once; try again shortly\n"});
+      }
+      if (large) s.large = true, ++large_bodies;
+      s.too_large = body > kMaxBody && !large;
+      if (body > std::max(kMaxDiscarded, large ? kMaxLargeBody : 0)) {
         s.close_after = true;  // what it would go on sending is not read
-        return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
+        return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB (a mission's 4 MiB)\n"});
       }
       // A body a little too large is read and thrown away before the 413, so that the client
       // reads the answer rather than a reset of a connection closed with its bytes unread.
@@ -128,6 +135,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       // still reports its (empty) body complete, which must not answer it again.
       if (s.answered) return 0;
       lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
+      end_large(s);  // the body is whole: what holds it now is the answer's business
       if (!s.too_large) return answer(wsi, s);
       s.close_after = true;
       return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
@@ -227,6 +235,7 @@ void HttpServer::Window::forget(lws* wsi) {
   if (it == sessions.end()) return;
   Session& s = *it->second;
   release(s);
+  end_large(s);
   if (s.client) s.client->close();
   if (s.text) s.text->close();
   if (s.next_event) --streams;

@@ -99,13 +99,18 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
 HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   rest::VehicleData* data = options_.data;
   if (data == nullptr) return json_message(404, "the vehicle data is off");
-  static const RE2 shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
+  static const RE2 missions(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/mission(/current)?)");
   int sys = 0, comp = 0;
+  std::string current;
+  if (RE2::FullMatch(request.path, missions, &sys, &comp, &current) && sys <= 255 && comp <= 255)
+    return mission_request(request, static_cast<uint8_t>(sys), static_cast<uint8_t>(comp), !current.empty());
+  static const RE2 shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
   std::string kind, parameter;  // parameter: empty when the path names none
   if (!RE2::FullMatch(request.path, shape, &sys, &comp, &kind, &parameter) || sys > 255 || comp > 255 ||
       (kind == "command" && !parameter.empty()))
     return json_message(404, "no such resource: " + request.path +
-                                 " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME)");
+                                 " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME, .../mission, "
+                                 ".../mission/current)");
   const auto system = static_cast<uint8_t>(sys), component = static_cast<uint8_t>(comp);
   const bool command = kind == "command";
   const bool sends = command || request.method == "PUT";
@@ -140,6 +145,51 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
       data->parameter(system, component, name, body, respond(std::move(answer)));
     };
   }
+  return r;
+}
+
+// /v1/vehicles/{sys}/{comp}/mission (GET, PUT, DELETE; ?type=mission|fence|rally, ?format=wpl or
+// a text/plain body for QGC WPL 110) and .../mission/current (GET, PUT {"seq": N}).
+HttpResponse HttpApi::mission_request(const HttpRequest& request, uint8_t system, uint8_t component, bool current) {
+  const std::string allowed = current ? "GET, PUT" : "GET, PUT, DELETE";
+  if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
+    return json_message(405, request.method + " is not used here: " + allowed);
+  if (request.method != "GET") {
+    if (const int refused = admits_websocket(request); refused != 0)
+      return json_message(refused, refused == 401 ? "changing a vehicle's mission needs the bearer token"
+                                                  : "changing a vehicle's mission from this origin or listener is refused");
+  }
+  std::optional<uint8_t> type;
+  if (const auto t = query_value(request.query, "type")) {
+    static const std::map<std::string, uint8_t> types = {{"mission", 0}, {"fence", 1}, {"rally", 2}};
+    const auto it = types.find(*t);
+    if (it == types.end()) return json_message(400, "type: mission, fence or rally (not " + *t + ")");
+    type = it->second;
+  }
+  const std::optional<std::string> format = query_value(request.query, "format");
+  if (format && *format != "wpl" && *format != "plan") return json_message(400, "format: plan or wpl");
+  const bool wpl = (format && *format == "wpl") ||
+                   (request.method == "PUT" && !format && request.content_type.starts_with("text/plain"));
+  HttpResponse r;
+  rest::VehicleData* data = options_.data;
+  const auto respond = [](std::function<void(HttpResponse)> answer) {
+    return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+      answer(HttpResponse{a.status, a.content_type, std::move(a.body) + "\n"});
+    };
+  };
+  if (current) {
+    const std::string body = request.method == "PUT" ? request.body : "";
+    if (request.method == "PUT" && body.empty()) return json_message(400, "a PUT gives the item: {\"seq\": 3}");
+    r.awaits = [=](std::function<void(HttpResponse)> answer) {
+      data->mission_current(system, component, body, respond(std::move(answer)));
+    };
+    return r;
+  }
+  if (request.method == "PUT" && request.body.find_first_not_of(" \t\r\n") == std::string::npos)
+    return json_message(400, "a PUT gives the mission: a .plan, or QGC WPL 110 text (Content-Type: text/plain)");
+  r.awaits = [=, method = request.method, body = request.body](std::function<void(HttpResponse)> answer) {
+    data->mission(system, component, method, type, wpl, body, respond(std::move(answer)));
+  };
   return r;
 }
 

@@ -56,6 +56,7 @@ struct Session {
   size_t body_expected = 0;
   size_t body_read = 0;
   bool too_large = false;                  // its body is read and dropped, then answered 413
+  bool large = false;                      // it holds one of the kMaxLargeBodies places
   std::shared_ptr<const std::string> out;  // a response's body (headers already sent); null: none
   size_t out_at = 0;                       // how much of it is sent
   bool answered = false;                   // this request has its answer (one per request)
@@ -99,6 +100,10 @@ struct HttpServer::Window {
   lws_protocols protocols[2]{};
   std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
   int streams = 0;                                              // the window's thread
+  int large_bodies = 0;                                         // the window's thread
+  void end_large(Session& s) {
+    if (s.large) s.large = false, --large_bodies;
+  }
   std::atomic<bool> stopping{false};
   std::shared_ptr<Bell> bell = std::make_shared<Bell>();
   std::thread thread;

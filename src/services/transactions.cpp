@@ -1,0 +1,103 @@
+#include "services/transactions.hpp"
+
+#include "router/router.hpp"
+
+namespace mavswitch::services {
+
+const char* Transactions::name(End end) noexcept {
+  switch (end) {
+    case End::kDone: return "done";
+    case End::kNoAnswer: return "no answer";
+    case End::kBusy: return "busy";
+    case End::kFull: return "full";
+    case End::kGone: return "gone";
+  }
+  return "?";
+}
+
+Transactions::Transactions(Router& router, Component& component) : router_(router), component_(component) {}
+
+Transactions::~Transactions() {
+  router_.run_on_loop([&] {
+    listening_.clear();
+    for (auto& [key, r] : running_) router_.event_loop().cancel(r.timer);
+    running_.clear();
+  });
+}
+
+void Transactions::start(uint8_t system, uint8_t component, std::string kind, std::unique_ptr<Exchange> exchange,
+                         std::function<void(End)> done) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "Transactions::run");
+  Key key{system, component, std::move(kind)};
+  if (running_.contains(key)) return done(End::kBusy);
+  if (running_.size() >= kMaxOpen) return done(End::kFull);
+  for (const Exchange::Listen& l : exchange->listens()) listen(l);
+  Running& r = running_[key];
+  r.exchange = std::move(exchange);
+  r.done = std::move(done);
+  r.exchange->start(component_);
+  arm(key);
+}
+
+void Transactions::listen(const Exchange::Listen& l) {
+  const std::pair<uint32_t, bool> what{l.message, l.addressed};
+  if (listening_.contains(what)) return;
+  listening_[what] = component_.subscribe(
+      MessageFilter{.message_id = l.message, .addressed_to_me = l.addressed, .from_home = true},
+      [this, addressed = l.addressed](const protocol::FrameView& f) { heard(f, addressed); });
+}
+
+void Transactions::heard(const protocol::FrameView& frame, bool addressed) {
+  // The transactions with this component that listen for this message, this way.
+  for (auto it = running_.lower_bound(Key{frame.sysid(), frame.compid(), ""});
+       it != running_.end() && std::get<0>(it->first) == frame.sysid() && std::get<1>(it->first) == frame.compid();) {
+    const Key key = it->first;
+    ++it;  // `key` may end below
+    Running& r = running_.at(key);
+    bool listens = false;
+    for (const Exchange::Listen& l : r.exchange->listens())
+      listens = listens || (l.message == frame.msgid() && l.addressed == addressed);
+    if (!listens) continue;
+    switch (r.exchange->heard(frame, component_)) {
+      case Exchange::Step::kIgnored: break;
+      case Exchange::Step::kProgress:
+        r.tries = 0;
+        arm(key);
+        break;
+      case Exchange::Step::kDone: finish(key, End::kDone); break;
+    }
+  }
+}
+
+void Transactions::arm(const Key& key) {
+  Running& r = running_.at(key);
+  router_.event_loop().cancel(r.timer);
+  r.timer = router_.event_loop().after(r.exchange->retry_ms(), [this, key] {
+    Running& again = running_.at(key);
+    again.timer = 0;
+    if (!router_.routing().routes().knows(std::get<0>(key), std::get<1>(key))) return finish(key, End::kGone);
+    if (++again.tries >= again.exchange->tries() || !again.exchange->silent(component_))
+      return finish(key, End::kNoAnswer);
+    arm(key);
+  });
+}
+
+void Transactions::finish(const Key& key, End end) {
+  auto it = running_.find(key);
+  Running r = std::move(it->second);
+  running_.erase(it);
+  if (r.timer != 0) router_.event_loop().cancel(r.timer);
+  r.done(end);
+}
+
+std::vector<Transactions::Open> Transactions::open() const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "Transactions::open");
+  std::vector<Open> all;
+  for (const auto& [key, r] : running_) {
+    const auto [done, total] = r.exchange->progress();
+    all.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), done, total});
+  }
+  return all;
+}
+
+}  // namespace mavswitch::services
