@@ -200,8 +200,9 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
           if (end == End::kBusy || end == End::kFull)
             return (*answer)(error_answer(
                 end == End::kBusy ? 409 : 503,
-                end == End::kBusy ? fmt::format("{} to {}/{} is under way", name, c.system, c.component)
-                                  : std::string("too many transactions with the vehicles under way; try again shortly")));
+                end == End::kBusy
+                    ? fmt::format("{} to {}/{} is under way", name, c.system, c.component)
+                    : std::string("too many transactions with the vehicles under way; try again shortly")));
           if (!o.acknowledged)
             return (*answer)(
                 error_answer(504, fmt::format("no {}COMMAND_ACK from {}/{} for {} after {} attempts",

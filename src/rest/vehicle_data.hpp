@@ -103,7 +103,7 @@ class VehicleData {
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
   Subscription subscription_;
   services::Transactions transactions_;  // the router's thread
-  VehicleParameters parameters_;  // the router's thread
+  VehicleParameters parameters_;         // the router's thread
 };
 
 }  // namespace mavswitch::rest

@@ -27,7 +27,7 @@ struct VehicleData::MissionJob {
   bool wpl = false;
   bool every_type = false;  // a read of all three: a fence or rally list the vehicle has not is left empty
   services::PlanVehicle vehicle;
-  std::vector<uint8_t> types;  // still to do, in order
+  std::vector<uint8_t> types;                         // still to do, in order
   std::map<uint8_t, std::vector<MissionItem>> lists;  // what to write, or what was read
   Json results = Json::object();
   int status = 200;
@@ -46,7 +46,9 @@ void VehicleData::mission(uint8_t system, uint8_t component, std::string method,
     if (method == "GET") {
       job->mode = MissionExchange::Mode::kRead;
       job->every_type = !type && !job->wpl;
-      job->types = type ? std::vector<uint8_t>{*type} : job->wpl ? std::vector<uint8_t>{0} : std::vector<uint8_t>{0, 1, 2};
+      job->types = type       ? std::vector<uint8_t>{*type}
+                   : job->wpl ? std::vector<uint8_t>{0}
+                              : std::vector<uint8_t>{0, 1, 2};
     } else if (method == "DELETE") {
       job->mode = MissionExchange::Mode::kClear;
       job->types = {type.value_or(0)};
@@ -68,8 +70,9 @@ void VehicleData::mission(uint8_t system, uint8_t component, std::string method,
           job->lists[t] = **lists[t];
         }
         if (job->types.empty())
-          return (*job->answer)(error_answer(400, type ? fmt::format(".plan: no {} in it", kTypeNames[*type])
-                                                       : std::string(".plan: no mission, geoFence or rallyPoints in it")));
+          return (*job->answer)(
+              error_answer(400, type ? fmt::format(".plan: no {} in it", kTypeNames[*type])
+                                     : std::string(".plan: no mission, geoFence or rallyPoints in it")));
       }
     }
     next_list(job);
@@ -93,9 +96,9 @@ void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
   }
   const uint8_t type = job->types.front();
   job->types.erase(job->types.begin());
-  auto exchange = std::make_unique<MissionExchange>(job->mode, job->system, job->component, type,
-                                                    job->mode == MissionExchange::Mode::kWrite ? job->lists[type]
-                                                                                               : std::vector<MissionItem>{});
+  auto exchange = std::make_unique<MissionExchange>(
+      job->mode, job->system, job->component, type,
+      job->mode == MissionExchange::Mode::kWrite ? job->lists[type] : std::vector<MissionItem>{});
   transactions_.run<MissionExchange>(
       job->system, job->component, "mission", std::move(exchange),
       guarded(job->answer, [this, job, type](End end, const MissionExchange& e) {
@@ -106,13 +109,12 @@ void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
         if (end != End::kDone) {
           const int status = end == End::kBusy ? 409 : end == End::kFull ? 503 : 504;
           const std::string why =
-              end == End::kBusy   ? fmt::format("a mission transfer with {}/{} is under way", job->system, job->component)
+              end == End::kBusy ? fmt::format("a mission transfer with {}/{} is under way", job->system, job->component)
               : end == End::kFull ? std::string("too many transactions with the vehicles under way; try again shortly")
-              : end == End::kGone ? fmt::format("the route to {}/{} went during the {} {}", job->system, job->component,
-                                                what, doing)
-                                  : fmt::format("no answer from {}/{} to the {} {} ({} tries, {} ms apart)", job->system,
-                                                job->component, what, doing, MissionExchange::kTries,
-                                                MissionExchange::kRetryMs);
+              : end == End::kGone
+                  ? fmt::format("the route to {}/{} went during the {} {}", job->system, job->component, what, doing)
+                  : fmt::format("no answer from {}/{} to the {} {} ({} tries, {} ms apart)", job->system,
+                                job->component, what, doing, MissionExchange::kTries, MissionExchange::kRetryMs);
           return (*job->answer)(error_answer(status, why));
         }
         const uint8_t result = e.result().value_or(MissionExchange::kAccepted);
@@ -121,8 +123,8 @@ void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
           if (result == MissionExchange::kAccepted) {
             job->lists[type] = e.items();
           } else if (!(job->every_type && type != 0)) {  // a vehicle without fences or rally points: empty
-            return (*job->answer)(error_answer(422, fmt::format("{}/{} refused the {} read: {}", job->system,
-                                                                job->component, what, name)));
+            return (*job->answer)(error_answer(
+                422, fmt::format("{}/{} refused the {} read: {}", job->system, job->component, what, name)));
           }
         } else {
           job->results[what] = {{"result", name}, {"items", e.items().size()}};
@@ -151,7 +153,8 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
       for (const MessageTree::Slot& s : tree_.copy(msg::MissionCurrent::kId)) {
         if (s.system != system || s.component != component) continue;
         const auto m = msg::MissionCurrent::decode({s.payload.data(), s.payload_len});
-        return (*once)({200, json_text(Json{{"seq", m.seq}, {"total", m.total},
+        return (*once)({200, json_text(Json{{"seq", m.seq},
+                                            {"total", m.total},
                                             {"mission_state", json_.name_of("MISSION_STATE", m.mission_state)}})});
       }
       return (*once)(error_answer(404, fmt::format("no MISSION_CURRENT from {}/{} yet", system, component)));

@@ -15,8 +15,19 @@ namespace mavswitch::services {
 
 FrameScale frame_scale(uint8_t frame) noexcept {
   switch (frame) {
-    case 0: case 3: case 5: case 6: case 10: case 11: return FrameScale::kGlobal;  // GLOBAL*, *_INT, TERRAIN
-    case 1: case 4: case 7: case 8: case 9: case 20: case 21: return FrameScale::kLocal;  // LOCAL_*, BODY_*
+    case 0:
+    case 3:
+    case 5:
+    case 6:
+    case 10:
+    case 11: return FrameScale::kGlobal;  // GLOBAL*, *_INT, TERRAIN
+    case 1:
+    case 4:
+    case 7:
+    case 8:
+    case 9:
+    case 20:
+    case 21: return FrameScale::kLocal;  // LOCAL_*, BODY_*
     default: return FrameScale::kNone;
   }
 }
@@ -25,7 +36,9 @@ namespace {
 
 // MISSION_ITEM's float x and y as MISSION_ITEM_INT's integers.
 int32_t to_int(float v, uint8_t frame) {
-  const double scale = frame_scale(frame) == FrameScale::kGlobal ? 1e7 : frame_scale(frame) == FrameScale::kLocal ? 1e4 : 1;
+  const double scale = frame_scale(frame) == FrameScale::kGlobal  ? 1e7
+                       : frame_scale(frame) == FrameScale::kLocal ? 1e4
+                                                                  : 1;
   const double scaled = std::round(double(v) * scale);
   return std::isfinite(scaled) ? static_cast<int32_t>(std::clamp(scaled, -2147483648.0, 2147483647.0)) : 0;
 }
@@ -35,7 +48,9 @@ int32_t to_int(float v, uint8_t frame) {
 std::vector<Exchange::Listen> MissionExchange::listens() const {
   switch (mode_) {
     case Mode::kRead:
-      return {{msg::MissionCount::kId, true}, {msg::MissionItemInt::kId, true}, {msg::MissionItem::kId, true},
+      return {{msg::MissionCount::kId, true},
+              {msg::MissionItemInt::kId, true},
+              {msg::MissionItem::kId, true},
               {msg::MissionAck::kId, true}};
     case Mode::kWrite:
       return {{msg::MissionRequestInt::kId, true}, {msg::MissionRequest::kId, true}, {msg::MissionAck::kId, true}};
@@ -107,13 +122,19 @@ Exchange::Step MissionExchange::read(const protocol::FrameView& frame, Component
   if (frame.msgid() == msg::MissionItemInt::kId) {
     const auto m = msg::MissionItemInt::decode(frame.payload());
     seq = m.seq, type = m.mission_type;
-    item = {m.command, m.frame, m.current != 0, m.autocontinue != 0, {m.param1, m.param2, m.param3, m.param4},
-            m.x, m.y, m.z};
+    item = {m.command, m.frame, m.current != 0, m.autocontinue != 0, {m.param1, m.param2, m.param3, m.param4}, m.x,
+            m.y,       m.z};
   } else {
     const auto m = msg::MissionItem::decode(frame.payload());
     seq = m.seq, type = m.mission_type;
-    item = {m.command, m.frame, m.current != 0, m.autocontinue != 0, {m.param1, m.param2, m.param3, m.param4},
-            to_int(m.x, m.frame), to_int(m.y, m.frame), m.z};
+    item = {m.command,
+            m.frame,
+            m.current != 0,
+            m.autocontinue != 0,
+            {m.param1, m.param2, m.param3, m.param4},
+            to_int(m.x, m.frame),
+            to_int(m.y, m.frame),
+            m.z};
   }
   if (type != type_ || seq != items_.size()) return Step::kIgnored;  // not the one asked for: a copy
   items_.push_back(item);

@@ -71,7 +71,7 @@ class MissionExchange final : public Exchange {
   uint8_t system_, component_, type_;
   std::vector<MissionItem> items_;
   std::optional<uint8_t> result_;
-  bool counted_ = false;        // a read: its MISSION_COUNT came
+  bool counted_ = false;  // a read: its MISSION_COUNT came
   uint64_t count_ = 0, done_ = 0;
   std::optional<uint16_t> last_asked_;  // a write: the item the component last asked for
 };

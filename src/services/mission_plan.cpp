@@ -39,8 +39,8 @@ Json simple_item(const MissionItem& i, size_t index) {
   params.push_back(number(unscaled(i.x, i.frame)));
   params.push_back(number(unscaled(i.y, i.frame)));
   params.push_back(number(i.z));
-  return {{"autoContinue", i.autocontinue}, {"command", i.command}, {"doJumpId", index + 1},
-          {"frame", i.frame}, {"params", std::move(params)}, {"type", "SimpleItem"}};
+  return {{"autoContinue", i.autocontinue}, {"command", i.command}, {"doJumpId", index + 1}, {"frame", i.frame},
+          {"params", std::move(params)},    {"type", "SimpleItem"}};
 }
 
 Json lat_lon(const MissionItem& i) { return Json::array({unscaled(i.x, i.frame), unscaled(i.y, i.frame)}); }
@@ -54,14 +54,16 @@ Json fence_json(const std::vector<MissionItem>& items) {
       Json vertices = Json::array();
       for (size_t v = 0; v < n && k < items.size() && items[k].command == i.command; ++v, ++k)
         vertices.push_back(lat_lon(items[k]));
-      polygons.push_back({{"inclusion", i.command == kPolygonInclusion}, {"polygon", std::move(vertices)}, {"version", 1}});
+      polygons.push_back(
+          {{"inclusion", i.command == kPolygonInclusion}, {"polygon", std::move(vertices)}, {"version", 1}});
       continue;
     }
     if (i.command == kCircleInclusion || i.command == kCircleExclusion)
       circles.push_back({{"circle", {{"center", lat_lon(i)}, {"radius", i.params[0]}}},
                          {"inclusion", i.command == kCircleInclusion},
                          {"version", 1}});
-    if (i.command == kFenceReturn) fence["breachReturn"] = Json::array({unscaled(i.x, i.frame), unscaled(i.y, i.frame), i.z});
+    if (i.command == kFenceReturn)
+      fence["breachReturn"] = Json::array({unscaled(i.x, i.frame), unscaled(i.y, i.frame), i.z});
     ++k;
   }
   fence["circles"] = std::move(circles);
@@ -82,8 +84,10 @@ bool read_point(const Json& j, size_t at_least, std::array<double, 3>* out) {
   if (!j.is_array() || j.size() < at_least || j.size() > 3) return false;
   *out = {0, 0, 0};
   for (size_t k = 0; k < j.size(); ++k)
-    if (!j[k].is_number()) return false;
-    else (*out)[k] = j[k].get<double>();
+    if (!j[k].is_number())
+      return false;
+    else
+      (*out)[k] = j[k].get<double>();
   return true;
 }
 
@@ -251,9 +255,10 @@ std::string wpl_text(const std::vector<MissionItem>& items) {
   std::string out = "QGC WPL 110\n";
   for (size_t k = 0; k < items.size(); ++k) {
     const MissionItem& i = items[k];
-    fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{:.8g}\t{:.8g}\t{:.8g}\t{:.8g}\t{:.8f}\t{:.8f}\t{:.6f}\t{}\n", k,
-                   i.current ? 1 : 0, i.frame, i.command, i.params[0], i.params[1], i.params[2], i.params[3],
-                   unscaled(i.x, i.frame), unscaled(i.y, i.frame), i.z, i.autocontinue ? 1 : 0);
+    fmt::format_to(std::back_inserter(out),
+                   "{}\t{}\t{}\t{}\t{:.8g}\t{:.8g}\t{:.8g}\t{:.8g}\t{:.8f}\t{:.8f}\t{:.6f}\t{}\n", k, i.current ? 1 : 0,
+                   i.frame, i.command, i.params[0], i.params[1], i.params[2], i.params[3], unscaled(i.x, i.frame),
+                   unscaled(i.y, i.frame), i.z, i.autocontinue ? 1 : 0);
   }
   return out;
 }
@@ -275,7 +280,8 @@ std::optional<std::vector<MissionItem>> parse_wpl(std::string_view text, std::st
       if (std::from_chars(field.data(), end, f[n]).ptr != end) n = 99;
     }
     std::string extra;
-    if (n != 12 || (fields >> extra)) return *error = fmt::format("line {}: twelve numbers, tab-separated", number), std::nullopt;
+    if (n != 12 || (fields >> extra))
+      return *error = fmt::format("line {}: twelve numbers, tab-separated", number), std::nullopt;
     if (f[0] != double(items.size()))
       return *error = fmt::format("line {}: index {} where {} was next", number, f[0], items.size()), std::nullopt;
     if (f[2] < 0 || f[2] > 255 || f[3] < 0 || f[3] > 65535)

@@ -36,15 +36,17 @@ void Transactions::start(uint8_t system, uint8_t component, std::string kind, st
   r.exchange = std::move(exchange);
   r.done = std::move(done);
   r.exchange->start(component_);
-  arm(key);
+  // What it sent may have been routed at once, and answered, and ended it (an in-process
+  // component answers within the same turn of the loop).
+  if (running_.contains(key)) arm(key);
 }
 
 void Transactions::listen(const Exchange::Listen& l) {
   const std::pair<uint32_t, bool> what{l.message, l.addressed};
   if (listening_.contains(what)) return;
-  listening_[what] = component_.subscribe(
-      MessageFilter{.message_id = l.message, .addressed_to_me = l.addressed, .from_home = true},
-      [this, addressed = l.addressed](const protocol::FrameView& f) { heard(f, addressed); });
+  listening_[what] =
+      component_.subscribe(MessageFilter{.message_id = l.message, .addressed_to_me = l.addressed, .from_home = true},
+                           [this, addressed = l.addressed](const protocol::FrameView& f) { heard(f, addressed); });
 }
 
 void Transactions::heard(const protocol::FrameView& frame, bool addressed) {
@@ -61,10 +63,13 @@ void Transactions::heard(const protocol::FrameView& frame, bool addressed) {
     switch (r.exchange->heard(frame, component_)) {
       case Exchange::Step::kIgnored: break;
       case Exchange::Step::kProgress:
+        if (!running_.contains(key)) break;  // ended meanwhile, as in start
         r.tries = 0;
         arm(key);
         break;
-      case Exchange::Step::kDone: finish(key, End::kDone); break;
+      case Exchange::Step::kDone:
+        if (running_.contains(key)) finish(key, End::kDone);
+        break;
     }
   }
 }
@@ -78,7 +83,7 @@ void Transactions::arm(const Key& key) {
     if (!router_.routing().routes().knows(std::get<0>(key), std::get<1>(key))) return finish(key, End::kGone);
     if (++again.tries >= again.exchange->tries() || !again.exchange->silent(component_))
       return finish(key, End::kNoAnswer);
-    arm(key);
+    if (running_.contains(key)) arm(key);  // (or it ended meanwhile, as in start)
   });
 }
 

@@ -22,9 +22,9 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded, without the query
   std::string authorization;
-  std::string query;   // after '?': its parts joined by '&', each as the client sent it
-  std::string origin;  // the Origin header a browser sends
-  std::string host;    // the Host header
+  std::string query;         // after '?': its parts joined by '&', each as the client sent it
+  std::string origin;        // the Origin header a browser sends
+  std::string host;          // the Host header
   std::string content_type;  // the Content-Type header
   std::string body;
   bool upgrade = false;    // a WebSocket upgrade (the only request that may carry ?token=)
@@ -91,12 +91,14 @@ class HttpServer {
     // Once a second on the window's thread (what the window keeps a history of); may be empty.
     std::function<void()> tick;
   };
-  static constexpr size_t kMaxBody = 64 * 1024;         // a config section fits many times over
+  static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
   // A vehicle's mission (a .plan of thousands of items) may be larger, a few at once: memory for
   // bodies stays bounded (kMaxLargeBodies * kMaxLargeBody) whoever sends them.
   static constexpr size_t kMaxLargeBody = 4 * 1024 * 1024;
   static constexpr int kMaxLargeBodies = 4;
-  static bool takes_large_body(const std::string& path) { return path.starts_with("/v1/vehicles/") && path.ends_with("/mission"); }
+  static bool takes_large_body(const std::string& path) {
+    return path.starts_with("/v1/vehicles/") && path.ends_with("/mission");
+  }
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
   static constexpr int kMaxStreams = 64;                // event streams at once
   // Answers written but not yet taken by their clients, in all (a body shared by several counted

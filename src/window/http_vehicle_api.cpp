@@ -156,8 +156,9 @@ HttpResponse HttpApi::mission_request(const HttpRequest& request, uint8_t system
     return json_message(405, request.method + " is not used here: " + allowed);
   if (request.method != "GET") {
     if (const int refused = admits_websocket(request); refused != 0)
-      return json_message(refused, refused == 401 ? "changing a vehicle's mission needs the bearer token"
-                                                  : "changing a vehicle's mission from this origin or listener is refused");
+      return json_message(refused, refused == 401
+                                       ? "changing a vehicle's mission needs the bearer token"
+                                       : "changing a vehicle's mission from this origin or listener is refused");
   }
   std::optional<uint8_t> type;
   if (const auto t = query_value(request.query, "type")) {

@@ -1,0 +1,53 @@
+// An in-process vehicle that serves MAVLink's mission protocol (mission, fence and rally lists),
+// losing a share of what it receives and of what it sends: the far end of a lossy hop. It
+// re-asks for the item it expects when another comes, and says its ACK again to a late item,
+// as autopilots do; it keeps no timers (a silence is the other side's to end).
+#pragma once
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "api/component.hpp"
+#include "services/mission_exchange.hpp"
+
+namespace mavswitch::test {
+
+class FakeMissionVehicle {
+ public:
+  FakeMissionVehicle(Router& router, uint8_t system, uint8_t component, double loss, uint32_t seed = 1);
+  // The router's thread, or while no transfer runs.
+  std::vector<services::MissionItem>& list(uint8_t type) { return lists_[type]; }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  bool lost() { return loss_ > 0 && std::bernoulli_distribution(loss_)(random_); }
+  template <class M>
+  void send(const M& m) {
+    if (lost()) {
+      ++dropped_;
+      return;
+    }
+    component_.send(m);
+  }
+  void request(uint8_t type);
+  void ack(uint8_t type, uint8_t result);
+
+  Component component_;
+  double loss_;
+  std::mt19937 random_;
+  uint64_t dropped_ = 0;
+  uint8_t gcs_system_ = 0, gcs_component_ = 0;
+  std::array<std::vector<services::MissionItem>, 3> lists_;
+  struct Upload {
+    bool open = false;
+    uint16_t count = 0;
+    std::vector<services::MissionItem> got;
+  };
+  std::array<Upload, 3> uploads_;
+  std::vector<Subscription> subscriptions_;
+};
+
+}  // namespace mavswitch::test
