@@ -96,6 +96,9 @@ Exchange::Step MissionExchange::heard(const protocol::FrameView& frame, Componen
     if (ack.mission_type != type_) return Step::kIgnored;
     // A read ends with our ack; theirs there is a refusal (a type it does not have, say).
     if (mode_ == Mode::kWrite && !last_asked_ && ack.type == kAccepted && !items_.empty()) return Step::kIgnored;
+    // An item sent again after a lost request came out of order: the vehicle says so and asks
+    // again for the one it wants (ArduPilot); the write goes on.
+    if (mode_ == Mode::kWrite && ack.type == kInvalidSequence) return Step::kIgnored;
     result_ = ack.type;
     return Step::kDone;
   }

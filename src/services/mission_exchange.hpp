@@ -3,9 +3,9 @@
 // MISSION_ITEM back, our MISSION_ACK), written to it (our MISSION_COUNT, its MISSION_REQUEST_INT
 // or MISSION_REQUEST for each item in any order and as often as it likes, its MISSION_ACK), or
 // cleared (MISSION_CLEAR_ALL, MISSION_ACK). Silence sends the last request again, five times at
-// most: after 1,500 ms (the spec's) until the component answers, 250 ms while items flow (as
-// QGroundControl does). Run it as kind "mission": one transfer of any type
-// per component at a time, as the protocol allows.
+// most: after 1,500 ms (the spec's), or 250 ms while a read's items flow (as QGroundControl
+// does); a write's pace is the vehicle's, which asks again for what did not come. Run it as kind "mission": one
+// transfer of any type per component at a time, as the protocol allows.
 #pragma once
 
 #include <array>
@@ -38,7 +38,8 @@ class MissionExchange final : public Exchange {
   static constexpr routing::Millis kRetryMs = 1500;
   static constexpr routing::Millis kItemRetryMs = 250;
   static constexpr int kTries = 5;
-  static constexpr uint8_t kAccepted = 0;  // MAV_MISSION_ACCEPTED
+  static constexpr uint8_t kAccepted = 0;          // MAV_MISSION_ACCEPTED
+  static constexpr uint8_t kInvalidSequence = 13;  // MAV_MISSION_INVALID_SEQUENCE
 
   // A read or a clear of `type` (MAV_MISSION_TYPE); a write of `items`.
   MissionExchange(Mode mode, uint8_t system, uint8_t component, uint8_t type, std::vector<MissionItem> items = {})
@@ -54,9 +55,10 @@ class MissionExchange final : public Exchange {
   void start(Component& from) override;
   Step heard(const protocol::FrameView& frame, Component& from) override;
   bool silent(Component& from) override;
-  // The spec's 1,500 ms until the component first answers; then, while items flow (it answers
-  // each at once), kItemRetryMs: a lost item costs a quarter second, not one and a half.
-  routing::Millis retry_ms() const override { return counted_ || last_asked_ ? kItemRetryMs : kRetryMs; }
+  // A read: the spec's 1,500 ms until the component first answers; then, while items flow (it
+  // answers each at once), kItemRetryMs: a lost item costs a quarter second, not one and a half.
+  // A write is the vehicle's to drive (it asks again for what did not come): the spec's 1,500 ms.
+  routing::Millis retry_ms() const override { return counted_ ? kItemRetryMs : kRetryMs; }
   int tries() const override { return kTries; }
   std::pair<uint64_t, uint64_t> progress() const override { return {done_, count_}; }
 

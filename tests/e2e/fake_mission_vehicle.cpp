@@ -15,7 +15,13 @@ constexpr uint8_t kAccepted = 0, kInvalidSequence = 13;  // MAV_MISSION_RESULT
 }  // namespace
 
 FakeMissionVehicle::FakeMissionVehicle(Router& router, uint8_t system, uint8_t component, double loss, uint32_t seed)
-    : component_(router, system, component), loss_(loss), random_(seed) {
+    : router_(router), component_(router, system, component), loss_(loss), random_(seed) {
+  router_.run_on_loop([this] {
+    ask_again_ = router_.event_loop().every(kAskAgainMs, [this] {
+      for (uint8_t type = 0; type < 3; ++type)
+        if (uploads_[type].open && router_.event_loop().now() - uploads_[type].asked_at >= kAskAgainMs) request(type);
+    });
+  });
   component_.start_heartbeat(2, 3, std::chrono::milliseconds(200));  // a quadrotor, ArduPilot: the routes know it
   const MessageFilter to_me{.addressed_to_me = true};
   auto heard = [this](const protocol::FrameView& f) {
@@ -87,7 +93,12 @@ FakeMissionVehicle::FakeMissionVehicle(Router& router, uint8_t system, uint8_t c
       to_me));
 }
 
+FakeMissionVehicle::~FakeMissionVehicle() {
+  router_.run_on_loop([this] { router_.event_loop().cancel(ask_again_); });
+}
+
 void FakeMissionVehicle::request(uint8_t type) {
+  uploads_[type].asked_at = router_.event_loop().now();
   msg::MissionRequestInt r;
   r.target_system = gcs_system_, r.target_component = gcs_component_;
   r.seq = static_cast<uint16_t>(uploads_[type].got.size());

@@ -1,7 +1,7 @@
 // An in-process vehicle that serves MAVLink's mission protocol (mission, fence and rally lists),
 // losing a share of what it receives and of what it sends: the far end of a lossy hop. It
-// re-asks for the item it expects when another comes, and says its ACK again to a late item,
-// as autopilots do; it keeps no timers (a silence is the other side's to end).
+// re-asks for the item it expects when another comes or none came for kAskAgainMs, and says its
+// ACK again to a late item, as autopilots do.
 #pragma once
 
 #include <array>
@@ -17,7 +17,9 @@ namespace mavswitch::test {
 
 class FakeMissionVehicle {
  public:
+  static constexpr int64_t kAskAgainMs = 250;
   FakeMissionVehicle(Router& router, uint8_t system, uint8_t component, double loss, uint32_t seed = 1);
+  ~FakeMissionVehicle();
   // The router's thread, or while no transfer runs.
   std::vector<services::MissionItem>& list(uint8_t type) { return lists_[type]; }
   uint64_t dropped() const { return dropped_; }
@@ -35,7 +37,9 @@ class FakeMissionVehicle {
   void request(uint8_t type);
   void ack(uint8_t type, uint8_t result);
 
+  Router& router_;
   Component component_;
+  transport::EventLoop::TimerId ask_again_ = 0;
   double loss_;
   std::mt19937 random_;
   uint64_t dropped_ = 0;
@@ -45,6 +49,7 @@ class FakeMissionVehicle {
     bool open = false;
     uint16_t count = 0;
     std::vector<services::MissionItem> got;
+    int64_t asked_at = 0;
   };
   std::array<Upload, 3> uploads_;
   std::vector<Subscription> subscriptions_;

@@ -1,0 +1,149 @@
+// Missions over HTTP against ArduPilot SITL, through a TCP hop that loses 10% of frames each way:
+// a 100-item mission, a fence and rally points written as a .plan and read back equal; the
+// same mission as QGC WPL 110; a list cleared.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "e2e/daemon_process.hpp"
+#include "e2e/free_ports.hpp"
+#include "e2e/http_client.hpp"
+#include "e2e/lossy_relay.hpp"
+#include "e2e/peers.hpp"
+#include "e2e/sitl_process.hpp"
+#include "support/test_support.hpp"
+
+namespace mavswitch::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+
+Json hundred_item_plan() {
+  Json items = Json::array();
+  items.push_back({{"type", "SimpleItem"},
+                   {"command", 22},
+                   {"frame", 3},
+                   {"autoContinue", true},
+                   {"params", {0, 0, 0, 0, 0, 0, 15}}});  // NAV_TAKEOFF
+  for (int k = 1; k < 100; ++k)
+    items.push_back({{"type", "SimpleItem"},
+                     {"command", 16},
+                     {"frame", 3},
+                     {"autoContinue", true},
+                     {"params", {k % 3, 0, 0, 0, -35.3632 + 0.0001 * k, 149.1652 + 0.0001 * (k % 10), 20 + k % 7}}});
+  return {{"fileType", "Plan"},
+          {"version", 1},
+          {"groundStation", "QGroundControl"},
+          {"mission",
+           {{"version", 2},
+            {"firmwareType", 3},
+            {"vehicleType", 2},
+            {"cruiseSpeed", 15},
+            {"hoverSpeed", 5},
+            {"plannedHomePosition", {-35.3632621, 149.1652374, 584}},
+            {"items", items}}},
+          {"geoFence",
+           {{"version", 2},
+            {"circles",
+             {{{"circle", {{"center", {-35.3632, 149.1652}}, {"radius", 300}}}, {"inclusion", true}, {"version", 1}}}},
+            {"polygons",
+             {{{"polygon", {{-35.36, 149.16}, {-35.36, 149.17}, {-35.37, 149.17}, {-35.37, 149.16}}},
+               {"inclusion", true},
+               {"version", 1}}}}}},
+          {"rallyPoints", {{"version", 2}, {"points", {{-35.3635, 149.1655, 30}, {-35.364, 149.166, 40}}}}}};
+}
+
+// Each item's command, frame and params, to compare (params within float's precision).
+void expect_same_items(const Json& sent, const Json& got) {
+  ASSERT_EQ(got.size(), sent.size());
+  for (size_t k = 0; k < sent.size(); ++k) {
+    EXPECT_EQ(got[k]["command"], sent[k]["command"]) << k;
+    EXPECT_EQ(got[k]["frame"], sent[k]["frame"]) << k;
+    for (size_t p = 0; p < 7; ++p)
+      EXPECT_NEAR(got[k]["params"][p].get<double>(), sent[k]["params"][p].get<double>(), 1e-6) << k << " param " << p;
+  }
+}
+
+TEST(Sitl, AMissionFenceAndRallyPointsGoThroughALossyHopAndComeBackEqual) {
+  const fs::path shared = shared_dir();
+  if (shared.empty() || !fs::exists(shared / "sitl" / "start.sh"))
+    GTEST_SKIP() << "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
+  ScratchDir scratch("mavswitch-sitl-mission");
+  std::ofstream(scratch / "none.parm") << "";
+  constexpr int kInstance = 10;
+  Sitl sitl(shared / "sitl" / "start.sh", kInstance, scratch / "run", scratch / "none.parm");
+  LossyRelay hop(5760 + 10 * kInstance, 0.10, 20261205);
+  const std::string token = "mission-test-token-0123456789";
+  std::ofstream(scratch / "token") << token << "\n";
+  fs::permissions(scratch / "token", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  const uint16_t http = free_tcp_port();
+  std::ofstream(scratch / "main.conf")
+      << "[General]\nTcpServerPort = 0\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = " << hop.port()
+      << "\n[Http]\nTokenFile = " << (scratch / "token").string() << "\n";
+  DaemonProcess d({"-c", (scratch / "main.conf").string(), "--http=127.0.0.1:" + std::to_string(http)});
+  ASSERT_TRUE(wait_until(
+      [&] { return http_request(http, "GET", "/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT").status == 200; },
+      30'000ms))
+      << d.err();
+
+  const Json plan = hundred_item_plan();
+  auto start = std::chrono::steady_clock::now();
+  // Just after boot ArduPilot answers NO_SPACE until its mission storage is ready: asked again.
+  HttpReply put;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        start = std::chrono::steady_clock::now();
+        put = http_request(http, "PUT", "/v1/vehicles/1/1/mission", plan.dump(), token, 120);
+        return put.body.find("MAV_MISSION_NO_SPACE") == std::string::npos;
+      },
+      60'000ms))
+      << put.body;
+  const double put_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(put.status, 200) << put.body << d.err();
+  const Json accepted = Json::parse(put.body);
+  EXPECT_EQ(accepted["lists"]["mission"]["result"], "MAV_MISSION_ACCEPTED");
+  EXPECT_EQ(accepted["lists"]["mission"]["items"], 101) << "home, then the hundred";
+  EXPECT_EQ(accepted["lists"]["fence"]["result"], "MAV_MISSION_ACCEPTED");
+  EXPECT_EQ(accepted["lists"]["rally"]["result"], "MAV_MISSION_ACCEPTED");
+  start = std::chrono::steady_clock::now();
+  const HttpReply get = http_request(http, "GET", "/v1/vehicles/1/1/mission", "", "", 120);
+  const double get_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(get.status, 200) << get.body;
+  const Json back = Json::parse(get.body);
+  expect_same_items(plan["mission"]["items"], back["mission"]["items"]);
+  EXPECT_EQ(back["mission"]["firmwareType"], 3);
+  EXPECT_EQ(back["geoFence"]["polygons"][0]["polygon"].size(), 4u) << back["geoFence"];
+  EXPECT_EQ(back["geoFence"]["circles"][0]["circle"]["radius"], 300.0) << back["geoFence"];
+  EXPECT_EQ(back["rallyPoints"]["points"], plan["rallyPoints"]["points"]);
+  std::cout << "[ figures  ] through 10% loss each way (" << hop.dropped() << " frames lost of "
+            << hop.dropped() + hop.passed() << "): mission, fence and rally written in " << put_s << " s, read in "
+            << get_s << " s\n";
+
+  // The same mission as WPL text, written back and read again: the vehicle holds the same.
+  const HttpReply wpl = http_request(http, "GET", "/v1/vehicles/1/1/mission?format=wpl", "", "", 120);
+  ASSERT_EQ(wpl.status, 200) << wpl.body;
+  EXPECT_EQ(wpl.body.rfind("QGC WPL 110\n", 0), 0u) << wpl.body.substr(0, 100);
+  EXPECT_EQ(count_of(wpl.body, "\n"), 1u + 101u + 1u) << "the header, 101 lines, the answer's newline";
+  ASSERT_EQ(http_request(http, "PUT", "/v1/vehicles/1/1/mission?format=wpl", wpl.body, token, 120).status, 200);
+  EXPECT_EQ(http_request(http, "GET", "/v1/vehicles/1/1/mission?format=wpl", "", "", 120).body, wpl.body);
+
+  // Cleared: the rally points go, the rest stays.
+  ASSERT_EQ(http_request(http, "DELETE", "/v1/vehicles/1/1/mission?type=rally", "", token, 60).status, 200);
+  const Json after = Json::parse(http_request(http, "GET", "/v1/vehicles/1/1/mission", "", "", 120).body);
+  EXPECT_TRUE(after["rallyPoints"]["points"].empty());
+  EXPECT_EQ(after["mission"]["items"].size(), 100u);
+  // Without the token nothing changes; a file that is not a plan is a 400.
+  EXPECT_EQ(http_request(http, "DELETE", "/v1/vehicles/1/1/mission").status, 401);
+  EXPECT_EQ(
+      http_request(http, "PUT", "/v1/vehicles/1/1/mission", "{\"fileType\": \"Plan\", \"mission\": 3}", token).status,
+      400);
+}
+
+}  // namespace
+}  // namespace mavswitch::test
