@@ -81,13 +81,20 @@ class VehicleData {
   // MISSION_ACK by name, each list), or cleared ("DELETE": the mission, or `type`).
   void mission(uint8_t system, uint8_t component, std::string method, std::optional<uint8_t> type, bool wpl,
                std::string body, std::function<void(Answer)> answer);
+  // Not the router's thread (vehicle_parameter_files.cpp). Every parameter as Mission Planner's
+  // .param (NAME,VALUE) or, `qgc`, QGroundControl's file; a file of either loaded: each parameter
+  // that differs set, answered with which took, which were unchanged and which failed.
+  void parameter_file(uint8_t system, uint8_t component, bool qgc, std::function<void(Answer)> answer);
+  void load_parameters(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
   // The mission item the component flies now (MISSION_CURRENT), or sets it (MAV_CMD_DO_SET_MISSION_CURRENT).
   void mission_current(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
 
  private:
   void frame(const protocol::FrameView& frame);  // the router's thread
   struct MissionJob;
-  void next_list(std::shared_ptr<MissionJob> job);  // the router's thread
+  struct ParameterLoad;
+  void next_parameter(std::shared_ptr<ParameterLoad> load);  // the router's thread
+  void next_list(std::shared_ptr<MissionJob> job);           // the router's thread
   Router& router_;
   Component& component_;
   MessageJson json_;

@@ -92,12 +92,12 @@ class HttpServer {
     std::function<void()> tick;
   };
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
-  // A vehicle's mission (a .plan of thousands of items) may be larger, a few at once: memory for
-  // bodies stays bounded (kMaxLargeBodies * kMaxLargeBody) whoever sends them.
+  // A vehicle's mission (a .plan of thousands of items) or parameter file may be larger, a few
+  // at once: memory for bodies stays bounded (kMaxLargeBodies * kMaxLargeBody) whoever sends them.
   static constexpr size_t kMaxLargeBody = 4 * 1024 * 1024;
   static constexpr int kMaxLargeBodies = 4;
   static bool takes_large_body(const std::string& path) {
-    return path.starts_with("/v1/vehicles/") && path.ends_with("/mission");
+    return path.starts_with("/v1/vehicles/") && (path.ends_with("/mission") || path.ends_with("/parameters"));
   }
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
   static constexpr int kMaxStreams = 64;                // event streams at once

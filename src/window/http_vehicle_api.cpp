@@ -114,7 +114,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   const auto system = static_cast<uint8_t>(sys), component = static_cast<uint8_t>(comp);
   const bool command = kind == "command";
   const bool sends = command || request.method == "PUT";
-  const std::string allowed = command ? "POST" : !parameter.empty() ? "GET, PUT" : "GET";
+  const std::string allowed = command ? "POST" : "GET, PUT";
   if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
     return json_message(405, request.method + " is not used here: " + allowed);
   if (sends) {
@@ -126,16 +126,28 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   HttpResponse r;
   const auto respond = [](std::function<void(HttpResponse)> answer) {
     return [answer = std::move(answer)](rest::VehicleData::Answer a) {
-      answer(HttpResponse{a.status, "application/json", std::move(a.body) + "\n"});
+      answer(HttpResponse{a.status, a.content_type, std::move(a.body) + (a.body.ends_with('\n') ? "" : "\n")});
     };
   };
   if (command) {
     r.awaits = [=, body = request.body](std::function<void(HttpResponse)> answer) {
       data->command(system, component, body, respond(std::move(answer)));
     };
+  } else if (parameter.empty() && request.method == "PUT") {  // a parameter file
+    if (request.body.find_first_not_of(" \t\r\n") == std::string::npos)
+      return json_message(400, "a PUT gives a parameter file: NAME,VALUE lines, or QGroundControl's");
+    r.awaits = [=, body = request.body](std::function<void(HttpResponse)> answer) {
+      data->load_parameters(system, component, body, respond(std::move(answer)));
+    };
   } else if (parameter.empty()) {
+    const std::optional<std::string> format = query_value(request.query, "format");
+    if (format && *format != "param" && *format != "qgc" && *format != "json")
+      return json_message(400, "format: json, param (Mission Planner) or qgc (QGroundControl)");
     r.awaits = [=](std::function<void(HttpResponse)> answer) {
-      data->parameters(system, component, respond(std::move(answer)));
+      if (format && *format != "json")
+        data->parameter_file(system, component, *format == "qgc", respond(std::move(answer)));
+      else
+        data->parameters(system, component, respond(std::move(answer)));
     };
   } else {
     const std::string body = request.method == "PUT" ? request.body : "";

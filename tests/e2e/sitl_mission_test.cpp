@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "e2e/daemon_process.hpp"
 #include "e2e/free_ports.hpp"
@@ -143,6 +144,73 @@ TEST(Sitl, AMissionFenceAndRallyPointsGoThroughALossyHopAndComeBackEqual) {
   EXPECT_EQ(
       http_request(http, "PUT", "/v1/vehicles/1/1/mission", "{\"fileType\": \"Plan\", \"mission\": 3}", token).status,
       400);
+}
+
+}  // namespace
+}  // namespace mavswitch::test
+
+namespace mavswitch::test {
+namespace {
+
+// Parameters saved as Mission Planner's file and QGroundControl's, two changed in the file and
+// loaded, through the same lossy hop: the two take, the rest are unchanged, a name the vehicle
+// has not fails; read back, the vehicle holds the new values.
+TEST(Sitl, AParameterFileIsSavedChangedAndLoadedThroughALossyHop) {
+  const fs::path shared = shared_dir();
+  if (shared.empty() || !fs::exists(shared / "sitl" / "start.sh"))
+    GTEST_SKIP() << "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
+  ScratchDir scratch("mavswitch-sitl-params");
+  std::ofstream(scratch / "none.parm") << "";
+  constexpr int kInstance = 6;
+  Sitl sitl(shared / "sitl" / "start.sh", kInstance, scratch / "run", scratch / "none.parm");
+  LossyRelay hop(5760 + 10 * kInstance, 0.10, 7);
+  const std::string token = "params-test-token-0123456789";
+  std::ofstream(scratch / "token") << token << "\n";
+  fs::permissions(scratch / "token", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  const uint16_t http = free_tcp_port();
+  std::ofstream(scratch / "main.conf")
+      << "[General]\nTcpServerPort = 0\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = " << hop.port()
+      << "\n[Http]\nTokenFile = " << (scratch / "token").string() << "\n";
+  DaemonProcess d({"-c", (scratch / "main.conf").string(), "--http=127.0.0.1:" + std::to_string(http)});
+  ASSERT_TRUE(wait_until(
+      [&] { return http_request(http, "GET", "/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT").status == 200; },
+      30'000ms))
+      << d.err();
+  const HttpReply saved = http_request(http, "GET", "/v1/vehicles/1/1/parameters?format=param", "", "", 120);
+  ASSERT_EQ(saved.status, 200) << saved.body;
+  EXPECT_GT(count_of(saved.body, "\n"), 1000u);
+  EXPECT_NE(saved.body.find("\nWPNAV_SPEED,"), std::string::npos) << saved.body.substr(0, 200);
+  const HttpReply qgc = http_request(http, "GET", "/v1/vehicles/1/1/parameters?format=qgc", "", "", 120);
+  ASSERT_EQ(qgc.status, 200);
+  EXPECT_EQ(qgc.body.rfind("# Onboard parameters for Vehicle 1\n", 0), 0u);
+  EXPECT_NE(qgc.body.find("\n1\t1\tWPNAV_SPEED\t"), std::string::npos);
+
+  // Two changed, one the vehicle has not.
+  std::string file;
+  std::istringstream lines(saved.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("WPNAV_SPEED,", 0) == 0) line = "WPNAV_SPEED,777";
+    if (line.rfind("RTL_ALT,", 0) == 0) line = "RTL_ALT,2345";
+    file += line + "\n";
+  }
+  file += "NOT_A_PARAMETER,1\n";
+  const HttpReply loaded = http_request(http, "PUT", "/v1/vehicles/1/1/parameters", file, token, 120);
+  ASSERT_EQ(loaded.status, 422) << "one failed: " << loaded.body;
+  const Json j = Json::parse(loaded.body);
+  ASSERT_EQ(j["set"].size(), 2u) << loaded.body;
+  EXPECT_EQ(j["failed"].size(), 1u);
+  EXPECT_EQ(j["failed"][0]["name"], "NOT_A_PARAMETER");
+  EXPECT_GT(j["unchanged"].get<int>(), 1000);
+  for (const auto& [name, value] : {std::pair{"WPNAV_SPEED", 777.0}, {"RTL_ALT", 2345.0}}) {
+    const HttpReply read = http_request(http, "GET", std::string("/v1/vehicles/1/1/parameters/") + name, "", "", 30);
+    ASSERT_EQ(read.status, 200) << read.body;
+    EXPECT_EQ(Json::parse(read.body)["value"].get<double>(), value) << name;
+  }
+  // The same file again: nothing to set.
+  const Json again = Json::parse(http_request(http, "PUT", "/v1/vehicles/1/1/parameters", file, token, 120).body);
+  EXPECT_TRUE(again["set"].empty()) << again;
+  std::cout << "[ figures  ] parameters saved, two changed and loaded through 10% loss each way (" << hop.dropped()
+            << " frames lost)\n";
 }
 
 }  // namespace
