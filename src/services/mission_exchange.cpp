@@ -71,6 +71,7 @@ bool MissionExchange::silent(Component& from) {
     case Mode::kWrite:
       if (last_asked_) {
         send_item(from, *last_asked_);  // it may not have come
+        resent_last_ = *last_asked_ + 1u == items_.size();
       } else {
         msg::MissionCount m;
         m.target_system = system_, m.target_component = component_;
@@ -99,6 +100,16 @@ Exchange::Step MissionExchange::heard(const protocol::FrameView& frame, Componen
     // An item sent again after a lost request came out of order: the vehicle says so and asks
     // again for the one it wants (ArduPilot); the write goes on.
     if (mode_ == Mode::kWrite && ack.type == kInvalidSequence) return Step::kIgnored;
+    // The last item sent again after a silence, and refused: the vehicle had taken it and its
+    // ACCEPTED was lost, or it gave up. Which, it does not say: the write starts again (twice at
+    // most), so that what is answered is what the vehicle holds.
+    if (mode_ == Mode::kWrite && ack.type != kAccepted && resent_last_ && restarts_ < kRestarts) {
+      ++restarts_;
+      last_asked_.reset();
+      resent_last_ = false;
+      silent(from);  // MISSION_COUNT again
+      return Step::kProgress;
+    }
     result_ = ack.type;
     return Step::kDone;
   }

@@ -76,6 +76,9 @@ class MissionExchange final : public Exchange {
   bool counted_ = false;  // a read: its MISSION_COUNT came
   uint64_t count_ = 0, done_ = 0;
   std::optional<uint16_t> last_asked_;  // a write: the item the component last asked for
+  bool resent_last_ = false;            // a write: the last item sent again after a silence
+  int restarts_ = 0;                    // a write begun again (its ACCEPTED may have been lost)
+  static constexpr int kRestarts = 2;
 };
 
 }  // namespace mavswitch::services

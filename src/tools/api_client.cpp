@@ -79,7 +79,7 @@ ApiReply api_call(const ApiTarget& target, const std::string& method, const std:
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5'000L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10'000L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, target.timeout_ms);
   // Always verified: a token must not go to whoever answers.
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);

@@ -12,6 +12,7 @@ struct ApiTarget {
   // https: the certificate authorities the router's certificate is checked against (a
   // self-signed router: its own certificate); empty: the system's bundle.
   std::string ca_file;
+  long timeout_ms = 10'000;  // the whole request: a vehicle's transfer through a lossy link takes longer
 };
 
 struct ApiReply {

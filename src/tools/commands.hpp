@@ -39,6 +39,18 @@ struct EndpointsOptions {
 };
 int run_endpoints(const EndpointsOptions& options);
 
+// A vehicle's mission and parameters as files, through a running router's HTTP API.
+struct VehicleFileOptions {
+  ApiTarget target;
+  int system = 1, component = 1;
+  std::string action;  // mission: get, put, clear; params: save, load
+  std::string file;    // "-": standard input or output
+  std::string type;    // mission: mission, fence, rally (empty: all a .plan holds)
+  std::string format;  // mission: plan, wpl; params: param, qgc (empty: by the file's extension)
+};
+int run_mission(const VehicleFileOptions& options);
+int run_params(const VehicleFileOptions& options);
+
 // The fleet state a NATS cluster keeps (routers with FleetState): each system's latest
 // HEARTBEAT, position and status.
 struct FleetOptions {

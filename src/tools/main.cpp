@@ -72,7 +72,57 @@ int main(int argc, char** argv) {
   fleet->add_option("--ca-file", fleet_options.ca_file, "TLS: check the servers' certificates against this file");
   fleet->add_flag("--json", fleet_options.json, "As one JSON document");
 
+  // A vehicle's mission and parameters as files.
+  mavswitch::tools::VehicleFileOptions vehicle_options;
+  auto vehicle_keys = [&](CLI::App* cmd) {
+    cmd->add_option("--url", vehicle_options.target.url, "The router's HTTP server (default http://127.0.0.1:8080)");
+    cmd->add_option("--system", vehicle_options.system, "The vehicle's system id (default 1)")
+        ->check(CLI::Range(1, 255));
+    cmd->add_option("--component", vehicle_options.component, "Its component (default 1)")->check(CLI::Range(0, 255));
+    cmd->add_option("--token-file", token_file, "Bearer token, needed to change the vehicle (or MAVSWITCH_TOKEN_FILE)");
+    cmd->add_option("--ca-file", vehicle_options.target.ca_file,
+                    "https: check the router's certificate against this file (default: the system's)");
+  };
+  auto* mission = app.add_subcommand(
+      "mission", "A vehicle's mission, fence and rally points: get to a file, put from one, or clear");
+  mission->add_option("ACTION", vehicle_options.action, "get FILE | put FILE | clear")
+      ->required()
+      ->check(CLI::IsMember({"get", "put", "clear"}));
+  mission->add_option("FILE", vehicle_options.file,
+                      "A QGroundControl .plan, or QGC WPL 110 text (.waypoints, .txt); - for standard input or output");
+  mission->add_option("--type", vehicle_options.type, "Only this list: mission, fence or rally")
+      ->check(CLI::IsMember({"mission", "fence", "rally"}));
+  mission->add_option("--format", vehicle_options.format, "plan or wpl (default: by the file's name)")
+      ->check(CLI::IsMember({"plan", "wpl"}));
+  vehicle_keys(mission);
+  auto* params =
+      app.add_subcommand("params", "A vehicle's parameters: save to a file, or load one (each that differs is set)");
+  params->add_option("ACTION", vehicle_options.action, "save FILE | load FILE")
+      ->required()
+      ->check(CLI::IsMember({"save", "load"}));
+  params
+      ->add_option("FILE", vehicle_options.file,
+                   "Mission Planner's .param or QGroundControl's .params; - for standard input or output")
+      ->required();
+  params->add_option("--format", vehicle_options.format, "param or qgc (default: by the file's name)")
+      ->check(CLI::IsMember({"param", "qgc"}));
+  vehicle_keys(params);
+
   CLI11_PARSE(app, argc, argv);
+  if (mission->parsed() || params->parsed()) {
+    std::string token, error;
+    if (!mavswitch::tools::read_token(token_file, &token, &error)) {
+      std::fprintf(stderr, "mavswitch: %s\n", error.c_str());
+      return 2;
+    }
+    vehicle_options.target.token = token;
+    if (mission->parsed() && vehicle_options.action != "clear" && vehicle_options.file.empty()) {
+      std::fprintf(stderr, "mavswitch: mission %s needs a FILE\n", vehicle_options.action.c_str());
+      return 2;
+    }
+    return mission->parsed() ? mavswitch::tools::run_mission(vehicle_options)
+                             : mavswitch::tools::run_params(vehicle_options);
+  }
   if (fleet->parsed()) return mavswitch::tools::run_fleet(fleet_options);
   if (status->parsed() || endpoints->parsed()) {
     std::string token, error;

@@ -1,0 +1,121 @@
+// `mavswitch mission get|put|clear` and `mavswitch params save|load`: a vehicle's mission
+// (QGroundControl's .plan, or QGC WPL 110 for a .waypoints or .txt file) and its parameters
+// (Mission Planner's .param, QGroundControl's .params) to and from files, through the router's
+// /v1/vehicles/SYS/COMP/mission and .../parameters.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "tools/commands.hpp"
+
+namespace mavswitch::tools {
+namespace {
+
+bool ends_with(const std::string& s, const char* tail) { return s.ends_with(tail); }
+
+// Says why it could not.
+bool read_file(const std::string& path, std::string* text) {
+  if (path == "-") {
+    *text = std::string(std::istreambuf_iterator<char>(std::cin), {});
+    return true;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "mavswitch: cannot read %s\n", path.c_str());
+    return false;
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  if (path == "-") return std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  return static_cast<bool>(out << text);
+}
+
+// What the router said: the body on success (written or printed), the error on stderr.
+int finish(const ApiReply& r, const std::function<int(const std::string&)>& ok) {
+  if (r.status == 0) {
+    std::fprintf(stderr, "mavswitch: %s\n", r.error.c_str());
+    return 1;
+  }
+  if (r.status >= 300) {
+    std::fprintf(stderr, "mavswitch: HTTP %d: %s", r.status, r.body.c_str());
+    return 1;
+  }
+  return ok(r.body);
+}
+
+// A GET's body to `file`.
+int save_to(const std::string& file, const ApiReply& r) {
+  return finish(r, [&](const std::string& body) {
+    if (write_file(file, body)) return 0;
+    std::fprintf(stderr, "mavswitch: cannot write %s\n", file.c_str());
+    return 1;
+  });
+}
+
+std::string query(const std::vector<std::pair<std::string, std::string>>& parts) {
+  std::string q;
+  for (const auto& [k, v] : parts)
+    if (!v.empty()) q += (q.empty() ? "?" : "&") + k + "=" + v;
+  return q;
+}
+
+}  // namespace
+
+int run_mission(const VehicleFileOptions& o) {
+  const std::string path = fmt::format("/v1/vehicles/{}/{}/mission", o.system, o.component);
+  const std::string format = !o.format.empty()                                              ? o.format
+                             : ends_with(o.file, ".waypoints") || ends_with(o.file, ".txt") ? "wpl"
+                                                                                            : "";
+  const std::string q = query({{"type", o.type}, {"format", format}});
+  ApiTarget target = o.target;
+  target.timeout_ms = 300'000;  // hundreds of items through a lossy radio
+  if (o.action == "clear") {
+    return finish(api_call(target, "DELETE", path + query({{"type", o.type}})), [](const std::string& body) {
+      std::fputs(body.c_str(), stdout);
+      return 0;
+    });
+  }
+  if (o.action == "get") {
+    return save_to(o.file, api_call(target, "GET", path + q));
+  }
+  std::string text;
+  if (!read_file(o.file, &text)) return 1;
+  return finish(api_call(target, "PUT", path + q, text), [](const std::string& body) {
+    std::fputs(body.c_str(), stdout);
+    return 0;
+  });
+}
+
+int run_params(const VehicleFileOptions& o) {
+  const std::string path = fmt::format("/v1/vehicles/{}/{}/parameters", o.system, o.component);
+  ApiTarget target = o.target;
+  target.timeout_ms = 300'000;
+  if (o.action == "save") {
+    const std::string format = !o.format.empty() ? o.format : ends_with(o.file, ".params") ? "qgc" : "param";
+    return save_to(o.file, api_call(target, "GET", path + "?format=" + format));
+  }
+  std::string text;
+  if (!read_file(o.file, &text)) return 1;
+  const ApiReply r = api_call(target, "PUT", path, text);
+  if (r.status == 422) {  // some failed: what took and what did not, and a failing exit
+    std::fputs(r.body.c_str(), stdout);
+    return 1;
+  }
+  return finish(r, [](const std::string& body) {
+    std::fputs(body.c_str(), stdout);
+    return 0;
+  });
+}
+
+}  // namespace mavswitch::tools
