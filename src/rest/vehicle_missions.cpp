@@ -15,7 +15,7 @@ namespace {
 
 using services::MissionExchange;
 using services::MissionItem;
-using Json = nlohmann::ordered_json;
+using Ordered = nlohmann::ordered_json;
 constexpr const char* kTypeNames[] = {"mission", "fence", "rally"};
 constexpr uint16_t kSetMissionCurrent = 224;  // MAV_CMD_DO_SET_MISSION_CURRENT
 
@@ -29,7 +29,7 @@ struct VehicleData::MissionJob {
   services::PlanVehicle vehicle;
   std::vector<uint8_t> types;                         // still to do, in order
   std::map<uint8_t, std::vector<MissionItem>> lists;  // what to write, or what was read
-  Json results = Json::object();
+  Ordered results = Ordered::object();
   int status = 200;
   std::shared_ptr<OnceAnswer> answer;
 };
@@ -84,7 +84,7 @@ void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
   if (job->types.empty() || job->status != 200) {
     if (job->status != 200) return (*job->answer)({job->status, json_text(job->results, 2)});
     if (job->mode != MissionExchange::Mode::kRead)
-      return (*job->answer)({200, json_text(Json{{"accepted", true}, {"lists", job->results}}, 2)});
+      return (*job->answer)({200, json_text(Ordered{{"accepted", true}, {"lists", job->results}}, 2)});
     if (job->wpl) {
       Answer a{200, services::wpl_text(job->lists[0])};
       a.content_type = "text/plain; charset=utf-8";
@@ -153,7 +153,7 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
       for (const MessageTree::Slot& s : tree_.copy(msg::MissionCurrent::kId)) {
         if (s.system != system || s.component != component) continue;
         const auto m = msg::MissionCurrent::decode({s.payload.data(), s.payload_len});
-        return (*once)({200, json_text(Json{{"seq", m.seq},
+        return (*once)({200, json_text(Ordered{{"seq", m.seq},
                                             {"total", m.total},
                                             {"mission_state", json_.name_of("MISSION_STATE", m.mission_state)}})});
       }
@@ -167,7 +167,7 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
           if (end == End::kBusy) return (*once)(error_answer(409, "a change of the current item is under way"));
           if (!e.outcome().acknowledged) return (*once)(error_answer(504, "no COMMAND_ACK for DO_SET_MISSION_CURRENT"));
           const std::string result = json_.name_of("MAV_RESULT", e.outcome().result);
-          (*once)({e.outcome().result == 0 ? 200 : 422, json_text(Json{{"seq", *seq}, {"result", result}})});
+          (*once)({e.outcome().result == 0 ? 200 : 422, json_text(Ordered{{"seq", *seq}, {"result", result}})});
         }));
   }));
 }

@@ -13,7 +13,7 @@ namespace mavswitch::rest {
 namespace {
 
 constexpr size_t kInFlight = 8;  // PARAM_SETs under way at once: a burst the component's queue takes
-using Json = nlohmann::ordered_json;
+using Ordered = nlohmann::ordered_json;
 
 bool same(double a, double b) { return static_cast<float>(a) == static_cast<float>(b); }  // as MAVLink carries them
 
@@ -39,7 +39,7 @@ struct VehicleData::ParameterLoad {
   uint8_t system = 0, component = 0;
   std::deque<std::pair<ParameterLine, uint8_t>> to_set;  // and its type
   size_t in_flight = 0, unchanged = 0;
-  Json set = Json::array(), failed = Json::array();
+  Ordered set = Ordered::array(), failed = Ordered::array();
   std::shared_ptr<OnceAnswer> answer;
 };
 
@@ -92,7 +92,7 @@ void VehicleData::next_parameter(std::shared_ptr<ParameterLoad> load) {
   if (load->in_flight != 0 || !load->to_set.empty()) return;
   const bool all = load->failed.empty();
   (*load->answer)({all ? 200 : 422,
-                   json_text(Json{{"set", load->set}, {"unchanged", load->unchanged}, {"failed", load->failed}}, 2)});
+                   json_text(Ordered{{"set", load->set}, {"unchanged", load->unchanged}, {"failed", load->failed}}, 2)});
 }
 
 }  // namespace mavswitch::rest
