@@ -73,7 +73,8 @@ void VehicleData::load_parameters(uint8_t system, uint8_t component, std::string
 
 void VehicleData::next_parameter(std::shared_ptr<ParameterLoad> load) {
   while (load->in_flight < kInFlight && !load->to_set.empty()) {
-    auto [line, type] = load->to_set.front();
+    const ParameterLine line = load->to_set.front().first;  // not a structured binding: lambdas capture it
+    const uint8_t type = load->to_set.front().second;
     load->to_set.pop_front();
     ++load->in_flight;
     parameters_.access(

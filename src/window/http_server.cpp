@@ -313,18 +313,6 @@ HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::mak
   });
 }
 
-void HttpServer::Window::on_second(lws_sorted_usec_list_t* sul) {
-  Window* w = reinterpret_cast<Second*>(sul)->window;  // sul is its first member
-  try {
-    w->hooks.tick();
-  } catch (const Router::Stopped&) {
-    return;  // the router is going: no more seconds
-  } catch (...) {
-    fault::caught("the window's second");
-  }
-  lws_sul_schedule(w->context, 0, &w->second.sul, on_second, LWS_US_PER_SEC);
-}
-
 HttpServer::~HttpServer() {
   Window& w = *window_;
   w.stopping = true;
