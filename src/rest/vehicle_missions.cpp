@@ -154,8 +154,8 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
         if (s.system != system || s.component != component) continue;
         const auto m = msg::MissionCurrent::decode({s.payload.data(), s.payload_len});
         return (*once)({200, json_text(Ordered{{"seq", m.seq},
-                                            {"total", m.total},
-                                            {"mission_state", json_.name_of("MISSION_STATE", m.mission_state)}})});
+                                               {"total", m.total},
+                                               {"mission_state", json_.name_of("MISSION_STATE", m.mission_state)}})});
       }
       return (*once)(error_answer(404, fmt::format("no MISSION_CURRENT from {}/{} yet", system, component)));
     }

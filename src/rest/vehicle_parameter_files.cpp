@@ -92,8 +92,9 @@ void VehicleData::next_parameter(std::shared_ptr<ParameterLoad> load) {
   }
   if (load->in_flight != 0 || !load->to_set.empty()) return;
   const bool all = load->failed.empty();
-  (*load->answer)({all ? 200 : 422,
-                   json_text(Ordered{{"set", load->set}, {"unchanged", load->unchanged}, {"failed", load->failed}}, 2)});
+  (*load->answer)(
+      {all ? 200 : 422,
+       json_text(Ordered{{"set", load->set}, {"unchanged", load->unchanged}, {"failed", load->failed}}, 2)});
 }
 
 }  // namespace mavswitch::rest

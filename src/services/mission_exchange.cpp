@@ -71,6 +71,7 @@ bool MissionExchange::silent(Component& from) {
     case Mode::kWrite:
       if (last_asked_) {
         send_item(from, *last_asked_);  // it may not have come
+        resent_ = true;
         resent_last_ = *last_asked_ + 1u == items_.size();
       } else {
         msg::MissionCount m;
@@ -97,16 +98,23 @@ Exchange::Step MissionExchange::heard(const protocol::FrameView& frame, Componen
     if (ack.mission_type != type_) return Step::kIgnored;
     // A read ends with our ack; theirs there is a refusal (a type it does not have, say).
     if (mode_ == Mode::kWrite && !last_asked_ && ack.type == kAccepted && !items_.empty()) return Step::kIgnored;
-    // An item sent again after a lost request came out of order: the vehicle says so and asks
-    // again for the one it wants (ArduPilot); the write goes on.
-    if (mode_ == Mode::kWrite && ack.type == kInvalidSequence) return Step::kIgnored;
+    // An item sent again after a silence and refused as out of order: the vehicle had it, and
+    // its request for the next was lost. The next is sent rather than waiting for the vehicle
+    // to ask again (ArduPilot: a second later); one it did not want is refused the same way.
+    if (mode_ == Mode::kWrite && ack.type == kInvalidSequence) {
+      if (!resent_ || !last_asked_ || *last_asked_ + 1u >= items_.size()) return Step::kIgnored;
+      resent_ = false;
+      last_asked_ = *last_asked_ + 1u;
+      send_item(from, *last_asked_);
+      return Step::kProgress;
+    }
     // The last item sent again after a silence, and refused: the vehicle had taken it and its
     // ACCEPTED was lost, or it gave up. Which, it does not say: the write starts again (twice at
     // most), so that what is answered is what the vehicle holds.
     if (mode_ == Mode::kWrite && ack.type != kAccepted && resent_last_ && restarts_ < kRestarts) {
       ++restarts_;
       last_asked_.reset();
-      resent_last_ = false;
+      resent_ = resent_last_ = false;
       silent(from);  // MISSION_COUNT again
       return Step::kProgress;
     }
@@ -174,6 +182,7 @@ Exchange::Step MissionExchange::write(const protocol::FrameView& frame, Componen
   }
   if (type != type_ || seq >= items_.size()) return Step::kIgnored;
   last_asked_ = seq;
+  resent_ = false;
   done_ = std::max<uint64_t>(done_, seq + 1u);
   send_item(from, seq);
   return Step::kProgress;

@@ -2,9 +2,8 @@
 // (MISSION_REQUEST_LIST, MISSION_COUNT, MISSION_REQUEST_INT for each item, MISSION_ITEM_INT or
 // MISSION_ITEM back, our MISSION_ACK), written to it (our MISSION_COUNT, its MISSION_REQUEST_INT
 // or MISSION_REQUEST for each item in any order and as often as it likes, its MISSION_ACK), or
-// cleared (MISSION_CLEAR_ALL, MISSION_ACK). Silence sends the last request again, five times at
-// most: after 1,500 ms (the spec's), or 250 ms while a read's items flow (as QGroundControl
-// does); a write's pace is the vehicle's, which asks again for what did not come. Run it as kind "mission": one
+// cleared (MISSION_CLEAR_ALL, MISSION_ACK). Silence sends the last request (or item) again:
+// after 1,500 ms, five times (the spec's), or after 250 ms while items flow. Run it as kind "mission": one
 // transfer of any type per component at a time, as the protocol allows.
 #pragma once
 
@@ -55,11 +54,11 @@ class MissionExchange final : public Exchange {
   void start(Component& from) override;
   Step heard(const protocol::FrameView& frame, Component& from) override;
   bool silent(Component& from) override;
-  // A read: the spec's 1,500 ms until the component first answers; then, while items flow (it
-  // answers each at once), kItemRetryMs: a lost item costs a quarter second, not one and a half.
-  // A write is the vehicle's to drive (it asks again for what did not come): the spec's 1,500 ms.
-  routing::Millis retry_ms() const override { return counted_ ? kItemRetryMs : kRetryMs; }
-  int tries() const override { return kTries; }
+  // The spec's 1,500 ms until the component first answers; then, while items flow (it answers
+  // each at once), kItemRetryMs, with as many more tries as keep the spec's patience: a lost
+  // item costs a quarter second, not one and a half (QGroundControl reads this way).
+  routing::Millis retry_ms() const override { return flowing() ? kItemRetryMs : kRetryMs; }
+  int tries() const override { return flowing() ? kTries * (kRetryMs / kItemRetryMs) : kTries; }
   std::pair<uint64_t, uint64_t> progress() const override { return {done_, count_}; }
 
  private:
@@ -68,6 +67,7 @@ class MissionExchange final : public Exchange {
   void ask(Component& from);  // a read's current request
   void send_item(Component& from, uint16_t seq);
   void acknowledge(Component& from, uint8_t result);
+  bool flowing() const noexcept { return mode_ == Mode::kRead ? counted_ : last_asked_.has_value(); }
 
   Mode mode_;
   uint8_t system_, component_, type_;
@@ -76,7 +76,8 @@ class MissionExchange final : public Exchange {
   bool counted_ = false;  // a read: its MISSION_COUNT came
   uint64_t count_ = 0, done_ = 0;
   std::optional<uint16_t> last_asked_;  // a write: the item the component last asked for
-  bool resent_last_ = false;            // a write: the last item sent again after a silence
+  bool resent_ = false;                 // a write: the item asked for sent again after a silence
+  bool resent_last_ = false;            // ... and it was the last item
   int restarts_ = 0;                    // a write begun again (its ACCEPTED may have been lost)
   static constexpr int kRestarts = 2;
 };

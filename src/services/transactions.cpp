@@ -33,6 +33,7 @@ void Transactions::start(uint8_t system, uint8_t component, std::string kind, st
   if (running_.size() >= kMaxOpen) return done(End::kFull);
   for (const Exchange::Listen& l : exchange->listens()) listen(l);
   Running& r = running_[key];
+  r.known = router_.routing().routes().knows(system, component);
   r.exchange = std::move(exchange);
   r.done = std::move(done);
   r.exchange->start(component_);
@@ -80,7 +81,8 @@ void Transactions::arm(const Key& key) {
   r.timer = router_.event_loop().after(r.exchange->retry_ms(), [this, key] {
     Running& again = running_.at(key);
     again.timer = 0;
-    if (!router_.routing().routes().knows(std::get<0>(key), std::get<1>(key))) return finish(key, End::kGone);
+    if (again.known && !router_.routing().routes().knows(std::get<0>(key), std::get<1>(key)))
+      return finish(key, End::kGone);
     if (++again.tries >= again.exchange->tries() || !again.exchange->silent(component_))
       return finish(key, End::kNoAnswer);
     if (running_.contains(key)) arm(key);  // (or it ended meanwhile, as in start)

@@ -57,7 +57,7 @@ class Transactions {
     kNoAnswer,  // its tries were spent in silence
     kBusy,      // one of its kind runs for that component already: not started
     kFull,      // kMaxOpen run already: not started
-    kGone,      // the router lost its route to the component meanwhile
+    kGone,      // the router lost its route to the component meanwhile (one it knew at the start)
   };
   static const char* name(End end) noexcept;
 
@@ -91,6 +91,9 @@ class Transactions {
     std::function<void(End)> done;
     int tries = 0;
     transport::EventLoop::TimerId timer = 0;
+    // Only a route that was there can be lost: a component not yet heard of gets every try (it
+    // may be joining, and what is sent to it goes where the routing rules send the unknown).
+    bool known = false;
   };
   void start(uint8_t system, uint8_t component, std::string kind, std::unique_ptr<Exchange> exchange,
              std::function<void(End)> done);

@@ -1,6 +1,6 @@
 // The transaction engine and the mission protocol against an in-process vehicle on a running
 // router: lists written and read back equal, through a hop that loses 10% of frames each way;
-// one transfer per vehicle at a time; silence and a vehicle never heard end a transaction.
+// one transfer per vehicle at a time; silence, and a vehicle that goes, end a transaction.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -120,21 +120,36 @@ TEST(Missions, TenPercentLossEachWayChangesNothing) {
   EXPECT_GT(site.vehicle->dropped(), 10u) << "the hop lost frames";
 }
 
-// One transfer per vehicle at a time: a second is refused while the first runs. The first, to a
-// system nobody heard, ends when its first silence finds no route to it.
-TEST(Missions, OneTransferPerVehicleAndAVehicleNeverHeardEndsIt) {
-  MissionSite site(0);
+// One transfer per vehicle at a time: a second is refused while the first runs.
+TEST(Missions, OneTransferPerVehicleAtATime) {
+  MissionSite site(1.0);  // it hears nothing
   std::promise<Transactions::End> first, second;
   site.rt.router.event_loop().post([&] {
     for (auto* ended : {&first, &second})
-      site.engine->run<MissionExchange>(9, 1, "mission",
-                                        std::make_unique<MissionExchange>(MissionExchange::Mode::kRead, 9, 1, 0),
+      site.engine->run<MissionExchange>(1, 1, "mission",
+                                        std::make_unique<MissionExchange>(MissionExchange::Mode::kRead, 1, 1, 0),
                                         [ended](Transactions::End end, MissionExchange&) { ended->set_value(end); });
   });
   EXPECT_EQ(second.get_future().get(), Transactions::End::kBusy);
-  auto f = first.get_future();
+  EXPECT_EQ(first.get_future().get(), Transactions::End::kNoAnswer);
+}
+
+// A vehicle whose route goes (its link closed) ends its transfer at the next silence, not after
+// all its tries.
+TEST(Missions, AVehicleThatGoesEndsItsTransfer) {
+  MissionSite site(1.0);
+  std::promise<Transactions::End> ended;
+  site.rt.router.event_loop().post([&] {
+    site.engine->run<MissionExchange>(1, 1, "mission",
+                                      std::make_unique<MissionExchange>(MissionExchange::Mode::kRead, 1, 1, 0),
+                                      [&](Transactions::End end, MissionExchange&) { ended.set_value(end); });
+  });
+  const auto start = std::chrono::steady_clock::now();
+  site.vehicle.reset();
+  auto f = ended.get_future();
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(f.get(), Transactions::End::kGone);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2 * std::chrono::milliseconds(MissionExchange::kRetryMs) + 500ms);
 }
 
 TEST(Missions, AVehicleThatNeverAnswersIsGivenUpOnAfterItsTries) {

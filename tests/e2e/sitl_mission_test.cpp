@@ -142,9 +142,8 @@ TEST(Sitl, AMissionFenceAndRallyPointsGoThroughALossyHopAndComeBackEqual) {
   const std::string tool = tool_path() + " mission ", url = " --url http://127.0.0.1:" + std::to_string(http);
   std::string out;
   ASSERT_EQ(run_command(tool + "get " + (scratch / "got.plan").string() + url + " 2>&1", &out), 0) << out;
-  EXPECT_TRUE(read_text(scratch / "got.plan") ==
-              http_request(http, "GET", "/v1/vehicles/1/1/mission", "", "", 120).body)
-      << "the file is what the API gives";
+  // (Its home, item 0, moves with ArduPilot's GPS fix: the items are what stay.)
+  expect_same_items(plan["mission"]["items"], Json::parse(read_text(scratch / "got.plan"))["mission"]["items"]);
   EXPECT_NE(run_command(tool + "put " + (scratch / "got.plan").string() + url + " 2>&1", &out), 0) << "no token";
   ASSERT_EQ(run_command(tool + "put " + (scratch / "got.plan").string() + url + " --token-file " +
                             (scratch / "token").string() + " 2>&1",
