@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "api/component.hpp"
+#include "base/byte_stream.hpp"
 #include "rest/json_feed.hpp"
 #include "rest/message_json.hpp"
 #include "rest/message_tree.hpp"
@@ -42,6 +44,10 @@ class VehicleData {
     std::string body;
     std::shared_ptr<const std::string> shared;  // instead of body: the whole tree, shared by its readers
     std::string content_type = "application/json";
+    // Instead of body: bytes that come as the vehicle sends them (a file), `length` of them when
+    // known (-1: not known; the connection closes at the end).
+    std::shared_ptr<ByteStream> stream;
+    int64_t length = -1;
   };
   // The whole tree, rendered at most this often: readers within it share one text (and the
   // window holds it once however slowly they read).
@@ -86,6 +92,12 @@ class VehicleData {
   // that differs set, answered with which took, which were unchanged and which failed.
   void parameter_file(uint8_t system, uint8_t component, bool qgc, std::function<void(Answer)> answer);
   void load_parameters(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
+  // Not the router's thread (vehicle_files.cpp). A file or directory on the component, by MAVFTP:
+  // "GET" lists a directory ({"path", "entries": [{"name", "type", "size"}]}) or streams a file
+  // (or its {"crc32"} when `crc`); "PUT" writes `body` to it; "DELETE" removes it.
+  static constexpr size_t kFileStreamBytes = 256 * 1024;  // a file read waits while this many are unread
+  void file(uint8_t system, uint8_t component, std::string method, std::string path, bool crc, std::string body,
+            std::function<void(Answer)> answer);
   // The mission item the component flies now (MISSION_CURRENT), or sets it (MAV_CMD_DO_SET_MISSION_CURRENT).
   void mission_current(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
 
@@ -93,6 +105,9 @@ class VehicleData {
   void frame(const protocol::FrameView& frame);  // the router's thread
   struct MissionJob;
   struct ParameterLoad;
+  struct FileJob;
+  void read_file(std::shared_ptr<FileJob> job);              // the router's thread
+  uint16_t& ftp_seq(const FileJob& job);                     // the router's thread
   void next_parameter(std::shared_ptr<ParameterLoad> load);  // the router's thread
   void next_list(std::shared_ptr<MissionJob> job);           // the router's thread
   Router& router_;
@@ -109,8 +124,9 @@ class VehicleData {
   std::string text_;                              // the router's thread: reused for each frame's JSON
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
   Subscription subscription_;
-  services::Transactions transactions_;  // the router's thread
-  VehicleParameters parameters_;         // the router's thread
+  services::Transactions transactions_;    // the router's thread
+  VehicleParameters parameters_;           // the router's thread
+  std::map<uint16_t, uint16_t> ftp_seqs_;  // the router's thread: MAVFTP's next sequence number by component
 };
 
 }  // namespace mavswitch::rest

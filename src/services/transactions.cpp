@@ -83,6 +83,7 @@ void Transactions::arm(const Key& key) {
     again.timer = 0;
     if (again.known && !router_.routing().routes().knows(std::get<0>(key), std::get<1>(key)))
       return finish(key, End::kGone);
+    if (again.exchange->paused()) return arm(key);
     if (++again.tries >= again.exchange->tries() || !again.exchange->silent(component_))
       return finish(key, End::kNoAnswer);
     if (running_.contains(key)) arm(key);  // (or it ended meanwhile, as in start)

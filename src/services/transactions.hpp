@@ -45,6 +45,9 @@ class Exchange {
   virtual bool silent(Component& from) = 0;
   virtual routing::Millis retry_ms() const { return 1000; }
   virtual int tries() const { return 5; }
+  // Waiting on its own reader (a stream with no room): its silences are not the component's,
+  // and cost no tries; silent() is called once it goes on.
+  virtual bool paused() const { return false; }
   // How far it is (items, bytes): done of total; total 0 when not known yet.
   virtual std::pair<uint64_t, uint64_t> progress() const { return {0, 0}; }
 };

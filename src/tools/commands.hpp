@@ -43,13 +43,15 @@ int run_endpoints(const EndpointsOptions& options);
 struct VehicleFileOptions {
   ApiTarget target;
   int system = 1, component = 1;
-  std::string action;  // mission: get, put, clear; params: save, load
+  std::string action;  // mission: get, put, clear; params: save, load; files: ls, get, put, rm
   std::string file;    // "-": standard input or output
   std::string type;    // mission: mission, fence, rally (empty: all a .plan holds)
   std::string format;  // mission: plan, wpl; params: param, qgc (empty: by the file's extension)
+  std::string remote;  // files: the path on the vehicle
 };
 int run_mission(const VehicleFileOptions& options);
 int run_params(const VehicleFileOptions& options);
+int run_files(const VehicleFileOptions& options);  // ls REMOTE, get REMOTE FILE, put FILE REMOTE, rm REMOTE
 
 // The fleet state a NATS cluster keeps (routers with FleetState): each system's latest
 // HEARTBEAT, position and status.

@@ -107,9 +107,27 @@ int main(int argc, char** argv) {
   params->add_option("--format", vehicle_options.format, "param or qgc (default: by the file's name)")
       ->check(CLI::IsMember({"param", "qgc"}));
   vehicle_keys(params);
+  auto* files = app.add_subcommand("files", "A vehicle's files, by MAVFTP: list, get to a file, put from one, remove");
+  files->add_option("ACTION", vehicle_options.action, "ls PATH | get PATH FILE | put FILE PATH | rm PATH")
+      ->required()
+      ->check(CLI::IsMember({"ls", "get", "put", "rm"}));
+  std::vector<std::string> file_args;
+  files->add_option("ARGS", file_args, "The vehicle's PATH (@SYS/..., or from its root) and, for get and put, the FILE")
+      ->required();
+  vehicle_keys(files);
 
   CLI11_PARSE(app, argc, argv);
-  if (mission->parsed() || params->parsed()) {
+  if (files->parsed()) {
+    const bool two = vehicle_options.action == "get" || vehicle_options.action == "put";
+    if (file_args.size() != (two ? 2u : 1u)) {
+      std::fprintf(stderr, "mavswitch: files %s takes %s\n", vehicle_options.action.c_str(),
+                   two ? "two arguments" : "one PATH");
+      return 2;
+    }
+    vehicle_options.remote = vehicle_options.action == "put" ? file_args[1] : file_args[0];
+    if (two) vehicle_options.file = vehicle_options.action == "put" ? file_args[0] : file_args[1];
+  }
+  if (mission->parsed() || params->parsed() || files->parsed()) {
     std::string token, error;
     if (!mavswitch::tools::read_token(token_file, &token, &error)) {
       std::fprintf(stderr, "mavswitch: %s\n", error.c_str());
@@ -120,8 +138,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "mavswitch: mission %s needs a FILE\n", vehicle_options.action.c_str());
       return 2;
     }
-    return mission->parsed() ? mavswitch::tools::run_mission(vehicle_options)
-                             : mavswitch::tools::run_params(vehicle_options);
+    return mission->parsed()  ? mavswitch::tools::run_mission(vehicle_options)
+           : params->parsed() ? mavswitch::tools::run_params(vehicle_options)
+                              : mavswitch::tools::run_files(vehicle_options);
   }
   if (fleet->parsed()) return mavswitch::tools::run_fleet(fleet_options);
   if (status->parsed() || endpoints->parsed()) {

@@ -1,15 +1,20 @@
-// `mavswitch mission get|put|clear` and `mavswitch params save|load`: a vehicle's mission
-// (QGroundControl's .plan, or QGC WPL 110 for a .waypoints or .txt file) and its parameters
-// (Mission Planner's .param, QGroundControl's .params) to and from files, through the router's
-// /v1/vehicles/SYS/COMP/mission and .../parameters.
+// `mavswitch mission get|put|clear`, `mavswitch params save|load` and `mavswitch files
+// ls|get|put|rm`: a vehicle's mission (QGroundControl's .plan, or QGC WPL 110 for a .waypoints
+// or .txt file), its parameters (Mission Planner's .param, QGroundControl's .params) and its
+// files to and from files here, through the router's /v1/vehicles/SYS/COMP/mission,
+// .../parameters and .../files.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "tools/commands.hpp"
 
@@ -70,7 +75,53 @@ std::string query(const std::vector<std::pair<std::string, std::string>>& parts)
   return q;
 }
 
+// A vehicle's path in the router's URL: '/' and '@' as they are, what a URL cannot hold escaped.
+std::string url_path(const std::string& remote) {
+  std::string out;
+  for (const char c : remote.starts_with('/') ? remote.substr(1) : remote) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || std::strchr("/@-._~", c) != nullptr)
+      out += c;
+    else
+      out += fmt::format("%{:02X}", u);
+  }
+  return out;
+}
+
 }  // namespace
+
+int run_files(const VehicleFileOptions& o) {
+  const std::string path = fmt::format("/v1/vehicles/{}/{}/files/{}", o.system, o.component, url_path(o.remote));
+  ApiTarget target = o.target;
+  target.timeout_ms = 600'000;  // megabytes through a radio
+  const auto print = [](const std::string& body) {
+    std::fputs(body.c_str(), stdout);
+    return 0;
+  };
+  if (o.action == "get") return save_to(o.file, api_call(target, "GET", path));
+  if (o.action == "rm") return finish(api_call(target, "DELETE", path), print);
+  if (o.action == "put") {
+    std::string bytes;
+    if (!read_file(o.file, &bytes)) return 1;
+    return finish(api_call(target, "PUT", path, bytes), print);
+  }
+  // ls: a directory's entries, a line each (a directory's name ends with '/'); a file, its size.
+  return finish(api_call(target, "GET", path), [&](const std::string& body) {
+    const auto listing = nlohmann::json::parse(body, nullptr, false);
+    if (!listing.is_object() || !listing.contains("entries")) {
+      std::printf("%s\t%zu bytes (a file)\n", o.remote.c_str(), body.size());
+      return 0;
+    }
+    for (const auto& e : listing["entries"]) {
+      const std::string name = e.value("name", "");
+      if (e.value("type", "") == "directory")
+        std::printf("%s/\n", name.c_str());
+      else
+        std::printf("%s\t%llu\n", name.c_str(), static_cast<unsigned long long>(e.value("size", uint64_t{0})));
+    }
+    return 0;
+  });
+}
 
 int run_mission(const VehicleFileOptions& o) {
   const std::string path = fmt::format("/v1/vehicles/{}/{}/mission", o.system, o.component);

@@ -70,6 +70,7 @@ class HttpApi {
   std::optional<HttpResponse> vehicle_data(const HttpRequest& request);  // mavlink2rest's paths; none: not one
   HttpResponse vehicle_request(const HttpRequest& request);              // /v1/vehicles/...
   HttpResponse mission_request(const HttpRequest& request, uint8_t system, uint8_t component, bool current);
+  HttpResponse file_request(const HttpRequest& request, uint8_t system, uint8_t component, std::string path);
   Router& router_;
   EndpointControl& control_;
   Options options_;

@@ -133,6 +133,10 @@ int HttpServer::Window::await_answer(lws* wsi, Session& s,
 int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   s.answered = true;
   if (r.next_event && streams >= kMaxStreams) r = {503, "text/plain", "too many event streams open; try again later\n"};
+  if (r.stream && file_streams >= kMaxFileStreams) {
+    r.stream->cancel();
+    r = {503, "text/plain", "too many files from vehicles being read at once; try again shortly\n"};
+  }
   const size_t size = r.shared_body ? r.shared_body->size() : r.body.size();
   const bool shared_held = r.shared_body && held.contains(r.shared_body.get());
   if (size > kChunk && !shared_held && held_bytes + size > kMaxHeld)
@@ -144,7 +148,9 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
     return lws_add_http_header_by_name(wsi, reinterpret_cast<const uint8_t*>(name),
                                        reinterpret_cast<const uint8_t*>(value.data()), int(value.size()), &p, end) == 0;
   };
-  const lws_filepos_t length = stream          ? LWS_ILLEGAL_HTTP_CONTENT_LEN
+  const bool unknown_length = stream || (r.stream && r.length < 0);
+  const lws_filepos_t length = unknown_length  ? LWS_ILLEGAL_HTTP_CONTENT_LEN
+                               : r.stream      ? static_cast<lws_filepos_t>(r.length)
                                : r.shared_body ? r.shared_body->size()
                                                : r.body.size();
   bool ok =
@@ -153,8 +159,28 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   // The page's own files and scripts only: no inline script, nothing from elsewhere.
   if (ok && !stream) ok = add("content-security-policy:", "default-src 'self'");
   if (ok && r.status == 401) ok = add("www-authenticate:", "Bearer realm=\"mavswitch\"");
-  if (ok && (stream || s.close_after)) ok = add("connection:", "close");
-  if (!ok || lws_finalize_write_http_header(wsi, start, &p, end) != 0) return -1;
+  if (ok && (unknown_length || s.close_after)) ok = add("connection:", "close");
+  if (!ok || lws_finalize_write_http_header(wsi, start, &p, end) != 0) {
+    if (r.stream) r.stream->cancel();
+    return -1;
+  }
+  if (r.stream) {
+    ++file_streams;
+    s.stream = std::move(r.stream);
+    s.stream_closes = r.length < 0;
+    s.stream->on_data([bell = bell, wants_write = s.wants_write] {
+      wants_write->store(true);
+      bell->ring();
+    });
+    s.stream_left = r.length;
+    if (s.request.method == "HEAD") {
+      end_stream(s);
+      return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
+    }
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
+    lws_callback_on_writable(wsi);
+    return 0;
+  }
   if (stream) {
     ++streams;
     s.next_event = std::move(r.next_event);
@@ -173,7 +199,37 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   return 0;
 }
 
+// A streamed body: what has come, a chunk a turn; nothing there, the stream's ring brings the
+// next turn. A stream that failed closes the connection short of its length.
+int HttpServer::Window::write_stream(lws* wsi, Session& s) {
+  bool last = false;
+  const size_t n = s.stream->take(buffer.data() + LWS_PRE, kChunk, &last);
+  if (s.stream_left >= 0 && static_cast<int64_t>(n) > s.stream_left) return -1;  // more than it said: cut
+  if (n > 0) {
+    if (s.stream_left >= 0) s.stream_left -= static_cast<int64_t>(n);
+    if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
+      return -1;
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kWriteSeconds);
+    lws_callback_on_writable(wsi);  // more may be there, or the end
+    return 0;
+  }
+  if (s.stream->state() == ByteStream::State::kOpen) return 0;  // waits for the vehicle
+  const bool whole = last && s.stream_left <= 0;                // as long as it said it was
+  const bool closes = s.stream_closes || s.close_after;
+  end_stream(s);
+  if (!whole || closes) return -1;
+  return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
+}
+
+void HttpServer::Window::end_stream(Session& s) {
+  if (!s.stream) return;
+  s.stream->cancel();  // the maker stops, if it had not
+  s.stream.reset();
+  --file_streams;
+}
+
 int HttpServer::Window::write_http(lws* wsi, Session& s) {
+  if (s.stream) return write_stream(wsi, s);
   if (s.later) {  // waiting for an answer: written once it came
     std::optional<HttpResponse> r;
     {

@@ -219,8 +219,9 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       for (auto& [client_wsi, s] : sessions) {
         // Frames to write, or a link closed under it (its endpoint went): hung up there.
         if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
-        if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);  // its answer came
-        if (s->text && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);   // texts wait
+        if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);   // its answer came
+        if (s->text && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);    // texts wait
+        if (s->stream && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);  // bytes came
       }
       return 0;
     case LWS_CALLBACK_CLOSED:
@@ -236,6 +237,7 @@ void HttpServer::Window::forget(lws* wsi) {
   Session& s = *it->second;
   release(s);
   end_large(s);
+  end_stream(s);
   if (s.client) s.client->close();
   if (s.text) s.text->close();
   if (s.next_event) --streams;

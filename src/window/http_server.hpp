@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_stream.hpp"
 #include "config/config.hpp"
 #include "transport/handoff.hpp"
 
@@ -53,6 +54,11 @@ struct HttpResponse {
   // window's thread with `answer`, which whoever has the answer calls once, from any thread.
   // While set, the rest is ignored; the window's thread serves the others meanwhile.
   std::function<void(std::function<void(HttpResponse)> answer)> awaits;
+  // Bytes that come as another thread makes them (a file from a vehicle): written as they come,
+  // `length` of them when known (-1: not known, and the connection closes at their end); a
+  // client that goes cancels it.
+  std::shared_ptr<ByteStream> stream;
+  int64_t length = -1;
 };
 
 // A WebSocket whose messages are text (JSON) rather than MAVLink frames. The window's thread
@@ -97,10 +103,12 @@ class HttpServer {
   static constexpr size_t kMaxLargeBody = 4 * 1024 * 1024;
   static constexpr int kMaxLargeBodies = 4;
   static bool takes_large_body(const std::string& path) {
-    return path.starts_with("/v1/vehicles/") && (path.ends_with("/mission") || path.ends_with("/parameters"));
+    return path.starts_with("/v1/vehicles/") &&
+           (path.ends_with("/mission") || path.ends_with("/parameters") || path.find("/files/") != std::string::npos);
   }
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
   static constexpr int kMaxStreams = 64;                // event streams at once
+  static constexpr int kMaxFileStreams = 8;             // files from vehicles at once
   // Answers written but not yet taken by their clients, in all (a body shared by several counted
   // once): past this, a new answer larger than a chunk is refused with 503 until readers catch up.
   static constexpr size_t kMaxHeld = 8 * 1024 * 1024;

@@ -80,6 +80,9 @@ struct Session {
     std::optional<HttpResponse> answer;  // under mutex
   };
   std::shared_ptr<Later> later;
+  std::shared_ptr<ByteStream> stream;  // an answer's body as it comes (HttpResponse::stream)
+  bool stream_closes = false;          // its length was not known: the connection ends with it
+  int64_t stream_left = -1;            // of its length, the bytes not yet written (-1: not known)
 };
 
 struct HttpServer::Window {
@@ -100,6 +103,7 @@ struct HttpServer::Window {
   lws_protocols protocols[2]{};
   std::unordered_map<lws*, std::unique_ptr<Session>> sessions;  // the window's thread
   int streams = 0;                                              // the window's thread
+  int file_streams = 0;                                         // the window's thread
   int large_bodies = 0;                                         // the window's thread
   void end_large(Session& s) {
     if (s.large) s.large = false, --large_bodies;
@@ -133,6 +137,8 @@ struct HttpServer::Window {
   int await_answer(lws* wsi, Session& s, std::function<void(std::function<void(HttpResponse)>)> awaits);
   int respond(lws* wsi, Session& s, HttpResponse r);
   int write_http(lws* wsi, Session& s);
+  int write_stream(lws* wsi, Session& s);
+  void end_stream(Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
   // The Host check and, for a plain request, the one-answer rule; -1/0/1 as the callback
   // returns, or nothing when the request goes on to its handler.

@@ -10,13 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "e2e/daemon_process.hpp"
-#include "e2e/free_ports.hpp"
-#include "e2e/http_client.hpp"
-#include "e2e/lossy_relay.hpp"
-#include "e2e/peers.hpp"
-#include "e2e/sitl_process.hpp"
-#include "support/test_support.hpp"
+#include "e2e/sitl_lossy_site.hpp"
 
 namespace mavswitch::test {
 namespace {
@@ -77,26 +71,14 @@ void expect_same_items(const Json& sent, const Json& got) {
 }
 
 TEST(Sitl, AMissionFenceAndRallyPointsGoThroughALossyHopAndComeBackEqual) {
-  const fs::path shared = shared_dir();
-  if (shared.empty() || !fs::exists(shared / "sitl" / "start.sh"))
-    GTEST_SKIP() << "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
-  ScratchDir scratch("mavswitch-sitl-mission");
-  std::ofstream(scratch / "none.parm") << "";
-  constexpr int kInstance = 10;
-  Sitl sitl(shared / "sitl" / "start.sh", kInstance, scratch / "run", scratch / "none.parm");
-  LossyRelay hop(5760 + 10 * kInstance, 0.10, 20261205);
-  const std::string token = "mission-test-token-0123456789";
-  std::ofstream(scratch / "token") << token << "\n";
-  fs::permissions(scratch / "token", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
-  const uint16_t http = free_tcp_port();
-  std::ofstream(scratch / "main.conf")
-      << "[General]\nTcpServerPort = 0\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = " << hop.port()
-      << "\n[Http]\nTokenFile = " << (scratch / "token").string() << "\n";
-  DaemonProcess d({"-c", (scratch / "main.conf").string(), "--http=127.0.0.1:" + std::to_string(http)});
-  ASSERT_TRUE(wait_until(
-      [&] { return http_request(http, "GET", "/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT").status == 200; },
-      30'000ms))
-      << d.err();
+  if (!SitlLossySite::available()) GTEST_SKIP() << SitlLossySite::kSkip;
+  SitlLossySite site("mission", 10, 0.10, 20261205);
+  ASSERT_TRUE(site.heard()) << site.daemon->err();
+  const uint16_t http = site.http;
+  const std::string& token = site.token;
+  const ScratchDir& scratch = site.scratch;
+  LossyRelay& hop = *site.hop;
+  DaemonProcess& d = *site.daemon;
 
   const Json plan = hundred_item_plan();
   auto start = std::chrono::steady_clock::now();
@@ -174,26 +156,13 @@ namespace {
 // loaded, through the same lossy hop: the two take, the rest are unchanged, a name the vehicle
 // has not fails; read back, the vehicle holds the new values.
 TEST(Sitl, AParameterFileIsSavedChangedAndLoadedThroughALossyHop) {
-  const fs::path shared = shared_dir();
-  if (shared.empty() || !fs::exists(shared / "sitl" / "start.sh"))
-    GTEST_SKIP() << "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
-  ScratchDir scratch("mavswitch-sitl-params");
-  std::ofstream(scratch / "none.parm") << "";
-  constexpr int kInstance = 6;
-  Sitl sitl(shared / "sitl" / "start.sh", kInstance, scratch / "run", scratch / "none.parm");
-  LossyRelay hop(5760 + 10 * kInstance, 0.10, 7);
-  const std::string token = "params-test-token-0123456789";
-  std::ofstream(scratch / "token") << token << "\n";
-  fs::permissions(scratch / "token", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
-  const uint16_t http = free_tcp_port();
-  std::ofstream(scratch / "main.conf")
-      << "[General]\nTcpServerPort = 0\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = " << hop.port()
-      << "\n[Http]\nTokenFile = " << (scratch / "token").string() << "\n";
-  DaemonProcess d({"-c", (scratch / "main.conf").string(), "--http=127.0.0.1:" + std::to_string(http)});
-  ASSERT_TRUE(wait_until(
-      [&] { return http_request(http, "GET", "/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT").status == 200; },
-      30'000ms))
-      << d.err();
+  if (!SitlLossySite::available()) GTEST_SKIP() << SitlLossySite::kSkip;
+  SitlLossySite site("params", 6, 0.10, 7);
+  ASSERT_TRUE(site.heard()) << site.daemon->err();
+  const uint16_t http = site.http;
+  const std::string& token = site.token;
+  const ScratchDir& scratch = site.scratch;
+  LossyRelay& hop = *site.hop;
   const HttpReply saved = http_request(http, "GET", "/v1/vehicles/1/1/parameters?format=param", "", "", 120);
   ASSERT_EQ(saved.status, 200) << saved.body;
   EXPECT_GT(count_of(saved.body, "\n"), 1000u);

@@ -1,0 +1,47 @@
+// /v1/vehicles/{sys}/{comp}/files/{PATH}: a vehicle's files by MAVFTP (rest::VehicleData::file).
+// GET lists a directory as JSON or streams a file (?crc=1: its CRC32); PUT writes the body to
+// it and DELETE removes it, both with the token.
+#include "window/http_api.hpp"
+
+namespace mavswitch::daemon {
+
+namespace {
+
+constexpr size_t kMaxPath = 200;  // what fits a MAVFTP request, with room to spare
+
+}  // namespace
+
+HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, uint8_t component, std::string path) {
+  const std::string allowed = "GET, HEAD, PUT, DELETE";
+  if (allowed.find(request.method) == std::string::npos)
+    return json_message(405, request.method + " is not used here: " + allowed);
+  if (request.method == "PUT" || request.method == "DELETE") {
+    if (const int refused = admits_websocket(request); refused != 0)
+      return json_message(refused, refused == 401
+                                       ? "changing a vehicle's files needs the bearer token"
+                                       : "changing a vehicle's files from this origin or listener is refused");
+  }
+  // ArduPilot's virtual trees (@SYS, @PARAM, @ROMFS) are named as they are; the rest is absolute.
+  if (!path.starts_with('@')) path = "/" + path;
+  if (path.size() > kMaxPath) return json_message(414, "a vehicle's path is at most 200 bytes");
+  if (path.find('\0') != std::string::npos) return json_message(400, "a path has no NUL in it");
+  const auto crc = query_value(request.query, "crc");
+  if (crc && *crc != "1" && *crc != "0") return json_message(400, "crc: 1 (or 0)");
+  const bool want_crc = crc && *crc == "1";
+  if (request.method == "PUT" && path.ends_with('/')) return json_message(400, "a PUT names a file, not a directory");
+  HttpResponse r;
+  rest::VehicleData* data = options_.data;
+  r.awaits = [=, method = request.method == "HEAD" ? std::string("GET") : request.method,
+              body = request.method == "PUT" ? request.body : std::string()](std::function<void(HttpResponse)> answer) {
+    data->file(system, component, method, path, want_crc, body,
+               [answer = std::move(answer)](rest::VehicleData::Answer a) {
+                 HttpResponse out{a.status, a.content_type, a.stream ? std::string() : std::move(a.body) + "\n"};
+                 out.stream = std::move(a.stream);
+                 out.length = a.length;
+                 answer(std::move(out));
+               });
+  };
+  return r;
+}
+
+}  // namespace mavswitch::daemon
