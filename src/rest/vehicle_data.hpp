@@ -48,6 +48,7 @@ class VehicleData {
     // known (-1: not known; the connection closes at the end).
     std::shared_ptr<ByteStream> stream;
     int64_t length = -1;
+    std::string content_range;  // a part of the whole (206): "bytes FIRST-LAST/SIZE"
   };
   // The whole tree, rendered at most this often: readers within it share one text (and the
   // window holds it once however slowly they read).
@@ -98,6 +99,12 @@ class VehicleData {
   static constexpr size_t kFileStreamBytes = 256 * 1024;  // a file read waits while this many are unread
   void file(uint8_t system, uint8_t component, std::string method, std::string path, bool crc, std::string body,
             std::function<void(Answer)> answer);
+  // Not the router's thread (vehicle_logs.cpp). The component's onboard logs by MAVLink's log
+  // protocol: "GET" with no id lists them ({"logs": [{"id", "size", "time_utc"}]}); with an id,
+  // streams that log (`range`: an HTTP Range header's value, answered 206 with its part);
+  // "DELETE" erases them all and lists what is left.
+  void log(uint8_t system, uint8_t component, std::string method, std::optional<uint16_t> id, std::string range,
+           std::function<void(Answer)> answer);
   // The mission item the component flies now (MISSION_CURRENT), or sets it (MAV_CMD_DO_SET_MISSION_CURRENT).
   void mission_current(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
 
@@ -106,6 +113,8 @@ class VehicleData {
   struct MissionJob;
   struct ParameterLoad;
   struct FileJob;
+  struct LogJob;
+  void read_log(std::shared_ptr<LogJob> job, uint16_t id, uint64_t size, const std::string& range);
   void read_file(std::shared_ptr<FileJob> job);              // the router's thread
   uint16_t& ftp_seq(const FileJob& job);                     // the router's thread
   void next_parameter(std::shared_ptr<ParameterLoad> load);  // the router's thread

@@ -94,12 +94,13 @@ void FtpExchange::send(Component& from) {
 }
 
 bool FtpExchange::paused() const {
-  return mode_ == Mode::kRead && open_ && !closing_ && into_ && !into_->cancelled() && into_->room() == 0;
+  return mode_ == Mode::kRead && open_ && !closing_ && into_ && !into_->stream().cancelled() &&
+         into_->stream().room() == 0;
 }
 
 std::pair<uint64_t, uint64_t> FtpExchange::progress() const {
   switch (mode_) {
-    case Mode::kRead: return {at_, size_};
+    case Mode::kRead: return {into_ ? into_->at() : 0, size_};
     case Mode::kWrite: return {at_, bytes_.size()};
     case Mode::kList: return {entries_.size(), 0};
     default: return {0, 0};
@@ -159,6 +160,8 @@ Exchange::Step FtpExchange::on_ack(const ftp::Payload& p, Component& from) {
     case ftp::kOpenFileRO:
       session_ = p.session, open_ = true;
       size_ = p.size >= 4 ? le32(p.data.data()) : 0;
+      // Never past the size it said it had (a file that grows is read as it was when opened).
+      if (size_ > 0) into_->limit(size_);
       if (opened_) opened_(size_);
       read_on(from);
       return Step::kProgress;
@@ -200,25 +203,13 @@ Exchange::Step FtpExchange::on_nak(const ftp::Payload& p, Component& from) {
 
 Exchange::Step FtpExchange::fail(Component& from, uint8_t error, uint8_t error_errno) {
   error_ = error, errno_ = error_errno;
-  if (into_) into_->finish(false);
   if (!open_) return Step::kDone;
   return close(from);
 }
 
 Exchange::Step FtpExchange::on_data(const ftp::Payload& p, Component& from) {
-  if (into_->cancelled()) return fail(from, ftp::kFail);
-  // Never past the size it said it had (a file that grows is read as it was when opened).
-  const uint64_t off = p.offset, limit = size_ > 0 ? size_ : UINT64_MAX;
-  const uint64_t n = off >= limit ? 0 : std::min<uint64_t>(p.size, limit - off);
-  if (n > 0 && off + n > at_) {
-    if (off <= at_) {
-      into_->write({reinterpret_cast<const char*>(p.data.data()) + (at_ - off), size_t(off + n - at_)});
-      at_ = off + n;
-    } else if (ahead_bytes_ + n <= kMaxAhead && !ahead_.contains(p.offset)) {
-      ahead_.emplace(p.offset, std::string(reinterpret_cast<const char*>(p.data.data()), n));
-      ahead_bytes_ += n;
-    }
-  }
+  if (into_->stream().cancelled()) return fail(from, ftp::kFail);
+  into_->put(p.offset, {reinterpret_cast<const char*>(p.data.data()), p.size});
   // The end of the burst asked for, or the gap's read answered: the next request.
   const uint16_t after = static_cast<uint16_t>(p.seq - sent_.seq);
   const bool answered = p.req_opcode == sent_.opcode && ((p.req_opcode == ftp::kReadFile && after == 1) ||
@@ -233,17 +224,8 @@ Exchange::Step FtpExchange::deliver_then_read(Component& from) {
 }
 
 Exchange::Step FtpExchange::deliver(Component& from) {
-  while (!ahead_.empty() && ahead_.begin()->first <= at_) {
-    auto first = ahead_.begin();
-    const uint64_t off = first->first, n = first->second.size();
-    if (off + n > at_) {
-      into_->write(std::string_view(first->second).substr(at_ - off));
-      at_ = off + n;
-    }
-    ahead_bytes_ -= n;
-    ahead_.erase(first);
-  }
-  const bool whole = (end_ && at_ >= *end_) || (!end_ && size_ > 0 && at_ >= size_);
+  const uint64_t at = into_->at();
+  const bool whole = (end_ && at >= *end_) || (!end_ && size_ > 0 && at >= size_);
   if (whole) {         // the stream ends when the session has (the caller's done), so that a client's
     complete_ = true;  // next request finds the component free
     return close(from);
@@ -252,12 +234,13 @@ Exchange::Step FtpExchange::deliver(Component& from) {
 }
 
 void FtpExchange::read_on(Component& from) {
-  if (into_->cancelled() || into_->room() == 0) return;  // gone, or paused: the engine's next turn looks again
-  if (!ahead_.empty()) {
-    const uint64_t gap = ahead_.begin()->first - at_;
-    return request(from, ftp::kReadFile, static_cast<uint32_t>(at_), {}, std::min<uint64_t>(gap, ftp::kDataMax));
-  }
-  request(from, ftp::kBurstReadFile, static_cast<uint32_t>(at_), {}, ftp::kDataMax);
+  ByteStream& stream = into_->stream();
+  if (stream.cancelled() || stream.room() == 0) return;  // gone, or paused: the engine's next turn looks again
+  const uint64_t at = into_->at();
+  if (const auto gap_end = into_->gap_end())
+    return request(from, ftp::kReadFile, static_cast<uint32_t>(at), {},
+                   std::min<uint64_t>(*gap_end - at, ftp::kDataMax));
+  request(from, ftp::kBurstReadFile, static_cast<uint32_t>(at), {}, ftp::kDataMax);
 }
 
 void FtpExchange::write_on(Component& from) {
@@ -277,7 +260,7 @@ Exchange::Step FtpExchange::close(Component& from) {
 
 bool FtpExchange::silent(Component& from) {
   if (mode_ == Mode::kRead && open_ && !closing_) {
-    if (into_->cancelled()) {
+    if (into_->stream().cancelled()) {
       fail(from, ftp::kFail);
       return true;
     }

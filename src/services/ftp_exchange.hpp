@@ -16,6 +16,7 @@
 #include <string>
 
 #include "base/byte_stream.hpp"
+#include "services/ordered_bytes.hpp"
 #include "services/transactions.hpp"
 
 namespace mavswitch::services {
@@ -95,7 +96,7 @@ class FtpExchange final : public Exchange {
       : mode_(mode), system_(system), component_(component), path_(std::move(path)), next_seq_(seq) {}
   uint16_t next_seq() const noexcept { return next_seq_; }
   void read_into(std::shared_ptr<ByteStream> into, std::function<void(uint64_t size)> opened) {
-    into_ = std::move(into), opened_ = std::move(opened);
+    into_ = std::make_unique<OrderedBytes>(std::move(into), 0, kMaxAhead), opened_ = std::move(opened);
   }
   void write_from(std::string bytes) { bytes_ = std::move(bytes); }
 
@@ -146,14 +147,13 @@ class FtpExchange final : public Exchange {
   std::vector<Entry> entries_;
   uint32_t listed_ = 0;  // entries the component has given (its offset counts skipped ones too)
   // kRead
-  std::shared_ptr<ByteStream> into_;
+  std::unique_ptr<OrderedBytes> into_;
   std::function<void(uint64_t)> opened_;
-  uint64_t size_ = 0, at_ = 0;             // at_: bytes given to `into_`, in order
-  std::map<uint32_t, std::string> ahead_;  // bytes past a gap, by offset
-  size_t ahead_bytes_ = 0;
+  uint64_t size_ = 0;
   std::optional<uint64_t> end_;  // where the component said the file ends
   // kWrite
   std::string bytes_;
+  uint64_t at_ = 0;  // written
   // kCrc
   uint32_t crc_ = 0;
 };

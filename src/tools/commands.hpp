@@ -51,7 +51,9 @@ struct VehicleFileOptions {
 };
 int run_mission(const VehicleFileOptions& options);
 int run_params(const VehicleFileOptions& options);
-int run_files(const VehicleFileOptions& options);  // ls REMOTE, get REMOTE FILE, put FILE REMOTE, rm REMOTE
+int run_files(const VehicleFileOptions& options);
+int run_onboard_logs(const VehicleFileOptions& options);  // onboard (the list), download (`remote`: the id)  // ls
+                                                          // REMOTE, get REMOTE FILE, put FILE REMOTE, rm REMOTE
 
 // The fleet state a NATS cluster keeps (routers with FleetState): each system's latest
 // HEARTBEAT, position and status.

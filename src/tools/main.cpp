@@ -25,8 +25,10 @@ int main(int argc, char** argv) {
 
   std::string logs_dir;
   bool logs_json = false;
-  auto* logs = app.add_subcommand("logs", "List a log directory: each log's kind, size, and finished or still written");
-  logs->add_option("DIR", logs_dir, "The Log directory")->required();
+  auto* logs = app.add_subcommand("logs",
+                                  "List a log directory: each log's kind, size, and finished or still written; or a "
+                                  "vehicle's onboard logs (onboard, download ID FILE)");
+  logs->add_option("DIR", logs_dir, "The Log directory");
   logs->add_flag("--json", logs_json, "One JSON object per line");
 
   mavswitch::tools::StatusOptions status_options;
@@ -115,8 +117,22 @@ int main(int argc, char** argv) {
   files->add_option("ARGS", file_args, "The vehicle's PATH (@SYS/..., or from its root) and, for get and put, the FILE")
       ->required();
   vehicle_keys(files);
+  auto* onboard = logs->add_subcommand("onboard", "A vehicle's onboard logs (LOG_ENTRY): id, size, time");
+  vehicle_keys(onboard);
+  auto* download = logs->add_subcommand("download", "A vehicle's onboard log to a file, by MAVLink's log protocol");
+  std::string log_id;
+  download->add_option("ID", log_id, "The log's id (mavswitch logs onboard lists them)")
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  download->add_option("FILE", vehicle_options.file, "Where to write it (default: log-ID.bin; - for standard output)");
+  vehicle_keys(download);
 
   CLI11_PARSE(app, argc, argv);
+  if (onboard->parsed() || download->parsed()) {
+    vehicle_options.action = onboard->parsed() ? "onboard" : "download";
+    vehicle_options.remote = log_id;
+    if (download->parsed() && vehicle_options.file.empty()) vehicle_options.file = "log-" + log_id + ".bin";
+  }
   if (files->parsed()) {
     const bool two = vehicle_options.action == "get" || vehicle_options.action == "put";
     if (file_args.size() != (two ? 2u : 1u)) {
@@ -127,7 +143,11 @@ int main(int argc, char** argv) {
     vehicle_options.remote = vehicle_options.action == "put" ? file_args[1] : file_args[0];
     if (two) vehicle_options.file = vehicle_options.action == "put" ? file_args[0] : file_args[1];
   }
-  if (mission->parsed() || params->parsed() || files->parsed()) {
+  if (logs->parsed() && !onboard->parsed() && !download->parsed() && logs_dir.empty()) {
+    std::fprintf(stderr, "mavswitch: logs takes a DIR, or onboard, or download ID\n");
+    return 2;
+  }
+  if (mission->parsed() || params->parsed() || files->parsed() || onboard->parsed() || download->parsed()) {
     std::string token, error;
     if (!mavswitch::tools::read_token(token_file, &token, &error)) {
       std::fprintf(stderr, "mavswitch: %s\n", error.c_str());
@@ -140,7 +160,8 @@ int main(int argc, char** argv) {
     }
     return mission->parsed()  ? mavswitch::tools::run_mission(vehicle_options)
            : params->parsed() ? mavswitch::tools::run_params(vehicle_options)
-                              : mavswitch::tools::run_files(vehicle_options);
+           : files->parsed()  ? mavswitch::tools::run_files(vehicle_options)
+                              : mavswitch::tools::run_onboard_logs(vehicle_options);
   }
   if (fleet->parsed()) return mavswitch::tools::run_fleet(fleet_options);
   if (status->parsed() || endpoints->parsed()) {

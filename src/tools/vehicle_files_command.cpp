@@ -1,13 +1,14 @@
-// `mavswitch mission get|put|clear`, `mavswitch params save|load` and `mavswitch files
-// ls|get|put|rm`: a vehicle's mission (QGroundControl's .plan, or QGC WPL 110 for a .waypoints
-// or .txt file), its parameters (Mission Planner's .param, QGroundControl's .params) and its
-// files to and from files here, through the router's /v1/vehicles/SYS/COMP/mission,
+// `mavswitch mission get|put|clear`, `mavswitch params save|load`, `mavswitch files
+// ls|get|put|rm` and `mavswitch logs onboard|download ID`: a vehicle's mission (QGroundControl's .plan, or QGC WPL 110
+// for a .waypoints or .txt file), its parameters (Mission Planner's .param, QGroundControl's .params) and its files to
+// and from files here, through the router's /v1/vehicles/SYS/COMP/mission,
 // .../parameters and .../files.
 #include <fmt/format.h>
 
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -118,6 +119,29 @@ int run_files(const VehicleFileOptions& o) {
         std::printf("%s/\n", name.c_str());
       else
         std::printf("%s\t%llu\n", name.c_str(), static_cast<unsigned long long>(e.value("size", uint64_t{0})));
+    }
+    return 0;
+  });
+}
+
+int run_onboard_logs(const VehicleFileOptions& o) {
+  const std::string path = fmt::format("/v1/vehicles/{}/{}/logs", o.system, o.component);
+  ApiTarget target = o.target;
+  target.timeout_ms = 3'600'000;  // a flight's log through a 57,600-baud radio takes many minutes
+  if (o.action == "download") return save_to(o.file, api_call(target, "GET", path + "/" + o.remote));
+  return finish(api_call(target, "GET", path), [](const std::string& body) {
+    const auto list = nlohmann::json::parse(body, nullptr, false);
+    if (!list.is_object() || !list.contains("logs")) {
+      std::fputs(body.c_str(), stdout);
+      return 0;
+    }
+    std::printf("%-6s %12s  %s\n", "ID", "BYTES", "TIME (UTC)");
+    for (const auto& l : list["logs"]) {
+      const auto t = static_cast<std::time_t>(l.value("time_utc", uint64_t{0}));
+      char when[32] = "-";
+      if (t > 0) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&t));
+      std::printf("%-6llu %12llu  %s\n", static_cast<unsigned long long>(l.value("id", uint64_t{0})),
+                  static_cast<unsigned long long>(l.value("size", uint64_t{0})), when);
     }
     return 0;
   });

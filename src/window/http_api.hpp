@@ -71,6 +71,7 @@ class HttpApi {
   HttpResponse vehicle_request(const HttpRequest& request);              // /v1/vehicles/...
   HttpResponse mission_request(const HttpRequest& request, uint8_t system, uint8_t component, bool current);
   HttpResponse file_request(const HttpRequest& request, uint8_t system, uint8_t component, std::string path);
+  HttpResponse log_request(const HttpRequest& request, uint8_t system, uint8_t component, const std::string& id);
   Router& router_;
   EndpointControl& control_;
   Options options_;

@@ -73,6 +73,7 @@ HttpRequest request_of(lws* wsi) {
   request.authorization = header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
   request.origin = header(wsi, WSI_TOKEN_ORIGIN);
   request.content_type = header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+  request.range = header(wsi, WSI_TOKEN_HTTP_RANGE);
   request.host = header(wsi, WSI_TOKEN_HOST);
   return request;
 }
@@ -159,6 +160,8 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   // The page's own files and scripts only: no inline script, nothing from elsewhere.
   if (ok && !stream) ok = add("content-security-policy:", "default-src 'self'");
   if (ok && r.status == 401) ok = add("www-authenticate:", "Bearer realm=\"mavswitch\"");
+  if (ok && r.stream) ok = add("accept-ranges:", "bytes");
+  if (ok && !r.content_range.empty()) ok = add("content-range:", r.content_range);
   if (ok && (unknown_length || s.close_after)) ok = add("connection:", "close");
   if (!ok || lws_finalize_write_http_header(wsi, start, &p, end) != 0) {
     if (r.stream) r.stream->cancel();

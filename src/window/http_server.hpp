@@ -27,6 +27,7 @@ struct HttpRequest {
   std::string origin;        // the Origin header a browser sends
   std::string host;          // the Host header
   std::string content_type;  // the Content-Type header
+  std::string range;         // the Range header
   std::string body;
   bool upgrade = false;    // a WebSocket upgrade (the only request that may carry ?token=)
   bool too_long = false;   // its path or a part of its query was cut at kMaxTokenBytes: answered 414
@@ -59,6 +60,7 @@ struct HttpResponse {
   // client that goes cancels it.
   std::shared_ptr<ByteStream> stream;
   int64_t length = -1;
+  std::string content_range;  // a part's Content-Range (206, 416)
 };
 
 // A WebSocket whose messages are text (JSON) rather than MAVLink frames. The window's thread

@@ -108,13 +108,17 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   std::string file;
   if (RE2::FullMatch(request.path, files, &sys, &comp, &file) && sys <= 255 && comp <= 255)
     return file_request(request, static_cast<uint8_t>(sys), static_cast<uint8_t>(comp), std::move(file));
+  static const RE2 logs(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/logs(?:/(\d{1,5}))?)");
+  std::string log_id;
+  if (RE2::FullMatch(request.path, logs, &sys, &comp, &log_id) && sys <= 255 && comp <= 255)
+    return log_request(request, static_cast<uint8_t>(sys), static_cast<uint8_t>(comp), log_id);
   static const RE2 shape(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/(command|parameters)(?:/([A-Za-z0-9_]{1,16}))?)");
   std::string kind, parameter;  // parameter: empty when the path names none
   if (!RE2::FullMatch(request.path, shape, &sys, &comp, &kind, &parameter) || sys > 255 || comp > 255 ||
       (kind == "command" && !parameter.empty()))
     return json_message(404, "no such resource: " + request.path +
                                  " (/v1/vehicles/SYS/COMP/command, .../parameters, .../parameters/NAME, .../mission, "
-                                 ".../mission/current, .../files/PATH)");
+                                 ".../mission/current, .../files/PATH, .../logs, .../logs/ID)");
   const auto system = static_cast<uint8_t>(sys), component = static_cast<uint8_t>(comp);
   const bool command = kind == "command";
   const bool sends = command || request.method == "PUT";

@@ -1,6 +1,8 @@
 // /v1/vehicles/{sys}/{comp}/files/{PATH}: a vehicle's files by MAVFTP (rest::VehicleData::file).
 // GET lists a directory as JSON or streams a file (?crc=1: its CRC32); PUT writes the body to
-// it and DELETE removes it, both with the token.
+// it and DELETE removes it, both with the token. .../logs: its onboard logs
+// (rest::VehicleData::log): GET lists them, .../logs/ID streams one (a Range of it), DELETE
+// erases them all, with the token.
 #include "window/http_api.hpp"
 
 namespace mavswitch::daemon {
@@ -8,6 +10,17 @@ namespace mavswitch::daemon {
 namespace {
 
 constexpr size_t kMaxPath = 200;  // what fits a MAVFTP request, with room to spare
+
+// A VehicleData answer as the window's: a stream, its length and part, or a body.
+std::function<void(rest::VehicleData::Answer)> as_response(std::function<void(HttpResponse)> answer) {
+  return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+    HttpResponse out{a.status, a.content_type, a.stream ? std::string() : std::move(a.body) + "\n"};
+    out.stream = std::move(a.stream);
+    out.length = a.length;
+    out.content_range = std::move(a.content_range);
+    answer(std::move(out));
+  };
+}
 
 }  // namespace
 
@@ -33,13 +46,32 @@ HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, u
   rest::VehicleData* data = options_.data;
   r.awaits = [=, method = request.method == "HEAD" ? std::string("GET") : request.method,
               body = request.method == "PUT" ? request.body : std::string()](std::function<void(HttpResponse)> answer) {
-    data->file(system, component, method, path, want_crc, body,
-               [answer = std::move(answer)](rest::VehicleData::Answer a) {
-                 HttpResponse out{a.status, a.content_type, a.stream ? std::string() : std::move(a.body) + "\n"};
-                 out.stream = std::move(a.stream);
-                 out.length = a.length;
-                 answer(std::move(out));
-               });
+    data->file(system, component, method, path, want_crc, body, as_response(std::move(answer)));
+  };
+  return r;
+}
+
+HttpResponse HttpApi::log_request(const HttpRequest& request, uint8_t system, uint8_t component,
+                                  const std::string& id) {
+  const std::string allowed = id.empty() ? "GET, HEAD, DELETE" : "GET, HEAD";
+  if (allowed.find(request.method) == std::string::npos)
+    return json_message(405, request.method + " is not used here: " + allowed);
+  if (request.method == "DELETE") {
+    if (const int refused = admits_websocket(request); refused != 0)
+      return json_message(refused, refused == 401 ? "erasing a vehicle's logs needs the bearer token"
+                                                  : "erasing a vehicle's logs from this origin or listener is refused");
+  }
+  std::optional<uint16_t> log_id;
+  if (!id.empty()) {
+    const unsigned long n = std::stoul(id);  // 1 to 5 digits (the route's)
+    if (n > 0xFFFF) return json_message(404, "a log's id is at most 65535");
+    log_id = static_cast<uint16_t>(n);
+  }
+  HttpResponse r;
+  rest::VehicleData* data = options_.data;
+  r.awaits = [=, method = request.method == "DELETE" ? std::string("DELETE") : std::string("GET"),
+              range = request.range](std::function<void(HttpResponse)> answer) {
+    data->log(system, component, method, log_id, range, as_response(std::move(answer)));
   };
   return r;
 }

@@ -26,10 +26,11 @@ struct SitlLossySite {
   static constexpr const char* kSkip =
       "../shared/sitl is not here: the end-to-end test against ArduPilot SITL needs it";
 
-  SitlLossySite(const std::string& name, int instance, double loss, uint32_t seed)
+  // `parameters`: lines of a parameter file ArduPilot starts from (its defaults for the rest).
+  SitlLossySite(const std::string& name, int instance, double loss, uint32_t seed, const std::string& parameters = "")
       : scratch("mavswitch-sitl-" + name), token(name + "-test-token-0123456789"), http(free_tcp_port()) {
-    std::ofstream(scratch / "none.parm") << "";
-    sitl = std::make_unique<Sitl>(shared_dir() / "sitl" / "start.sh", instance, scratch / "run", scratch / "none.parm");
+    std::ofstream(scratch / "site.parm") << parameters;
+    sitl = std::make_unique<Sitl>(shared_dir() / "sitl" / "start.sh", instance, scratch / "run", scratch / "site.parm");
     hop = std::make_unique<LossyRelay>(5760 + 10 * instance, loss, seed);
     std::ofstream(scratch / "token") << token << "\n";
     std::filesystem::permissions(scratch / "token",
