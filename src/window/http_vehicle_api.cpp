@@ -189,8 +189,12 @@ HttpResponse HttpApi::mission_request(const HttpRequest& request, uint8_t system
   }
   const std::optional<std::string> format = query_value(request.query, "format");
   if (format && *format != "wpl" && *format != "plan") return json_message(400, "format: plan or wpl");
+  // text/plain is WPL unless the body is plainly JSON (fetch() and curl -d say text/plain, or
+  // a form's type, for any string they send).
+  const size_t first = request.body.find_first_not_of(" \t\r\n");
+  const bool json_body = first != std::string::npos && request.body[first] == '{';
   const bool wpl = (format && *format == "wpl") ||
-                   (request.method == "PUT" && !format && request.content_type.starts_with("text/plain"));
+                   (request.method == "PUT" && !format && request.content_type.starts_with("text/plain") && !json_body);
   HttpResponse r;
   rest::VehicleData* data = options_.data;
   const auto respond = [](std::function<void(HttpResponse)> answer) {

@@ -3,24 +3,19 @@
 // 11, 12 and 13 (Vehicles = copter-1:11, ...). In Debian's chromium the page names each vehicle
 // and, once copter-2 has taken off through the HTTP API, shows its card mid-flight.
 // Usage: node fleet_page.mjs MAVSWITCHD SITL_START_SH [SCREENSHOT_DIR]   (exit 77: skipped)
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import puppeteer from 'puppeteer-core'
-import { freePort, tally, until } from './support.mjs'
+import { freePort, processes, skipUnless, tally, until } from './support.mjs'
 
 const [daemon, sitlStart, shots] = process.argv.slice(2)
 const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p))
 const natsServer = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim()
-for (const [missing, why] of [[!chromium, 'chromium is not installed (Debian package chromium)'],
+skipUnless([[!chromium, 'chromium is not installed (Debian package chromium)'],
   [!natsServer, 'nats-server (Debian package nats-server) is not installed'],
-  [!sitlStart || !fs.existsSync(sitlStart), '../shared/sitl is not here: the fleet page test flies ArduPilot SITL']]) {
-  if (missing) {
-    console.log('SKIP: ' + why)
-    process.exit(77)
-  }
-}
+  [!sitlStart || !fs.existsSync(sitlStart), '../shared/sitl is not here: the fleet page test flies ArduPilot SITL']])
 if (shots) fs.mkdirSync(shots, { recursive: true })
 const t = tally()
 const check = t.check
@@ -29,13 +24,7 @@ const token = 'fleet-page-token-0123456789abcdef'
 fs.writeFileSync(path.join(scratch, 'token'), token + '\n', { mode: 0o600 })
 const natsPort = await freePort('tcp')
 const httpPort = await freePort('tcp')
-const children = []
-const start = (program, args, env = {}) => {
-  const c = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } })
-  c.stderr.on('data', () => {})
-  children.push(c)
-  return c
-}
+const { start, stop } = processes()
 const conf = (name, text) => { const f = path.join(scratch, name); fs.writeFileSync(f, text); return f }
 
 start(natsServer, ['-a', '127.0.0.1', '-p', String(natsPort)])
@@ -126,8 +115,7 @@ try {
   await command(12, 'MAV_CMD_NAV_LAND', [0, 0, 0, 0, 0, 0, 0])
 } finally {
   await browser.close()
-  for (const c of children.reverse()) c.kill('SIGTERM')
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((resolve) => c.on('exit', resolve)))))
+  await stop()
   fs.rmSync(scratch, { recursive: true, force: true })
 }
 t.done('fleet page')

@@ -1,6 +1,6 @@
 // What the node tests share: a tally of checks, free ports on loopback, bounded waits, and
 // node-mavlink's parser over bytes that arrive in pieces.
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import dgram from 'node:dgram'
 import { appendFileSync, readFileSync } from 'node:fs'
 import net from 'node:net'
@@ -84,4 +84,32 @@ export function makeCertificate (dir) {
   if (openssl.status !== 0) return null
   appendFileSync(pem, readFileSync(cert))
   return { pem, cert }
+}
+
+// Exits 77 (skipped) saying why, for the first of `needs` ([missing, why]) that is missing.
+export function skipUnless (needs) {
+  for (const [missing, why] of needs) {
+    if (missing) {
+      console.log('SKIP: ' + why)
+      process.exit(77)
+    }
+  }
+}
+
+// The programs a test starts (SITL, routers, servers): their output dropped, all stopped with
+// SIGTERM at the end, newest first, and waited for.
+export function processes () {
+  const children = []
+  return {
+    start (program, args, env = {}) {
+      const c = spawn(program, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } })
+      c.stderr.on('data', () => {})
+      children.push(c)
+      return c
+    },
+    async stop () {
+      for (const c of [...children].reverse()) c.kill('SIGTERM')
+      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((resolve) => c.on('exit', resolve)))))
+    },
+  }
 }
