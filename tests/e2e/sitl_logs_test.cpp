@@ -41,12 +41,15 @@ TEST(Sitl, AnOnboardLogComesTheSameByTheLogProtocolAndByMavftp) {
       },
       60'000ms))
       << log;
-  const uint64_t id = log["id"], size = log["size"];
+  const uint64_t id = log["id"];
+  uint64_t size = log["size"];
   const auto start = std::chrono::steady_clock::now();
   const HttpReply got = http_request(http, "GET", "/v1/vehicles/1/1/logs/" + std::to_string(id), "", "", 120);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(got.status, 200) << got.body.substr(0, 200);
-  ASSERT_EQ(got.body.size(), size);
+  // The log is still written: the download has its size when asked for, at least the listed one.
+  ASSERT_GE(got.body.size(), size);
+  size = got.body.size();
   // What ArduPilot wrote to its file (it only grows) begins with the same bytes.
   const std::string name = fmt::format("{:08}.BIN", id);
   const std::string file = bytes_of(site.scratch / "run" / "logs" / name);
@@ -66,8 +69,7 @@ TEST(Sitl, AnOnboardLogComesTheSameByTheLogProtocolAndByMavftp) {
                                             "Connection: close\r\n\r\n",
                                         60);
   EXPECT_EQ(part.rfind("HTTP/1.1 206", 0), 0u) << part.substr(0, 200);
-  EXPECT_NE(part.find(fmt::format("content-range: bytes 1000-50999/{}", size)), std::string::npos)
-      << part.substr(0, 400);
+  EXPECT_NE(part.find("content-range: bytes 1000-50999/"), std::string::npos) << part.substr(0, 400);
   const size_t body = part.find("\r\n\r\n");
   ASSERT_NE(body, std::string::npos);
   EXPECT_TRUE(part.compare(body + 4, std::string::npos, got.body, 1000, 50'000) == 0) << "the part's bytes";

@@ -1,0 +1,66 @@
+// The bodies the window is writing: a large answer held once however many clients read it
+// (hold, release), and a streamed one that another thread makes as it goes (a vehicle's file
+// or log, HttpResponse::stream), written as it comes and never held whole.
+#include <malloc.h>
+
+#include "window/http_window.hpp"
+
+namespace mavswitch::daemon {
+namespace {
+
+constexpr int kStreamWriteSeconds = 30;  // for a client to take the next chunk (as other answers)
+
+}  // namespace
+
+// A streamed body: what has come, a chunk a turn; nothing there, the stream's ring brings the
+// next turn. A stream that failed closes the connection short of its length.
+int HttpServer::Window::write_stream(lws* wsi, Session& s) {
+  bool last = false;
+  const size_t n = s.stream->take(buffer.data() + LWS_PRE, kChunk, &last);
+  if (s.stream_left >= 0 && static_cast<int64_t>(n) > s.stream_left) return -1;  // more than it said: cut
+  if (n > 0) {
+    if (s.stream_left >= 0) s.stream_left -= static_cast<int64_t>(n);
+    if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
+      return -1;
+    lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kStreamWriteSeconds);
+    lws_callback_on_writable(wsi);  // more may be there, or the end
+    return 0;
+  }
+  if (s.stream->state() == ByteStream::State::kOpen) return 0;  // waits for the vehicle
+  const bool whole = last && s.stream_left <= 0;                // as long as it said it was
+  const bool closes = s.stream_closes || s.close_after;
+  end_stream(s);
+  if (!whole || closes) return -1;
+  return lws_http_transaction_completed(wsi) != 0 ? -1 : 0;
+}
+
+void HttpServer::Window::end_stream(Session& s) {
+  if (!s.stream) return;
+  s.stream->cancel();  // the maker stops, if it had not
+  s.stream.reset();
+  --file_streams;
+}
+
+void HttpServer::Window::hold(Session& s, std::shared_ptr<const std::string> body) {
+  release(s);
+  if (++held[body.get()] == 1) held_bytes += body->size();
+  s.out = std::move(body);
+}
+
+void HttpServer::Window::release(Session& s) {
+  if (!s.out) return;
+  const auto it = held.find(s.out.get());
+  bool large = false;
+  if (it != held.end() && --it->second == 0) {
+    held_bytes -= s.out->size();
+    held.erase(it);
+    large = s.out->size() >= kTrimAfter && s.out.use_count() == 1;
+  }
+  s.out.reset();
+  s.out_at = 0;
+  // The last reader of a large answer is done: its pages (and the render's) go back to the
+  // system, which glibc's heap would otherwise keep for the next render.
+  if (large) malloc_trim(0);
+}
+
+}  // namespace mavswitch::daemon
