@@ -56,10 +56,11 @@ void History::position(uint8_t system, const Point& p) {
 
 std::string History::json(const std::map<uint8_t, std::string>& names, int64_t unix_ms) const {
   owned();
-  using Json = nlohmann::json;
-  Json links = Json::array();
+  using HistoryJson = nlohmann::json;
+  HistoryJson links = HistoryJson::array();
   for (const auto& [name, link] : links_) {
-    Json rx = Json::array(), tx = Json::array(), lost = Json::array(), dropped = Json::array();
+    HistoryJson rx = HistoryJson::array(), tx = HistoryJson::array(), lost = HistoryJson::array(),
+                dropped = HistoryJson::array();
     for (const LinkSecond& s : link.seconds) {
       rx.push_back(s.rx);
       tx.push_back(s.tx);
@@ -73,16 +74,16 @@ std::string History::json(const std::map<uint8_t, std::string>& names, int64_t u
                      {"lost", lost},
                      {"dropped", dropped}});
   }
-  Json tracks = Json::array();
+  HistoryJson tracks = HistoryJson::array();
   for (const auto& [system, track] : tracks_) {
-    Json points = Json::array();
+    HistoryJson points = HistoryJson::array();
     for (const Point& p : track) points.push_back({p.unix_ms, p.lat / 1e7, p.lon / 1e7, p.relative_alt_mm / 1000.0});
-    Json t = {{"system", system}, {"points", std::move(points)}};
+    HistoryJson t = {{"system", system}, {"points", std::move(points)}};
     if (const auto named = names.find(system); named != names.end() && !named->second.empty())
       t["vehicle"] = named->second;
     tracks.push_back(std::move(t));
   }
-  return json_text(Json{{"interval_ms", 1000}, {"unix_ms", unix_ms}, {"links", links}, {"tracks", tracks}});
+  return json_text(HistoryJson{{"interval_ms", 1000}, {"unix_ms", unix_ms}, {"links", links}, {"tracks", tracks}});
 }
 
 }  // namespace mavswitch::daemon
