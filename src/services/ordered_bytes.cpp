@@ -8,6 +8,9 @@ void OrderedBytes::put(uint64_t offset, std::string_view bytes) {
   if (offset >= limit_) return;
   bytes = bytes.substr(0, static_cast<size_t>(std::min<uint64_t>(bytes.size(), limit_ - offset)));
   if (bytes.empty() || offset + bytes.size() <= at_) return;  // had it
+  // A reader that does not read: what comes is not taken (it is asked for again once there is
+  // room), so a peer that keeps sending fills the stream's capacity and no more.
+  if (into_->room() == 0) return;
   if (offset > at_) {
     if (ahead_bytes_ + bytes.size() <= max_ahead_ && ahead_.try_emplace(offset, bytes).second)
       ahead_bytes_ += bytes.size();

@@ -1,6 +1,7 @@
 // Bytes that come by offset in any order (a MAVFTP burst, a log's LOG_DATA through a lossy
 // link), given on to a ByteStream in order. What comes past a gap is kept (`max_ahead` bytes at
-// most; more is dropped, to be asked for again) until the gap is filled. The router's thread.
+// most; more is dropped, to be asked for again) until the gap is filled. Nothing is taken while
+// the stream has no room: it holds its capacity and one packet at most. The router's thread.
 #pragma once
 
 #include <cstdint>
