@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "api/command_exchange.hpp"
 #include "api/component_link.hpp"
+#include "api/transactions.hpp"
 #include "base/fault.hpp"
 
 #include "mavswitch/msg/command_long.hpp"
@@ -154,11 +156,15 @@ ComponentStats ComponentCore::stats() const {
 }  // namespace api_detail
 
 Component::Component(Router& router, uint8_t system_id, uint8_t component_id, size_t send_queue_frames)
-    : core_(std::make_shared<api_detail::ComponentCore>(router, system_id, component_id, send_queue_frames)) {
+    : core_(std::make_shared<api_detail::ComponentCore>(router, system_id, component_id, send_queue_frames)),
+      transactions_(std::make_unique<Transactions>(router, *this)) {
   core_->attach();
 }
 
-Component::~Component() { core_->detach(); }
+Component::~Component() {
+  transactions_.reset();  // first: its subscriptions and timers use this component
+  core_->detach();
+}
 
 Subscription Component::subscribe(MessageFilter filter, std::function<void(const protocol::FrameView&)> handler) {
   auto s = std::make_shared<api_detail::Subscriber>();
@@ -197,23 +203,45 @@ void Component::stop_heartbeat() {
   });
 }
 
+std::future<std::optional<msg::CommandAck>> Component::command_async(uint8_t target_system, uint8_t target_component,
+                                                                     uint16_t command, std::array<float, 7> params,
+                                                                     std::chrono::milliseconds timeout) {
+  // The protocol's second between tries, or tries closer together so that they fit `timeout`.
+  const auto tries = static_cast<int>(std::max<int64_t>(1, (timeout.count() + 999) / 1000));
+  const routing::Millis retry_ms = std::max<int64_t>(1, timeout.count() / tries);
+  auto answer = std::make_shared<std::promise<std::optional<msg::CommandAck>>>();
+  auto future = answer->get_future();
+  const CommandExchange::Command c{target_system, target_component, command, params};
+  core_->router.event_loop().post([this, c, tries, retry_ms, answer] {
+    transactions_->run<CommandExchange>(this, c.system, c.component, CommandExchange::kind(c.command),
+                                        std::make_unique<CommandExchange>(c, tries, retry_ms),
+                                        [this, answer](Transactions::End, const CommandExchange& e) {
+                                          const CommandExchange::Outcome& o = e.outcome();
+                                          if (!o.acknowledged) return answer->set_value(std::nullopt);
+                                          msg::CommandAck ack;
+                                          ack.command = e.command().command;
+                                          ack.result = o.result;
+                                          ack.progress = o.progress;
+                                          ack.result_param2 = o.result_param2;
+                                          ack.target_system = core_->sysid;
+                                          ack.target_component = core_->compid;
+                                          answer->set_value(ack);
+                                        });
+  });
+  return future;
+}
+
 std::optional<msg::CommandAck> Component::command(uint8_t target_system, uint8_t target_component, uint16_t command,
                                                   std::array<float, 7> params, std::chrono::milliseconds timeout) {
-  msg::CommandLong c;
-  c.target_system = target_system;
-  c.target_component = target_component;
-  c.command = command;
-  c.param1 = params[0];
-  c.param2 = params[1];
-  c.param3 = params[2];
-  c.param4 = params[3];
-  c.param5 = params[4];
-  c.param6 = params[5];
-  c.param7 = params[6];
-  MessageFilter from_target{.source_system = target_system, .addressed_to_me = true, .from_home = true};
-  if (target_component != 0) from_target.source_component = target_component;
-  return wait_for<msg::CommandAck>(
-      from_target, [command](const msg::CommandAck& ack) { return ack.command == command; }, timeout, [&] { send(c); });
+  if (core_->router.on_loop_thread()) throw std::logic_error("command() on the router thread would block routing");
+  auto answer = command_async(target_system, target_component, command, params, timeout);
+  // The engine ends it within `timeout`; a router that is not running never starts it.
+  if (answer.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready) return std::nullopt;
+  try {
+    return answer.get();
+  } catch (const std::future_error&) {  // the component went before it ended
+    return std::nullopt;
+  }
 }
 
 }  // namespace mavswitch

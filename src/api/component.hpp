@@ -34,6 +34,8 @@
 
 namespace mavswitch {
 
+class Transactions;
+
 struct ComponentStats {
   uint64_t delivered = 0;      // frames routed to this component
   uint64_t decodes = 0;        // payloads decoded for typed subscribers (at most one per frame)
@@ -158,15 +160,29 @@ class Component {
     return future.get();
   }
 
-  // Sends COMMAND_LONG to (target_system, target_component) and waits for its COMMAND_ACK.
+  // This component's transaction engine (api/transactions.hpp): requests to another component
+  // sent again until answered, answers taken only from its link. Used on the router's thread;
+  // every user of this component shares it, so "one of a kind per target" holds for them all.
+  Transactions& transactions() noexcept { return *transactions_; }
+
+  // MAVLink's command protocol on the engine (api/command_exchange.hpp): COMMAND_LONG to
+  // (target_system, target_component; 0: any of its components), sent again until its final
+  // COMMAND_ACK comes, within about `timeout` (tries a second apart, or closer for a shorter
+  // timeout). Any thread. The future holds the ack, or nothing: no ack, no route, or the same
+  // command to that target already under way (the protocol allows one at a time).
+  std::future<std::optional<msg::CommandAck>> command_async(
+      uint8_t target_system, uint8_t target_component, uint16_t command, std::array<float, 7> params = {},
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
+  // The same, waited for (not on the router's thread).
   std::optional<msg::CommandAck> command(uint8_t target_system, uint8_t target_component, uint16_t command,
                                          std::array<float, 7> params = {},
-                                         std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
+                                         std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
   ComponentStats stats() const { return core_->stats(); }
 
  private:
   std::shared_ptr<api_detail::ComponentCore> core_;
+  std::unique_ptr<Transactions> transactions_;  // holds *this: a Component does not move
 };
 
 }  // namespace mavswitch

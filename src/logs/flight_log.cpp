@@ -5,8 +5,7 @@
 
 #include "base/log.hpp"
 #include "base/log_files.hpp"
-#include "mavswitch/msg/command_ack.hpp"
-#include "mavswitch/msg/command_long.hpp"
+#include "logs/stream_ask.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/logging_ack.hpp"
 #include "mavswitch/msg/logging_data.hpp"
@@ -19,17 +18,12 @@
 namespace mavswitch::daemon {
 namespace {
 
-constexpr uint16_t kLoggingStart = 2510;       // MAV_CMD_LOGGING_START (param1 0: ULog)
-constexpr uint16_t kLoggingStop = 2511;        // MAV_CMD_LOGGING_STOP
-constexpr uint32_t kBlocksStart = 2147483646;  // MAV_REMOTE_LOG_DATA_BLOCK_START
-constexpr uint32_t kBlocksStop = 2147483645;   // MAV_REMOTE_LOG_DATA_BLOCK_STOP
 constexpr uint8_t kBlockNack = 0, kBlockAck = 1;
 constexpr uint8_t kAutopilotArdupilot = 3, kAutopilotPx4 = 12;
 constexpr uint8_t kLogComponent = 155;      // MAV_COMP_ID_LOG: where ArduPilot's blocks come from
 constexpr uint8_t kAutopilotComponent = 1;  // MAV_COMP_ID_AUTOPILOT1: the logged vehicle's heartbeat
-constexpr uint64_t kTick = 100;             // ms between looks at retries, NACKs and health
-constexpr uint64_t kAskEvery = 500;         // start/stop repeated until acknowledged
-constexpr int kStopTries = 10;
+constexpr uint64_t kTick = 100;             // ms between looks at NACKs and health
+constexpr uint64_t kAskEvery = StreamAsk::kAskEvery;
 constexpr uint64_t kSilence = 5000;       // no log data this long while logging: start again
 constexpr uint64_t kTailQuiet = 2000;     // while-armed: after disarm, the file ends once data stops
 constexpr uint64_t kTailAtMost = 20'000;  // (ArduPilot streams ~15 s past disarm) or after this
@@ -76,9 +70,6 @@ FlightLog::FlightLog(Router& router, FlightLogOptions options) : options_(std::m
         boot_ms_ = t.time_boot_ms;
       },
       {.from_home = true}));
-  subscriptions_.push_back(component_->subscribe<msg::CommandAck>(
-      [this](const msg::CommandAck& m, const protocol::FrameView&) { on_command_ack(m.command, m.result); },
-      {.addressed_to_me = true, .from_home = true}));
   router_.run_on_loop([this] { timer_ = router_.event_loop().every(kTick, [this] { tick(); }); });
 }
 
@@ -86,7 +77,8 @@ FlightLog::~FlightLog() {
   subscriptions_.clear();  // first: a heartbeat handled now could open a file no one closes
   router_.run_on_loop([this] {
     router_.event_loop().cancel(timer_);
-    if (file_.is_open() || state_ != State::kIdle) end(true);
+    if (file_.is_open() || state_ != State::kIdle) end(true);  // the stop is sent once, not again:
+    component_->transactions().cancel(this);                   // this goes
   });
 }
 
@@ -170,28 +162,24 @@ void FlightLog::begin() {
   log::info("flight log: writing {}", file_.path().string());
   state_ = State::kStarting;
   last_data_ = synced_at_ = now_ms();
-  tries_ = 0;
   ask(true);
 }
 
+// One ask at a time, the newest: a start replaces a stop under way and the other way round.
 void FlightLog::ask(bool start) {
   asked_at_ = now_ms();
-  ++tries_;
-  if (dataflash_) {
-    send_block_status(start ? kBlocksStart : kBlocksStop, kBlockAck);
-  } else {
-    msg::CommandLong c;
-    c.target_system = autopilot_;
-    c.target_component = 1;
-    c.command = start ? kLoggingStart : kLoggingStop;
-    c.confirmation = static_cast<uint8_t>(std::min(tries_ - 1, 255));
-    component_->send(c);
-  }
-}
-
-void FlightLog::on_command_ack(uint16_t command, uint8_t result) {
-  if (command == kLoggingStart && state_ == State::kStarting && result == 0) state_ = State::kStreaming;
-  if (command == kLoggingStop && state_ == State::kStopping) state_ = State::kIdle;
+  const uint8_t answerer = StreamAsk::answerer(dataflash_);
+  Transactions& engine = component_->transactions();
+  engine.cancel(autopilot_, answerer, StreamAsk::kKind);
+  asking_ = true;
+  engine.run<StreamAsk>(
+      this, autopilot_, answerer, StreamAsk::kKind,
+      std::make_unique<StreamAsk>(dataflash_, start, autopilot_, log_component_ != 0 ? log_component_ : kLogComponent),
+      [this, start](Transactions::End end, StreamAsk&) {
+        asking_ = false;
+        if (start && end == Transactions::End::kDone && state_ == State::kStarting) state_ = State::kStreaming;
+        if (!start && state_ == State::kStopping) state_ = State::kIdle;  // answered or not
+      });
 }
 
 void FlightLog::on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_t first_message_offset, bool acked,
@@ -272,7 +260,6 @@ bool FlightLog::write_at(std::span<const uint8_t> bytes, std::optional<uint64_t>
 void FlightLog::end(bool keep_stream_off) {
   file_.close();
   disarmed_at_ = 0;
-  tries_ = 0;
   ask(false);
   state_ = keep_stream_off ? State::kStopping : State::kIdle;
 }
@@ -307,22 +294,16 @@ void FlightLog::tick() {
   }
   switch (state_) {
     case State::kIdle: return;
-    case State::kStopping:
-      if (now - asked_at_ >= kAskEvery) {
-        if (tries_ >= kStopTries)
-          state_ = State::kIdle;
-        else
-          ask(false);
-      }
-      return;
+    case State::kStopping: return;  // until its ask ends
     case State::kStarting:
-      if (now - asked_at_ >= kAskEvery) ask(true);
+      // Its ask runs until the stream comes; one the engine ended (the autopilot's route went,
+      // or the engine was full) is made again.
+      if (!asking_ && now - asked_at_ >= kAskEvery) ask(true);
       break;
     case State::kStreaming:
       if (now - last_data_ >= kSilence && !(options_.mode == LogMode::kWhileArmed && !armed_)) {
         if (restart("no log data for 5 s")) return;
         last_data_ = now;  // held: ask for the stream again, in the same file
-        tries_ = 0;
         ask(true);
         return;
       }

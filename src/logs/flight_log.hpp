@@ -66,12 +66,11 @@ class FlightLog {
   void on_ulog(uint16_t sequence, std::span<const uint8_t> data, uint8_t first_message_offset, bool acked,
                uint8_t sysid, uint8_t compid);
   void on_block(uint32_t seqno, std::span<const uint8_t> data, uint8_t sysid, uint8_t compid);
-  void on_command_ack(uint16_t command, uint8_t result);
   void tick();
-  void begin();                    // a new file, and ask for the stream
-  void end(bool keep_stream_off);  // close the file; ask the autopilot to stop
-  bool restart(const char* why);   // false: held back (a minute since the last, no reboot)
-  void ask(bool start);
+  void begin();                                            // a new file, and ask for the stream
+  void end(bool keep_stream_off);                          // close the file; ask the autopilot to stop
+  bool restart(const char* why);                           // false: held back (a minute since the last, no reboot)
+  void ask(bool start);                                    // a StreamAsk on the writer's engine
   void send_block_status(uint32_t seqno, uint8_t status);  // ArduPilot: to its log component
   void add_ulog_counts(FlightLogStats& s) const;
   bool write_at(std::span<const uint8_t> bytes, std::optional<uint64_t> offset);  // none: append
@@ -91,8 +90,8 @@ class FlightLog {
   log::Repeats repeats_;       // trouble said once, then a count a minute
   uint8_t autopilot_ = 0;      // its system id, once chosen
   uint8_t log_component_ = 0;  // the component the log comes from
-  uint64_t asked_at_ = 0;      // when start or stop was last sent
-  int tries_ = 0;
+  uint64_t asked_at_ = 0;      // when start or stop was last asked
+  bool asking_ = false;        // its ask runs on the engine
   uint64_t last_data_ = 0;     // when log data last came
   uint64_t restarted_at_ = 0;  // when a stream was last restarted (0: never)
   uint32_t boot_ms_ = 0;       // the autopilot's SYSTEM_TIME.time_boot_ms, last seen

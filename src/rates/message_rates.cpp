@@ -3,21 +3,21 @@
 #include <cmath>
 #include <cstring>
 
+#include "api/command_exchange.hpp"
 #include "base/log.hpp"
 #include "mavswitch/msg/command_ack.hpp"
-#include "mavswitch/msg/command_long.hpp"
-#include "mavswitch/msg/message_interval.hpp"
 #include "mavswitch/msg/system_time.hpp"
+#include "rates/interval_probe.hpp"
 #include "rates/stream_groups.hpp"
 
 namespace mavswitch::rates {
 namespace {
 
-constexpr uint16_t kSetMessageInterval = 511, kGetMessageInterval = 510;
+constexpr uint16_t kSetMessageInterval = 511;
 constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75;
-constexpr uint8_t kResultDenied = 2, kResultInProgress = 5;
-constexpr int kTries = 3;                  // as a ground station would send a command
-constexpr int64_t kRetryMs = 1000;         // MAVLink's command protocol: about a second
+constexpr uint8_t kResultDenied = 2;
+constexpr int kTries = 3;                  // as a ground station would send a command (a second apart)
+constexpr int64_t kBusyMs = 1000;          // the same command to the component from elsewhere: asked again after
 constexpr uint32_t kRebootBackMs = 10000;  // SYSTEM_TIME this far back: the component rebooted
 
 float f32(const protocol::FrameView& f, int offset) {
@@ -45,16 +45,6 @@ MessageRates::MessageRates(Router& router, mavswitch::Component& component, doub
       min_interval_us_(max_rate_hz > 0 ? static_cast<int64_t>(std::llround(1e6 / max_rate_hz)) : 0) {
   router_.take_rate_requests([this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
                              [this](routing::LinkId link) { gone(link); });
-  subscriptions_.push_back(component_.subscribe<msg::CommandAck>(
-      [this](const msg::CommandAck& ack, const protocol::FrameView& f) {
-        acknowledged(f, ack.result, ack.result_param2, ack.command);
-      },
-      {.addressed_to_me = true, .from_home = true}));
-  subscriptions_.push_back(component_.subscribe<msg::MessageInterval>(
-      [this](const msg::MessageInterval& m, const protocol::FrameView& f) {
-        interval_heard(f, m.message_id, m.interval_us);
-      },
-      {.from_home = true}));
   subscriptions_.push_back(component_.subscribe<msg::SystemTime>(
       [this](const msg::SystemTime& t, const protocol::FrameView& f) {
         const auto it = targets_.find(component_key(f.sysid(), f.compid()));
@@ -74,6 +64,7 @@ MessageRates::MessageRates(Router& router, mavswitch::Component& component, doub
 
 MessageRates::~MessageRates() {
   router_.run_on_loop([&] {
+    component_.transactions().cancel(this);  // the component outlives this
     for (auto& [key, t] : targets_) {
       if (t.timer != 0) router_.event_loop().cancel(t.timer);
     }
@@ -198,22 +189,23 @@ void MessageRates::send_next(uint16_t id) {
   Target& t = targets_[id];
   if (t.timer != 0) router_.event_loop().cancel(t.timer);
   t.timer = 0;
-  t.awaiting_ack = false;
   t.in_flight = !t.queue.empty();
   if (!t.in_flight) return;
   // Paced: a flood of requests costs the component one command per kPaceMs; the wishes that
   // came meanwhile are asked together, as they stand when it goes.
-  const routing::Millis wait = t.last_sent + kPaceMs - router_.event_loop().now();
-  if (wait > 0) {
-    t.timer = router_.event_loop().after(wait, [this, id] {
-      targets_[id].timer = 0;
-      send_now(id);
-    });
-    return;
-  }
-  send_now(id);
+  later(id, t.last_sent + kPaceMs - router_.event_loop().now());
 }
 
+void MessageRates::later(uint16_t id, routing::Millis wait) {
+  if (wait <= 0) return send_now(id);
+  targets_[id].timer = router_.event_loop().after(wait, [this, id] {
+    targets_[id].timer = 0;
+    send_now(id);
+  });
+}
+
+// One transaction on the component's engine: it sends again, and takes the answer only from
+// the component's own link.
 void MessageRates::send_now(uint16_t id) {
   Target& t = targets_[id];
   if (t.queue.empty()) {
@@ -223,75 +215,54 @@ void MessageRates::send_now(uint16_t id) {
   t.last_sent = router_.event_loop().now();
   const Key key{uint8_t(id >> 8), uint8_t(id & 0xFF), t.queue.front()};
   const Ask& ask = asks_[key];
-  msg::CommandLong c;
-  c.target_system = key.system;
-  c.target_component = key.component;
-  c.confirmation = static_cast<uint8_t>(t.tries);
-  c.param1 = static_cast<float>(key.message);
+  using End = Transactions::End;
   // First its default, once (GET_MESSAGE_INTERVAL, answered by MESSAGE_INTERVAL): a wish slower
   // than the default is not asked of it, so links that asked nothing keep the default.
-  t.probing = !ask.probed;
-  t.awaiting_ack = !t.probing;
-  if (t.probing) {
-    c.command = kGetMessageInterval;
-  } else {
-    c.command = kSetMessageInterval;
-    c.param2 = static_cast<float>(ask.default_us > 0 && ask.interval > ask.default_us ? kDefault : ask.interval);
+  if (!ask.probed) {
+    component_.transactions().run<IntervalProbe>(
+        this, key.system, key.component, CommandExchange::kind(IntervalProbe::kGetMessageInterval),
+        std::make_unique<IntervalProbe>(key.system, key.component, key.message, kTries),
+        [this, id, key](End end, const IntervalProbe& probe) {
+          if (end == End::kBusy || end == End::kFull) return later(id, kBusyMs);
+          Ask& probed = asks_[key];
+          probed.probed = true;  // answered or not: unsaid, wishes are asked as they are
+          probed.default_us = probe.interval_us().value_or(0);
+          send_next(id);  // now the wishes, paced
+        });
+    return;
   }
   t.sent = ask.interval;
-  component_.send(c);
-  t.timer = router_.event_loop().after(kRetryMs, [this, id] {
-    Target& target = targets_[id];
-    target.timer = 0;
-    if (target.probing && ++target.tries >= kTries) {  // its default not said: wishes are asked as they are
-      asks_[Key{uint8_t(id >> 8), uint8_t(id & 0xFF), target.queue.front()}].probed = true;
-      target.tries = 0;
-    } else if (!target.probing && ++target.tries >= kTries) {  // no answer: the askers hear nothing
-      unanswered_lines_.line(log::Level::kWarning,
-                             "message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", id >> 8,
-                             id & 0xFF, target.queue.front());
-      const Key silent{uint8_t(id >> 8), uint8_t(id & 0xFF), target.queue.front()};
-      target.queue.pop_front();
-      target.tries = 0;
-      if (!wishes_.contains(silent)) asks_.erase(silent);  // nobody wants it any more: no record
-    }
-    send_next(id);
-  });
+  const float interval =
+      static_cast<float>(ask.default_us > 0 && ask.interval > ask.default_us ? kDefault : ask.interval);
+  const CommandExchange::Command set{
+      key.system, key.component, kSetMessageInterval, {static_cast<float>(key.message), interval}};
+  component_.transactions().run<CommandExchange>(
+      this, key.system, key.component, CommandExchange::kind(kSetMessageInterval),
+      std::make_unique<CommandExchange>(set, kTries),
+      [this, id](End end, const CommandExchange& e) { set_ended(id, end, e.outcome()); });
 }
 
-void MessageRates::interval_heard(const protocol::FrameView& f, uint16_t message, int32_t interval_us) {
-  const uint16_t id = component_key(f.sysid(), f.compid());
-  const auto t = targets_.find(id);
-  if (t == targets_.end() || !t->second.probing || t->second.queue.empty() || t->second.queue.front() != message)
-    return;
-  Ask& ask = asks_[Key{f.sysid(), f.compid(), message}];
-  ask.probed = true;
-  ask.default_us = interval_us;
-  t->second.probing = false;
-  t->second.tries = 0;
-  send_next(id);  // now the wishes, paced
-}
-
-void MessageRates::acknowledged(const protocol::FrameView& f, uint8_t result, int32_t result_param2, uint16_t command) {
-  if (command != kSetMessageInterval) return;
-  const uint16_t id = component_key(f.sysid(), f.compid());
-  const auto t = targets_.find(id);
-  if (t == targets_.end() || !t->second.in_flight || !t->second.awaiting_ack) return;
-  if (result == kResultInProgress) return;  // the answer follows: keep waiting
-  const Key key{f.sysid(), f.compid(), t->second.queue.front()};
-  Ask& ask = asks_[key];
-  if (ask.interval != t->second.sent) {  // the wishes changed while it was asked: ask what they want now
-    t->second.tries = 0;
-    send_next(id);
-    return;
+void MessageRates::set_ended(uint16_t id, Transactions::End end, const CommandExchange::Outcome& outcome) {
+  using End = Transactions::End;
+  if (end == End::kBusy || end == End::kFull) return later(id, kBusyMs);
+  Target& t = targets_[id];
+  const Key key{uint8_t(id >> 8), uint8_t(id & 0xFF), t.queue.front()};
+  if (!outcome.acknowledged) {  // no answer: the askers hear nothing
+    unanswered_lines_.line(log::Level::kWarning,
+                           "message rates: {}/{} did not answer SET_MESSAGE_INTERVAL for message {}", key.system,
+                           key.component, key.message);
+    t.queue.pop_front();
+    if (!wishes_.contains(key)) asks_.erase(key);  // nobody wants it any more: no record
+    return send_next(id);
   }
+  Ask& ask = asks_[key];
+  if (ask.interval != t.sent) return send_next(id);  // the wishes changed meanwhile: ask what they want now
   ask.answered = true;
-  ask.result = result;
-  ask.result_param2 = result_param2;
+  ask.result = outcome.result;
+  ask.result_param2 = outcome.result_param2;
   for (const Asker& a : ask.waiting) answer(key, a);
   ask.waiting.clear();
-  t->second.queue.pop_front();
-  t->second.tries = 0;
+  t.queue.pop_front();
   send_next(id);
   forget_if_settled(key);
 }

@@ -13,7 +13,8 @@
 // a COMMAND_LONG or COMMAND_INT, and ArduPilot's REQUEST_DATA_STREAM (a wish for each message
 // of the group: stream_groups.hpp; it has no answer). Everything here runs on the router's
 // thread. One command to a component at a time: COMMAND_ACK does not say which message it
-// answers.
+// answers. The commands run as transactions on the component's engine (api/transactions.hpp):
+// it sends again after a silence and believes only the component's own link.
 //
 // GET_MESSAGE_INTERVAL passes to the component; its MESSAGE_INTERVAL reaches every link, each
 // told its own wish (transport::StreamWishes::tell_own), so each hears the rate it gets.
@@ -37,6 +38,7 @@
 #include <memory>
 #include <vector>
 
+#include "api/command_exchange.hpp"
 #include "api/component.hpp"
 #include "router/router.hpp"
 
@@ -92,14 +94,11 @@ class MessageRates {
   };
   struct Target {                // a component asked: one command at a time: a COMMAND_ACK does not name its message
     std::deque<uint32_t> queue;  // messages to ask about, in turn
-    bool in_flight = false;
-    int64_t sent = 0;  // the interval the command in flight asks for
-    int tries = 0;
-    transport::EventLoop::TimerId timer = 0;
+    bool in_flight = false;      // a transaction runs, or waits for its turn (pacing)
+    int64_t sent = 0;            // the interval the command in flight asks for
+    transport::EventLoop::TimerId timer = 0;  // the wait for its turn
     uint32_t last_boot_ms = 0;
     routing::Millis last_sent = INT64_MIN / 2;  // commands to it are paced (kPaceMs)
-    bool awaiting_ack = false;                  // a command went; in_flight alone may be its pacing wait
-    bool probing = false;                       // the command that went asks the front message's default
   };
 
   void request(routing::LinkId link, const protocol::FrameView& frame);
@@ -108,8 +107,8 @@ class MessageRates {
   void settle(const Key& key, const Asker* asker);  // asks again where the fastest wish changed
   void queue(const Key& key);
   void send_next(uint16_t target);
-  void acknowledged(const protocol::FrameView& frame, uint8_t result, int32_t result_param2, uint16_t command);
-  void interval_heard(const protocol::FrameView& frame, uint16_t message, int32_t interval_us);
+  void later(uint16_t target, routing::Millis wait);  // send_now, after `wait`
+  void set_ended(uint16_t target, Transactions::End end, const CommandExchange::Outcome& outcome);
   void answer(const Key& key, const Asker& asker);
   void reply(const Key& key, const Asker& asker, uint8_t result, int32_t result_param2);
   int64_t fastest(const Key& key) const;

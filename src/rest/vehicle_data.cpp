@@ -9,10 +9,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "api/command_exchange.hpp"
 #include "base/fault.hpp"
 #include "base/json_text.hpp"
 #include "rest/vehicle_answer.hpp"
-#include "services/command_exchange.hpp"
 
 namespace mavswitch::rest {
 
@@ -20,7 +20,7 @@ VehicleData::VehicleData(Router& router, Component& component, const dialect::Di
     : router_(router),
       component_(component),
       json_(dialect),
-      transactions_(router, component),
+      transactions_(component.transactions()),
       parameters_(router, component) {
   subscription_ = component.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
 }
@@ -28,6 +28,7 @@ VehicleData::VehicleData(Router& router, Component& component, const dialect::Di
 VehicleData::~VehicleData() {
   router_.run_on_loop([&] {
     subscription_.reset();
+    transactions_.cancel(this);  // the component, and its engine, outlive this
     if (batch_ != 0) router_.event_loop().cancel(batch_);
   });
 }
@@ -157,7 +158,7 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return answer(error_answer(400, "the body is a JSON object {\"command\": ...}"));
-  services::CommandExchange::Command c{system, component, 0, {}};
+  CommandExchange::Command c{system, component, 0, {}};
   const auto command = j.find("command");
   std::optional<uint64_t> id;
   if (command != j.end() && command->is_string()) id = json_.value_of("MAV_CMD", command->get<std::string>());
@@ -190,13 +191,12 @@ void VehicleData::command(uint8_t system, uint8_t component, std::string_view bo
   }
   auto once = std::make_shared<OnceAnswer>(std::move(answer));
   router_.event_loop().post(guarded(once, [this, c, once] {
-    using End = services::Transactions::End;
-    transactions_.run<services::CommandExchange>(
-        c.system, c.component, services::CommandExchange::kind(c.command),
-        std::make_unique<services::CommandExchange>(c),
-        guarded(once, [this, c, answer = once](End end, const services::CommandExchange& e) {
+    using End = Transactions::End;
+    transactions_.run<CommandExchange>(
+        this, c.system, c.component, CommandExchange::kind(c.command), std::make_unique<CommandExchange>(c),
+        guarded(once, [this, c, answer = once](End end, const CommandExchange& e) {
           const std::string name = json_.name_of("MAV_CMD", c.command);
-          const services::CommandExchange::Outcome& o = e.outcome();
+          const CommandExchange::Outcome& o = e.outcome();
           if (end == End::kBusy || end == End::kFull)
             return (*answer)(error_answer(
                 end == End::kBusy ? 409 : 503,

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "api/component.hpp"
+#include "api/transactions.hpp"
 #include "base/byte_stream.hpp"
 #include "rest/json_feed.hpp"
 #include "rest/message_json.hpp"
 #include "rest/message_tree.hpp"
 #include "rest/vehicle_parameters.hpp"
-#include "services/transactions.hpp"
 
 namespace mavswitch::rest {
 
@@ -133,7 +133,7 @@ class VehicleData {
   std::string text_;                              // the router's thread: reused for each frame's JSON
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
   Subscription subscription_;
-  services::Transactions transactions_;    // the router's thread
+  Transactions& transactions_;             // the component's; the router's thread
   VehicleParameters parameters_;           // the router's thread
   std::map<uint16_t, uint16_t> ftp_seqs_;  // the router's thread: MAVFTP's next sequence number by component
 };

@@ -12,7 +12,7 @@ namespace mavswitch::rest {
 namespace {
 
 using services::FtpExchange;
-using End = services::Transactions::End;
+using End = Transactions::End;
 namespace ftp = services::ftp;
 
 // Why it did not work, as an answer: the engine's end, or the component's NAK.
@@ -67,7 +67,7 @@ void VehicleData::file(uint8_t system, uint8_t component, std::string method, st
     auto exchange = std::make_unique<FtpExchange>(mode, job->system, job->component, job->path, ftp_seq(*job));
     if (mode == FtpExchange::Mode::kWrite) exchange->write_from(body);
     transactions_.run<FtpExchange>(
-        job->system, job->component, "ftp", std::move(exchange),
+        this, job->system, job->component, "ftp", std::move(exchange),
         guarded(job->answer, [this, job, size = body.size()](End end, const FtpExchange& e) {
           ftp_seq(*job) = e.next_seq();
           const bool worked = end == End::kDone && e.complete() && !e.error();
@@ -111,7 +111,7 @@ void VehicleData::read_file(std::shared_ptr<FileJob> job) {
     a.length = size > 0 && !job->path.starts_with('@') ? static_cast<int64_t>(size) : -1;
     (*job->answer)(std::move(a));
   });
-  transactions_.run<FtpExchange>(job->system, job->component, "ftp", std::move(exchange),
+  transactions_.run<FtpExchange>(this, job->system, job->component, "ftp", std::move(exchange),
                                  guarded(job->answer, [this, job, stream](End end, const FtpExchange& e) {
                                    ftp_seq(*job) = e.next_seq();
                                    stream->finish(e.complete());  // whole, though the close went unheard

@@ -11,7 +11,7 @@ namespace mavswitch::rest {
 namespace {
 
 using services::LogExchange;
-using End = services::Transactions::End;
+using End = Transactions::End;
 
 VehicleData::Answer log_refused(End end, uint8_t system, uint8_t component) {
   if (end == End::kBusy)
@@ -63,7 +63,7 @@ void VehicleData::log(uint8_t system, uint8_t component, std::string method, std
     auto exchange = id ? LogExchange::list(job->system, job->component, *id, *id)
                        : LogExchange::list(job->system, job->component, 0, 0xFFFF, method == "DELETE");
     transactions_.run<LogExchange>(
-        job->system, job->component, "log", std::move(exchange),
+        this, job->system, job->component, "log", std::move(exchange),
         guarded(job->answer, [this, job, id, range, erased = method == "DELETE"](End end, const LogExchange& e) {
           if (end != End::kDone) return (*job->answer)(log_refused(end, job->system, job->component));
           if (!id) {
@@ -99,7 +99,7 @@ void VehicleData::read_log(std::shared_ptr<LogJob> job, uint16_t id, uint64_t si
   a.length = static_cast<int64_t>(end - first);
   if (part) a.content_range = fmt::format("bytes {}-{}/{}", first, end - 1, size);
   (*job->answer)(std::move(a));
-  transactions_.run<LogExchange>(job->system, job->component, "log",
+  transactions_.run<LogExchange>(this, job->system, job->component, "log",
                                  LogExchange::read(job->system, job->component, id, first, end, stream),
                                  [stream](End, const LogExchange& e) { stream->finish(e.complete()); });
 }

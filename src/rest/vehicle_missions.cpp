@@ -5,9 +5,9 @@
 
 #include <map>
 
+#include "api/command_exchange.hpp"
 #include "mavswitch/msg/mission_current.hpp"
 #include "rest/vehicle_answer.hpp"
-#include "services/command_exchange.hpp"
 #include "services/mission_plan.hpp"
 
 namespace mavswitch::rest {
@@ -80,7 +80,7 @@ void VehicleData::mission(uint8_t system, uint8_t component, std::string method,
 }
 
 void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
-  using End = services::Transactions::End;
+  using End = Transactions::End;
   if (job->types.empty() || job->status != 200) {
     if (job->status != 200) return (*job->answer)({job->status, json_text(job->results, 2)});
     if (job->mode != MissionExchange::Mode::kRead)
@@ -100,7 +100,7 @@ void VehicleData::next_list(std::shared_ptr<MissionJob> job) {
       job->mode, job->system, job->component, type,
       job->mode == MissionExchange::Mode::kWrite ? job->lists[type] : std::vector<MissionItem>{});
   transactions_.run<MissionExchange>(
-      job->system, job->component, "mission", std::move(exchange),
+      this, job->system, job->component, "mission", std::move(exchange),
       guarded(job->answer, [this, job, type](End end, const MissionExchange& e) {
         const char* what = kTypeNames[type];
         const char* doing = job->mode == MissionExchange::Mode::kRead    ? "read"
@@ -159,11 +159,11 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
       }
       return (*once)(error_answer(404, fmt::format("no MISSION_CURRENT from {}/{} yet", system, component)));
     }
-    services::CommandExchange::Command c{system, component, kSetMissionCurrent, {float(*seq), 0, 0, 0, 0, 0, 0}};
-    using End = services::Transactions::End;
-    transactions_.run<services::CommandExchange>(
-        system, component, services::CommandExchange::kind(c.command), std::make_unique<services::CommandExchange>(c),
-        guarded(once, [this, once, seq](End end, const services::CommandExchange& e) {
+    CommandExchange::Command c{system, component, kSetMissionCurrent, {float(*seq), 0, 0, 0, 0, 0, 0}};
+    using End = Transactions::End;
+    transactions_.run<CommandExchange>(
+        this, system, component, CommandExchange::kind(c.command), std::make_unique<CommandExchange>(c),
+        guarded(once, [this, once, seq](End end, const CommandExchange& e) {
           if (end == End::kBusy) return (*once)(error_answer(409, "a change of the current item is under way"));
           if (!e.outcome().acknowledged) return (*once)(error_answer(504, "no COMMAND_ACK for DO_SET_MISSION_CURRENT"));
           const std::string result = json_.name_of("MAV_RESULT", e.outcome().result);

@@ -15,9 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "api/transactions.hpp"
 #include "base/byte_stream.hpp"
 #include "services/ordered_bytes.hpp"
-#include "services/transactions.hpp"
 
 namespace mavswitch::services {
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <optional>
 
+#include "api/transactions.hpp"
 #include "services/ordered_bytes.hpp"
-#include "services/transactions.hpp"
 
 namespace mavswitch::services {
 

@@ -10,7 +10,7 @@
 #include <array>
 #include <optional>
 
-#include "services/transactions.hpp"
+#include "api/transactions.hpp"
 
 namespace mavswitch::services {
 

@@ -2,12 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
 
+#include "api/command_exchange.hpp"
 #include "api/component.hpp"
+#include "api/transactions.hpp"
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
@@ -152,6 +156,68 @@ TEST(Api, SendsFromManyThreadsAndDeliversToAnotherThread) {
   EXPECT_EQ(received, kThreads * kPerThread);
   EXPECT_EQ(queue->dropped(), 0u);
   EXPECT_EQ(sender.stats().sent, kThreads * kPerThread);
+}
+
+// Component::command runs on the component's transaction engine: a command not answered is
+// sent again (confirmation counted up) until its ack; the answer comes as a future; a command
+// to component 0 is answered by any component of the system; one of an id at a time.
+TEST(Api, ACommandIsSentAgainUntilItsAckComesAsAFuture) {
+  RouterThread rt;
+  rt.start_with_udp_server();
+  Component vehicle(rt.router, 1, 1);
+  Component gcs(rt.router, 255, 190);
+  std::mutex m;
+  std::vector<int> confirmations;
+  auto responder = vehicle.subscribe<msg::CommandLong>(
+      [&](const msg::CommandLong& c, const protocol::FrameView& f) {
+        {
+          std::lock_guard lock(m);
+          confirmations.push_back(c.confirmation);
+        }
+        if (c.confirmation < 1) return;  // the first is "lost"
+        msg::CommandAck ack;
+        ack.command = c.command;
+        ack.target_system = f.sysid();
+        ack.target_component = f.compid();
+        vehicle.send(ack);
+      },
+      {.addressed_to_me = true});
+  ASSERT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().routes().knows(1, 1); }); }));
+  auto answer = gcs.command_async(1, 0, 400, {1}, std::chrono::milliseconds(1500));  // two tries, 750 ms apart
+  // The same command to the same target meanwhile is refused at once: nothing.
+  EXPECT_FALSE(gcs.command(1, 0, 400, {1}, std::chrono::milliseconds(1500)).has_value());
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  const auto ack = answer.get();
+  ASSERT_TRUE(ack.has_value()) << "the second try is answered";
+  EXPECT_EQ(ack->command, 400);
+  std::lock_guard lock(m);
+  EXPECT_EQ(confirmations, (std::vector<int>{0, 1}));
+}
+
+// An owner's transactions end with it, without their callbacks: what a library user does
+// before its handlers' objects go.
+TEST(Api, AnOwnersTransactionsAreCancelledWithoutTheirCallbacks) {
+  RouterThread rt;
+  rt.start_with_udp_server();
+  Component vehicle(rt.router, 1, 1);  // it never answers
+  Component gcs(rt.router, 255, 190);
+  ASSERT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().routes().knows(1, 1); }); }));
+  std::atomic<int> called{0};
+  const int owner = 0;
+  rt.on_loop([&] {
+    for (const uint16_t id : {uint16_t{400}, uint16_t{401}})
+      gcs.transactions().run<CommandExchange>(&owner, 1, 1, CommandExchange::kind(id),
+                                              std::make_unique<CommandExchange>(CommandExchange::Command{1, 1, id, {}}),
+                                              [&](Transactions::End, CommandExchange&) { ++called; });
+    return 0;
+  });
+  EXPECT_EQ(rt.on_loop([&] { return gcs.transactions().open().size(); }), 2u);
+  rt.on_loop([&] {
+    gcs.transactions().cancel(&owner);
+    return 0;
+  });
+  EXPECT_EQ(rt.on_loop([&] { return gcs.transactions().open().size(); }), 0u);
+  EXPECT_EQ(called.load(), 0);
 }
 
 TEST(Api, CommandGetsItsAckAndHeartbeatsGoOut) {

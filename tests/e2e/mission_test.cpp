@@ -7,19 +7,19 @@
 #include <future>
 #include <iostream>
 
+#include "api/transactions.hpp"
 #include "e2e/fake_mission_vehicle.hpp"
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "services/mission_exchange.hpp"
 #include "services/mission_plan.hpp"
-#include "services/transactions.hpp"
 
 namespace mavswitch::test {
 namespace {
 
 using services::MissionExchange;
 using services::MissionItem;
-using services::Transactions;
+
 using namespace std::chrono_literals;
 
 std::vector<MissionItem> survey(size_t n, int salt) {
@@ -43,11 +43,10 @@ struct MissionSite {
     rt.start_with_udp_server();
     own = std::make_unique<Component>(rt.router, 254, 190);
     vehicle = std::make_unique<FakeMissionVehicle>(rt.router, 1, 1, loss, seed);
-    engine = std::make_unique<Transactions>(rt.router, *own);
+    engine = &own->transactions();
     EXPECT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().routes().knows(1, 1); }); }));
   }
   ~MissionSite() {
-    engine.reset();
     vehicle.reset();
     own.reset();
   }
@@ -59,7 +58,7 @@ struct MissionSite {
   Ended run(MissionExchange::Mode mode, uint8_t type, std::vector<MissionItem> items = {}, uint8_t system = 1) {
     std::promise<Ended> ended;
     rt.router.event_loop().post([&] {
-      engine->run<MissionExchange>(system, 1, "mission",
+      engine->run<MissionExchange>(nullptr, system, 1, "mission",
                                    std::make_unique<MissionExchange>(mode, system, 1, type, std::move(items)),
                                    [&](Transactions::End end, MissionExchange& e) {
                                      ended.set_value({end, e.result(), e.items()});
@@ -72,7 +71,7 @@ struct MissionSite {
   RouterThread rt;
   std::unique_ptr<Component> own;
   std::unique_ptr<FakeMissionVehicle> vehicle;
-  std::unique_ptr<Transactions> engine;
+  Transactions* engine = nullptr;  // the own component's
 };
 
 TEST(Missions, AMissionFenceAndRallyAreWrittenReadBackAndCleared) {
@@ -126,7 +125,7 @@ TEST(Missions, OneTransferPerVehicleAtATime) {
   std::promise<Transactions::End> first, second;
   site.rt.router.event_loop().post([&] {
     for (auto* ended : {&first, &second})
-      site.engine->run<MissionExchange>(1, 1, "mission",
+      site.engine->run<MissionExchange>(nullptr, 1, 1, "mission",
                                         std::make_unique<MissionExchange>(MissionExchange::Mode::kRead, 1, 1, 0),
                                         [ended](Transactions::End end, MissionExchange&) { ended->set_value(end); });
   });
@@ -140,7 +139,7 @@ TEST(Missions, AVehicleThatGoesEndsItsTransfer) {
   MissionSite site(1.0);
   std::promise<Transactions::End> ended;
   site.rt.router.event_loop().post([&] {
-    site.engine->run<MissionExchange>(1, 1, "mission",
+    site.engine->run<MissionExchange>(nullptr, 1, 1, "mission",
                                       std::make_unique<MissionExchange>(MissionExchange::Mode::kRead, 1, 1, 0),
                                       [&](Transactions::End end, MissionExchange&) { ended.set_value(end); });
   });

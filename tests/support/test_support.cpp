@@ -70,10 +70,18 @@ std::vector<ParsedFrame> parse_all(const std::vector<uint8_t>& data, const std::
   return frames;
 }
 
+namespace {
+
+// Outside a test (a bench program on the tests' support) there is no test's name.
+std::string test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info != nullptr ? info->name() : "outside-a-test";
+}
+
+}  // namespace
+
 ScratchDir::ScratchDir(const std::string& prefix)
-    : path_(std::filesystem::temp_directory_path() /
-            (prefix + "-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    : path_(std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + test_name())) {
   std::filesystem::remove_all(path_);
   std::filesystem::create_directories(path_);
 }

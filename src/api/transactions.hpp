@@ -4,7 +4,8 @@
 // are spent, or when the router no longer has a route to the component. At most one transaction
 // of a kind per component at once (a second is refused: the caller's 409), and at most
 // kMaxOpen in all. Each protocol is an Exchange: what to send and what an answer means; the
-// engine owns time, tries and where answers may come from. The router's thread only.
+// engine owns time, tries and where answers may come from. The router's thread only. Each
+// Component owns one (Component::transactions()); a C++ program runs its own exchanges on it.
 //
 // Chose not to build: queueing a second transaction of a kind behind the first (the caller
 // asks again), and priorities between kinds.
@@ -22,7 +23,7 @@
 #include "routing/types.hpp"
 #include "transport/event_loop.hpp"
 
-namespace mavswitch::services {
+namespace mavswitch {
 
 // One protocol's side of a conversation with a component, driven by the engine.
 class Exchange {
@@ -52,6 +53,19 @@ class Exchange {
   virtual std::pair<uint64_t, uint64_t> progress() const { return {0, 0}; }
 };
 
+// An exchange whose every try sends the same request again.
+class RepeatedRequest : public Exchange {
+ public:
+  void start(Component& from) override { send(from); }
+  bool silent(Component& from) override {
+    send(from);
+    return true;
+  }
+
+ protected:
+  virtual void send(Component& from) = 0;
+};
+
 class Transactions {
  public:
   static constexpr size_t kMaxOpen = 64;
@@ -64,21 +78,28 @@ class Transactions {
   };
   static const char* name(End end) noexcept;
 
-  // `component` (the router's own) must outlive this.
+  // Each Component has one (Component::transactions()); `component` must outlive this.
   Transactions(Router& router, Component& component);
   ~Transactions();
   Transactions(const Transactions&) = delete;
   Transactions& operator=(const Transactions&) = delete;
 
   // Runs `exchange` with (system, component); `done` is called once, on the router's thread (at
-  // once for kBusy and kFull), with the exchange as it ended.
+  // once for kBusy and kFull), with the exchange as it ended. `owner` (the caller) cancels what
+  // it started before it goes: cancel(owner).
   template <class E>
-  void run(uint8_t system, uint8_t component, std::string kind, std::unique_ptr<E> exchange,
+  void run(const void* owner, uint8_t system, uint8_t component, std::string kind, std::unique_ptr<E> exchange,
            std::function<void(End, E&)> done) {
     E& e = *exchange;
-    start(system, component, std::move(kind), std::move(exchange),
+    start(owner, system, component, std::move(kind), std::move(exchange),
           [&e, done = std::move(done)](End end) { done(end, e); });
   }
+
+  // Ends that transaction, if it runs, without an answer: its `done` is not called (its owner
+  // is going, or asks something newer instead). Router thread.
+  void cancel(uint8_t system, uint8_t component, const std::string& kind);
+  // Ends every transaction `owner` started, the same way.
+  void cancel(const void* owner);
 
   struct Open {
     uint8_t system = 0, component = 0;
@@ -92,16 +113,20 @@ class Transactions {
   struct Running {
     std::unique_ptr<Exchange> exchange;
     std::function<void(End)> done;
+    const void* owner = nullptr;
     int tries = 0;
     transport::EventLoop::TimerId timer = 0;
     // Only a route that was there can be lost: a component not yet heard of gets every try (it
     // may be joining, and what is sent to it goes where the routing rules send the unknown).
     bool known = false;
   };
-  void start(uint8_t system, uint8_t component, std::string kind, std::unique_ptr<Exchange> exchange,
+  void start(const void* owner, uint8_t system, uint8_t component, std::string kind, std::unique_ptr<Exchange> exchange,
              std::function<void(End)> done);
   void listen(const Exchange::Listen& l);
   void heard(const protocol::FrameView& frame, bool addressed);
+  void hear(const Key& key, const protocol::FrameView& frame, bool addressed);
+  // A route to it: the component heard, or for component 0 any component of the system.
+  bool reachable(uint8_t system, uint8_t component) const;
   void arm(const Key& key);
   void finish(const Key& key, End end);
 
@@ -111,4 +136,4 @@ class Transactions {
   std::map<std::pair<uint32_t, bool>, Subscription> listening_;  // kept once made: a few messages
 };
 
-}  // namespace mavswitch::services
+}  // namespace mavswitch

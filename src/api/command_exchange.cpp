@@ -1,9 +1,9 @@
-#include "services/command_exchange.hpp"
+#include "api/command_exchange.hpp"
 
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
 
-namespace mavswitch::services {
+namespace mavswitch {
 namespace {
 
 constexpr uint8_t kInProgress = 5;  // MAV_RESULT_IN_PROGRESS
@@ -32,21 +32,25 @@ Exchange::Step CommandExchange::heard(const protocol::FrameView& frame, Componen
 
 bool CommandExchange::silent(Component& from) {
   if (in_progress_) return false;  // kProgressMs passed without the final ack
-  send(from);
+  send_again(from);
   return true;
 }
 
-void CommandExchange::send(Component& from) {
-  msg::CommandLong m;
-  m.target_system = command_.system;
-  m.target_component = command_.component;
-  m.command = command_.command;
-  m.confirmation = static_cast<uint8_t>(outcome_.attempts);  // 0 first, then one more each time
-  m.param1 = command_.params[0], m.param2 = command_.params[1], m.param3 = command_.params[2];
-  m.param4 = command_.params[3], m.param5 = command_.params[4], m.param6 = command_.params[5];
-  m.param7 = command_.params[6];
+void CommandExchange::send_again(Component& from) {
+  send(from, command_, static_cast<uint8_t>(outcome_.attempts));  // 0 first, then one more each time
   ++outcome_.attempts;
+}
+
+void CommandExchange::send(Component& from, const Command& c, uint8_t confirmation) {
+  msg::CommandLong m;
+  m.target_system = c.system;
+  m.target_component = c.component;
+  m.command = c.command;
+  m.confirmation = confirmation;
+  m.param1 = c.params[0], m.param2 = c.params[1], m.param3 = c.params[2];
+  m.param4 = c.params[3], m.param5 = c.params[4], m.param6 = c.params[5];
+  m.param7 = c.params[6];
   from.send(m);
 }
 
-}  // namespace mavswitch::services
+}  // namespace mavswitch

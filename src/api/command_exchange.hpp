@@ -7,9 +7,9 @@
 
 #include <array>
 
-#include "services/transactions.hpp"
+#include "api/transactions.hpp"
 
-namespace mavswitch::services {
+namespace mavswitch {
 
 class CommandExchange final : public Exchange {
  public:
@@ -31,22 +31,30 @@ class CommandExchange final : public Exchange {
     int attempts = 0;
   };
 
-  explicit CommandExchange(const Command& c) : command_(c) {}
+  // `tries` sends, `retry_ms` apart, before it gives up (the protocol's five, a second apart).
+  explicit CommandExchange(const Command& c, int tries = kTries, routing::Millis retry_ms = kRetryMs)
+      : command_(c), tries_(tries), retry_ms_(retry_ms) {}
   static std::string kind(uint16_t command) { return "command:" + std::to_string(command); }
   const Outcome& outcome() const noexcept { return outcome_; }
+  const Command& command() const noexcept { return command_; }
+
+  // A COMMAND_LONG of `c` with `confirmation` (0 the first time), from `from`.
+  static void send(Component& from, const Command& c, uint8_t confirmation);
 
   std::vector<Listen> listens() const override;
-  void start(Component& from) override { send(from); }
+  void start(Component& from) override { send_again(from); }
   Step heard(const protocol::FrameView& frame, Component& from) override;
   bool silent(Component& from) override;
-  routing::Millis retry_ms() const override { return in_progress_ ? kProgressMs : kRetryMs; }
-  int tries() const override { return kTries; }
+  routing::Millis retry_ms() const override { return in_progress_ ? kProgressMs : retry_ms_; }
+  int tries() const override { return tries_; }
 
  private:
-  void send(Component& from);
+  void send_again(Component& from);
   Command command_;
+  int tries_;
+  routing::Millis retry_ms_;
   Outcome outcome_;
   bool in_progress_ = false;  // an IN_PROGRESS came: the final ack is awaited, kProgressMs at most
 };
 
-}  // namespace mavswitch::services
+}  // namespace mavswitch
