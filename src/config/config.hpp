@@ -80,6 +80,9 @@ struct HttpConfig {
   // ServerName: the names a request's Host may give besides loopback names and literal
   // addresses (lower case); any other Host is answered 421, so a DNS-rebound page gets nothing.
   std::vector<std::string> server_names;
+  // MapTiles: a tile server's URL with {z}, {x} and {y} (https://tile.openstreetmap.org/{z}/{x}/{y}.png)
+  // drawn under the page's mission plan; empty: the plan on its grid alone.
+  std::string map_tiles;
   std::string source = "[Http]";  // where the port was set, for errors
 };
 

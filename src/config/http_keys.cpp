@@ -29,8 +29,17 @@ void set_http(const Where& w, const std::string& key, std::string_view v, HttpCo
       if (!host_chars) w.fail(quoted(item) + ": a host name (letters, digits, '.', '-'), as browsers send it in Host");
       c.server_names.push_back(std::move(name));
     });
+  } else if (key == "maptiles") {
+    const bool web = v.starts_with("https://") || v.starts_with("http://");
+    const bool placed = v.find("{z}") != v.npos && v.find("{x}") != v.npos && v.find("{y}") != v.npos;
+    const bool plain = v.find_first_of("\"' ;<>") == v.npos;
+    if (!web || !placed || !plain)
+      w.fail(quoted(v) + ": a tile server's http(s) URL with {z}, {x} and {y} in it, no quotes, spaces or ';'");
+    c.map_tiles = std::string(v);
   } else {
-    w.fail("unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink, VehicleData, ServerName)");
+    w.fail(
+        "unknown key in [Http] (Address, Port, TokenFile, Certificate, MetricsPerLink, VehicleData, ServerName, "
+        "MapTiles)");
   }
 }
 

@@ -101,12 +101,14 @@ Exchange::Step MissionExchange::heard(const protocol::FrameView& frame, Componen
     // An item sent again after a silence and refused as out of order: the vehicle had it, and
     // its request for the next was lost. The next is sent rather than waiting for the vehicle
     // to ask again (ArduPilot: a second later); one it did not want is refused the same way.
+    // Not progress: only the vehicle's own request for an item is (a vehicle that left the
+    // transfer refuses every item, and the tries run out).
     if (mode_ == Mode::kWrite && ack.type == kInvalidSequence) {
       if (!resent_ || !last_asked_ || *last_asked_ + 1u >= items_.size()) return Step::kIgnored;
       resent_ = false;
       last_asked_ = *last_asked_ + 1u;
       send_item(from, *last_asked_);
-      return Step::kProgress;
+      return Step::kIgnored;
     }
     // The last item sent again after a silence, and refused: the vehicle had taken it and its
     // ACCEPTED was lost, or it gave up. Which, it does not say: the write starts again (twice at

@@ -184,7 +184,9 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
                            {"statustext", "/api/v1/statustext"},
                            {"history", "/api/v1/history"},
                            {"stats", "/api/v1/stats"},
-                           {"metrics", "/metrics"}},
+                           {"metrics", "/metrics"},
+                           // For the page: the tiles under its plan view ([Http] MapTiles), or none.
+                           {"map_tiles", options_.map_tiles.empty() ? Json() : Json(options_.map_tiles)}},
                       2) +
                 "\n"};
   }

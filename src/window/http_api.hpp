@@ -33,7 +33,8 @@ class HttpApi {
     std::string token;             // empty: no TokenFile (then nothing may change)
     bool token_for_reads = false;  // the server listens beyond loopback, with a token
     bool metrics_per_link = false;
-    std::string page_dir;  // the status page's files; empty: none installed
+    std::string map_tiles;  // [Http] MapTiles, for the page
+    std::string page_dir;   // the status page's files; empty: none installed
     bool loopback_listener = true;
     std::function<std::string()> more_metrics;       // appended to /metrics
     const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread

@@ -15,7 +15,9 @@ namespace {
 
 constexpr int kFramesPerTurn = 64;  // WebSocket messages per writable turn: others get theirs
 constexpr int kWriteSeconds = 30;   // for a client to take the next chunk of an answer
-constexpr int kLaterSeconds = 60;   // for an answer worked out elsewhere (a reload)
+// For an answer worked out elsewhere (a reload, a vehicle's transaction): a backstop, since the
+// engine ends every transaction itself; a 500-item mission over a lossy radio takes minutes.
+constexpr int kLaterSeconds = 600;
 
 // The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
 std::string query_of(lws* wsi, bool* too_long) {
@@ -156,8 +158,7 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
   bool ok =
       lws_add_http_common_headers(wsi, static_cast<unsigned>(r.status), r.content_type.c_str(), length, &p, end) == 0 &&
       add("cache-control:", "no-store") && add("x-content-type-options:", "nosniff");
-  // The page's own files and scripts only: no inline script, nothing from elsewhere.
-  if (ok && !stream) ok = add("content-security-policy:", "default-src 'self'");
+  if (ok && !stream) ok = add("content-security-policy:", content_policy);
   if (ok && r.status == 401) ok = add("www-authenticate:", "Bearer realm=\"mavswitch\"");
   if (ok && r.stream) ok = add("accept-ranges:", "bytes");
   if (ok && !r.content_range.empty()) ok = add("content-range:", r.content_range);

@@ -244,10 +244,27 @@ void HttpServer::Window::forget(lws* wsi) {
   sessions.erase(it);
 }
 
+namespace {
+
+// The page's own files and scripts only: no inline script, nothing from elsewhere, but the map
+// tiles' images from their server where MapTiles names one ({s} and the like as '*').
+std::string policy_for(const std::string& map_tiles) {
+  const std::string policy = "default-src 'self'";
+  if (map_tiles.empty()) return policy;
+  const size_t host = map_tiles.find("://") + 3;
+  std::string origin = map_tiles.substr(0, map_tiles.find('/', host));
+  for (size_t open = origin.find('{'); open != std::string::npos; open = origin.find('{'))
+    origin.replace(open, origin.find('}', open) - open + 1, "*");
+  return policy + "; img-src 'self' " + origin;
+}
+
+}  // namespace
+
 HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.hooks = std::move(hooks);
   w.hosts = HostNames(config.server_names);
+  w.content_policy = policy_for(config.map_tiles);
   w.tls = !config.certificate.empty();
   w.address = config.address;
   if (w.tls) check_certificate(config.certificate);

@@ -88,6 +88,7 @@ struct Session {
 struct HttpServer::Window {
   Hooks hooks;
   HostNames hosts{{}};
+  std::string content_policy;  // the page's Content-Security-Policy
   log::Throttle refused_hosts;
   // Bodies being written, each once however many sessions share it, and their bytes.
   std::unordered_map<const std::string*, int> held;

@@ -68,6 +68,7 @@ void OperatorWindow::start() {
   if (http_.port == 0) return;  // Port = 0: off
   HttpApi::Options options;
   options.metrics_per_link = http_.metrics_per_link;
+  options.map_tiles = http_.map_tiles;
   options.page_dir = find_page_dir();
   if (options.page_dir.empty())
     log::warning("http: the status page's files are not installed: / answers 404");

@@ -56,11 +56,18 @@ TEST(Sitl, AnOnboardLogComesTheSameByTheLogProtocolAndByMavftp) {
   ASSERT_GE(file.size(), size);
   EXPECT_TRUE(file.compare(0, size, got.body) == 0) << "the log protocol's bytes are the file's";
 
-  // The same file by MAVFTP, its first `size` bytes the same.
-  const HttpReply ftp = http_request(http, "GET", "/v1/vehicles/1/1/files/logs/" + name, "", "", 120);
+  // The same log by MAVFTP (found in SITL's folder after /APM/LOGS), its first `size` bytes the
+  // same; and as the file it is.
+  const HttpReply ftp =
+      http_request(http, "GET", "/v1/vehicles/1/1/logs/" + std::to_string(id) + "?via=mavftp", "", "", 120);
   ASSERT_EQ(ftp.status, 200) << ftp.body.substr(0, 200);
   ASSERT_GE(ftp.body.size(), size);
   EXPECT_TRUE(ftp.body.compare(0, size, got.body) == 0) << "MAVFTP's bytes are the log protocol's";
+  const HttpReply crc = http_request(http, "GET", "/v1/vehicles/1/1/files/logs/" + name + "?crc=1", "", "", 60);
+  EXPECT_EQ(crc.status, 200) << crc.body;
+  EXPECT_EQ(http_request(http, "GET", "/v1/vehicles/1/1/logs/" + std::to_string(id) + "?via=carrier-pigeon").status,
+            400);
+  EXPECT_EQ(http_request(http, "GET", "/v1/vehicles/1/1/logs/60000?via=mavftp", "", "", 60).status, 404);
 
   // A Range of it: 206, that part only.
   const std::string part = raw_exchange(http,

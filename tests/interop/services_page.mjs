@@ -2,9 +2,11 @@
 // from boot) behind mavswitchd: without the token the panels read (the mission on its plan view,
 // the logs, the parameters) and every change is disabled; with it, a parameter is edited and an
 // action asked for behind a confirmation (cancelled: nothing sent; confirmed: the vehicle's
-// answer shown). A log downloads with its progress to the last byte. Screenshots of each.
+// answer shown). A log downloads with its progress to the last byte. The plan is drawn over map
+// tiles from a tile server on loopback ([Http] MapTiles). Screenshots of each.
 // Usage: node services_page.mjs MAVSWITCHD SITL_START_SH [SCREENSHOT_DIR]   (exit 77: skipped)
 import fs from 'node:fs'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import puppeteer from 'puppeteer-core'
@@ -22,12 +24,21 @@ const token = 'services-page-token-0123456789abcdef'
 fs.writeFileSync(path.join(scratch, 'token'), token + '\n', { mode: 0o600 })
 fs.writeFileSync(path.join(scratch, 'site.parm'), 'LOG_DISARMED 1\n')
 const httpPort = await freePort('tcp')
+// The map's tile server: a light grey tile for every z/x/y asked, each asked noted.
+const tilesAsked = []
+const grey = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGO4cOECAATkAnECaf5bAAAAAElFTkSuQmCC', 'base64')
+const tiles = http.createServer((req, res) => {
+  tilesAsked.push(req.url)
+  res.writeHead(200, { 'Content-Type': 'image/png', 'Access-Control-Allow-Origin': '*' })
+  res.end(grey)
+})
+await new Promise((resolve) => tiles.listen(0, '127.0.0.1', resolve))
 const instance = 17
 const { start, stop } = processes()
 start('bash', [sitlStart, String(instance), path.join(scratch, 'sitl')], { SITL_DEFAULTS: path.join(scratch, 'site.parm') })
 const conf = path.join(scratch, 'main.conf')
 fs.writeFileSync(conf, `[General]\nTcpServerPort = 0\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = ${5760 + 10 * instance}\n` +
-  `[Http]\nTokenFile = ${path.join(scratch, 'token')}\n`)
+  `[Http]\nTokenFile = ${path.join(scratch, 'token')}\nMapTiles = http://127.0.0.1:${tiles.address().port}/{z}/{x}/{y}.png\n`)
 start(daemon, ['-c', conf, '--http', `127.0.0.1:${httpPort}`])
 
 const api = async (method, p, body) => {
@@ -84,6 +95,19 @@ try {
   })
   // (Home is drawn once ArduPilot has set it, after its GPS fix: not yet, so soon after boot.)
   check(drawn.red > 20 && drawn.blue > 20 && drawn.amber > 20, `the fence, path and rally point on the plan view (${JSON.stringify(drawn)})`)
+  // Under them the map's tiles: asked for the plan's place (Web Mercator at the zoom asked), and drawn.
+  const tileOf = (lat, lon, z) => [Math.floor((lon + 180) / 360 * 2 ** z),
+    Math.floor((1 - Math.log(Math.tan(lat * Math.PI / 180) + 1 / Math.cos(lat * Math.PI / 180)) / Math.PI) / 2 * 2 ** z)]
+  const asked = () => tilesAsked.map((u) => u.match(/^\/(\d+)\/(\d+)\/(\d+)\.png$/)).filter(Boolean).map((m) => m.slice(1).map(Number))
+  const covers = await until(() => asked().some(([z, x, y]) => z >= 14 && String(tileOf(-35.363, 149.165, z)) === String([x, y])), 10000)
+  check(covers && asked().length <= 64, `the map's tiles for the plan's place asked (${asked.length}: ${tilesAsked.slice(0, 4).join(' ')})`)
+  const greyDrawn = await until(() => page.$eval('#plan', (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data
+    let n = 0
+    for (let i = 0; i < d.length; i += 4) if (d[i] === 208 && d[i + 1] === 208 && d[i + 2] === 208 && d[i + 3] === 255) n++
+    return n > 1000 ? n : 0
+  }), 10000)
+  check(greyDrawn, `and drawn under the plan (${greyDrawn} tile pixels)`)
   if (shots) await (await page.$('#mission-panel')).screenshot({ path: path.join(shots, 'services-mission.png') })
 
   await page.click('#logs-list')
@@ -141,6 +165,7 @@ try {
   if (shots) await page.screenshot({ path: path.join(shots, 'services-phone.png'), fullPage: true })
 } finally {
   await browser.close()
+  tiles.close()
   await stop()
   fs.rmSync(scratch, { recursive: true, force: true })
 }

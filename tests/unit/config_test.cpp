@@ -139,6 +139,16 @@ TEST_F(ConfigTest, VehicleDataIsOnUnlessHttpSaysOtherwise) {
   EXPECT_NE(error_of("[Http]\nVehicleData = maybe\n").find("bad.conf:2"), std::string::npos);
 }
 
+TEST_F(ConfigTest, MapTilesIsATileServersUrlWithItsPlaces) {
+  Config c;
+  EXPECT_TRUE(c.http.map_tiles.empty());
+  load_config_file(write("m.conf", "[Http]\nMapTiles = https://tile.openstreetmap.org/{z}/{x}/{y}.png\n"), c);
+  EXPECT_EQ(c.http.map_tiles, "https://tile.openstreetmap.org/{z}/{x}/{y}.png");
+  for (const char* bad : {"tiles/{z}/{x}/{y}.png", "https://t.example/{z}/{x}.png",
+                          "https://t.example/{z}/{x}/{y}.png'; script-src *", "javascript:{z}{x}{y}"})
+    EXPECT_NE(error_of(std::string("[Http]\nMapTiles = ") + bad + "\n").find("bad.conf:2"), std::string::npos) << bad;
+}
+
 TEST_F(ConfigTest, OneWorkerUnlessWorkersSaysOtherwise) {
   Config c;
   EXPECT_EQ(c.general.workers, 1u);

@@ -5,7 +5,8 @@
 // without one the panel is read-only. Uses page.js's helpers ($).
 'use strict'
 
-const svc = { system: null, params: {}, canChange: false }
+const svc = { system: null, params: {}, canChange: false, tiles: null, plan: null }
+const tileImages = new Map() // by URL: the map tiles asked for, drawn once loaded
 // ArduCopter's modes by number (MAV_CMD_DO_SET_MODE's custom mode).
 const COPTER_MODES = { STABILIZE: 0, ACRO: 1, ALT_HOLD: 2, AUTO: 3, GUIDED: 4, LOITER: 5, RTL: 6, CIRCLE: 7, LAND: 9, POSHOLD: 16, BRAKE: 17, SMART_RTL: 21 }
 
@@ -68,8 +69,48 @@ function confirmAction (text) {
   return new Promise((resolve) => d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true }))
 }
 
-// The mission, fence and rally points on a grid scaled to fit them (north up, metres even).
+// Web Mercator's tile (x, y) at zoom z for a point, and a tile corner's point back.
+const tileOf = (lat, lon, z) => {
+  const n = 2 ** z
+  const r = lat * Math.PI / 180
+  return [(lon + 180) / 360 * n, (1 - Math.log(Math.tan(r) + 1 / Math.cos(r)) / Math.PI) / 2 * n]
+}
+const cornerOf = (x, y, z) => {
+  const n = 2 ** z
+  return [Math.atan(Math.sinh(Math.PI * (1 - 2 * y / n))) * 180 / Math.PI, x / n * 360 - 180]
+}
+
+// The map's tiles ([Http] MapTiles) under the plan, each about 256 pixels wide; at most 64.
+function drawTiles (g, w, h, k, scale, cx, cy, px, ratio) {
+  const z = Math.max(0, Math.min(19, Math.round(Math.log2(360 * k * scale / (256 * ratio)))))
+  const lonAt = (x) => ((x - w / 2) / scale + cx) / k
+  const latAt = (y) => cy - (y - h / 2) / scale
+  const [x0, y0] = tileOf(latAt(0), lonAt(0), z).map(Math.floor)
+  const [x1, y1] = tileOf(latAt(h), lonAt(w), z).map(Math.floor)
+  if ((x1 - x0 + 1) * (y1 - y0 + 1) > 64) return
+  for (let x = x0; x <= x1; ++x) {
+    for (let y = y0; y <= y1; ++y) {
+      const url = svc.tiles.replace('{z}', z).replace('{x}', x).replace('{y}', y).replace('{s}', 'abc'[(x + y) % 3])
+      let img = tileImages.get(url)
+      if (!img) {
+        img = new Image()
+        img.crossOrigin = 'anonymous' // drawn without tainting the canvas, where the server allows it
+        img.addEventListener('load', () => svc.plan && drawPlan(svc.plan), { once: true })
+        img.src = url
+        tileImages.set(url, img)
+      }
+      if (!img.complete || !img.naturalWidth) continue
+      const [ax, ay] = px(cornerOf(x, y, z))
+      const [bx, by] = px(cornerOf(x + 1, y + 1, z))
+      g.drawImage(img, ax, ay, bx - ax, by - ay)
+    }
+  }
+}
+
+// The mission, fence and rally points on a grid scaled to fit them (north up, metres even),
+// over the map's tiles where [Http] MapTiles names a tile server.
 function drawPlan (plan) {
+  svc.plan = plan
   const canvas = $('plan')
   const ratio = window.devicePixelRatio || 1
   const w = (canvas.width = canvas.clientWidth * ratio)
@@ -102,6 +143,7 @@ function drawPlan (plan) {
   const cx = (Math.max(...xs) + Math.min(...xs)) / 2
   const cy = (Math.max(...ys) + Math.min(...ys)) / 2
   const px = (p) => [w / 2 + (p[1] * k - cx) * scale, h / 2 - (p[0] - cy) * scale]
+  if (svc.tiles) drawTiles(g, w, h, k, scale, cx, cy, px, ratio)
   // The grid: a line each tenth of the span.
   g.strokeStyle = '#8883'
   g.lineWidth = ratio
@@ -296,5 +338,6 @@ $('unlock').addEventListener('submit', (e) => {
   access()
 })
 access()
+fetch('/api/v1', { cache: 'no-store' }).then((r) => r.json()).then((index) => { svc.tiles = index.map_tiles || null }).catch(() => {})
 refreshVehicles()
 setInterval(refreshVehicles, 1000)
