@@ -2,7 +2,8 @@
 # Vehicle services against ArduPilot SITL on TCP loopback (no loss): a log downloaded by the log
 # protocol (its throughput, and its share of the bytes the vehicle's link carried meanwhile),
 # and a 1 MiB file read by MAVFTP (mavswitchd's RSS before and at most during the read, for a
-# client that reads at once and for one that reads at 64 KiB/s).
+# client that reads at once and for one that reads at 64 KiB/s); then 200 KB of the log over a
+# 57,600-baud budget between two routers (its share of the budget and of the bytes carried).
 #   bench/vehicle_services.sh            (BUILD=build, SITL=../shared/sitl/start.sh, INSTANCE=18)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,3 +51,21 @@ for limit in 0 64k; do
   python3 -c "t=$end-$start; print(f'MAVFTP 1 MiB read (client limit $limit) in {t:.2f} s, {1024/t:.0f} KiB/s, $same; RSS $base KiB before, at most $max KiB (+{$max-$base} KiB)')"
 done
 curl -s -o /dev/null -X DELETE -H "Authorization: Bearer $token" "$url/files/bench-1mib.bin"
+
+# The same log over a 57,600-baud radio: router A reaches SITL (its second serial port) and sends
+# to router B at most 57,600 baud (MaxRate, with its priorities; B answers at the same rate), and
+# the log is read through B. Its share of what the budget allows, and of what B received.
+bport=$((20000 + RANDOM % 20000)) bhttp=18${instance}8
+printf '[General]\nTcpServerPort = %s\nTcpServerMaxRate = 57600baud\n[Http]\nTokenFile = %s\n' "$bport" "$dir/token" > "$dir/b.conf"
+"$build/src/daemon/mavswitchd" -c "$dir/b.conf" --http "127.0.0.1:$bhttp" 2> "$dir/b.log" & pids+=($!)
+printf '[General]\nTcpServerPort = 0\nLogWriterSystemId = 250\n[TcpEndpoint sitl]\nAddress = 127.0.0.1\nPort = %s\n[TcpEndpoint radio]\nAddress = 127.0.0.1\nPort = %s\nMaxRate = 57600baud\n' \
+  "$((port + 2))" "$bport" > "$dir/a.conf"
+"$build/src/daemon/mavswitchd" -c "$dir/a.conf" --http 0 2> "$dir/a.log" & pids+=($!)
+burl=http://127.0.0.1:$bhttp
+for _ in $(seq 60); do curl -sf "$burl/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT" > /dev/null && break; sleep 0.5; done
+b_rx() { curl -s "$burl/api/v1/links" | json "sum(l['rx_bytes'] for l in d['links'] if l['endpoint']!='sitl')"; }
+before=$(b_rx) start=$(date +%s.%N)
+size=$(curl -s -m 600 -o "$dir/radio.bin" -w '%{size_download}' -r 0-199999 "$burl/v1/vehicles/1/1/logs/$id")
+end=$(date +%s.%N) after=$(b_rx)
+cmp -s -n "$size" "$dir/radio.bin" "$dir/log.bin" && same=equal || same=DIFFERENT
+python3 -c "s=$size; t=$end-$start; b=$after-$before; print(f'log over 57,600 baud (5,760 B/s): {s} bytes in {t:.1f} s: {s/t:.0f} B/s, {100*s/t/5760:.0f}% of the budget; B received {b} bytes meanwhile ({b/t:.0f} B/s), the log {100*s/b:.0f}% of them; $same')"
