@@ -155,6 +155,19 @@ try {
   await page.click('#confirm-ok')
   const result = await until(() => page.$eval('#action-said', (e) => (/MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
   check(/^Disarm: MAV_RESULT_ACCEPTED$/.test(result), `a confirmed action shows the vehicle's answer (${result})`)
+  // A mode from the copter's own list (a plane's are not offered), set behind the same confirmation.
+  const modes = await page.$$eval('#mode option', (o) => o.map((x) => x.value))
+  check(modes.includes('ALT_HOLD') && modes.includes('BRAKE') && !modes.includes('FBWA'), `ArduCopter's modes offered (${modes.join(' ')})`)
+  await page.select('#mode', 'ALT_HOLD')
+  await page.click('#act-mode')
+  await until(() => page.$eval('#confirm', (d) => d.open), 5000)
+  await page.click('#confirm-ok')
+  const moded = await until(() => page.$eval('#action-said', (e) => (/^Mode/.test(e.textContent) ? e.textContent : '')), 20000)
+  const customMode = await until(async () => {
+    const hb = await api('GET', '/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT')
+    return hb.json?.message?.custom_mode === 2 ? 2 : 0
+  }, 10000)
+  check(/MAV_RESULT_ACCEPTED$/.test(moded) && customMode === 2, `the mode set: ${moded}; its HEARTBEAT says custom_mode ${customMode}`)
   if (shots) await page.screenshot({ path: path.join(shots, 'services-changes.png'), fullPage: true })
   await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true }) // (reloads the page)
   await until(() => page.$eval('#services', (s) => !s.hidden).catch(() => false), 20000)

@@ -5,10 +5,29 @@
 // without one the panel is read-only. Uses page.js's helpers ($).
 'use strict'
 
-const svc = { system: null, params: {}, canChange: false, tiles: null, plan: null }
+const svc = { system: null, params: {}, canChange: false, tiles: null, plan: null, modes: null }
 const tileImages = new Map() // by URL: the map tiles asked for, drawn once loaded
-// ArduCopter's modes by number (MAV_CMD_DO_SET_MODE's custom mode).
-const COPTER_MODES = { STABILIZE: 0, ACRO: 1, ALT_HOLD: 2, AUTO: 3, GUIDED: 4, LOITER: 5, RTL: 6, CIRCLE: 7, LAND: 9, POSHOLD: 16, BRAKE: 17, SMART_RTL: 21 }
+// The modes a vehicle can be put in, by firmware: MAV_CMD_DO_SET_MODE's params after the first
+// (MAV_MODE_FLAG_CUSTOM_MODE_ENABLED): ArduPilot's mode number; PX4's main mode and sub mode.
+const MODES = {
+  copter: { STABILIZE: [0], ACRO: [1], ALT_HOLD: [2], AUTO: [3], GUIDED: [4], LOITER: [5], RTL: [6], CIRCLE: [7], LAND: [9], POSHOLD: [16], BRAKE: [17], SMART_RTL: [21] },
+  plane: { MANUAL: [0], CIRCLE: [1], STABILIZE: [2], ACRO: [4], FBWA: [5], FBWB: [6], CRUISE: [7], AUTO: [10], RTL: [11], LOITER: [12], TAKEOFF: [13], GUIDED: [15], QHOVER: [18], QLOITER: [19], QLAND: [20], QRTL: [21] },
+  rover: { MANUAL: [0], ACRO: [1], STEERING: [3], HOLD: [4], LOITER: [5], AUTO: [10], RTL: [11], SMART_RTL: [12], GUIDED: [15] },
+  sub: { STABILIZE: [0], ACRO: [1], ALT_HOLD: [2], AUTO: [3], GUIDED: [4], CIRCLE: [7], SURFACE: [9], POSHOLD: [16], MANUAL: [19] },
+  px4: { MANUAL: [1], ALTITUDE: [2], POSITION: [3], MISSION: [4, 4], HOLD: [4, 3], TAKEOFF: [4, 2], LAND: [4, 6], RETURN: [4, 5], ACRO: [5], OFFBOARD: [6], STABILIZED: [7] },
+}
+// Which table a vehicle (as /api/v1/systems says it) takes, or none.
+function modesOf (v) {
+  if (!v) return null
+  if (v.autopilot === 'PX4') return MODES.px4
+  if (v.autopilot !== 'ArduPilot') return null
+  const type = v.type || ''
+  if (/wing|VTOL/i.test(type)) return MODES.plane
+  if (/rover|boat/i.test(type)) return MODES.rover
+  if (/submarine/i.test(type)) return MODES.sub
+  if (/rotor|copter|coaxial|helicopter/i.test(type)) return MODES.copter
+  return null
+}
 
 const token = () => sessionStorage.getItem('mavswitch-token')
 const base = () => `/v1/vehicles/${svc.system}/1`
@@ -55,9 +74,12 @@ function refreshVehicles () {
   }
   svc.system = select.value || null
   $('services').hidden = !svc.system
-  const copter = systems.find((s) => String(s.system) === svc.system)
-  // The modes it can be put in: ArduCopter's (other firmware's by their own tools for now).
-  $('mode-row').hidden = !(copter && copter.autopilot === 'ArduPilot' && /rotor|copter|coaxial/i.test(copter.type || ''))
+  const modes = modesOf(systems.find((s) => String(s.system) === svc.system))
+  if (modes !== svc.modes) {
+    svc.modes = modes
+    $('mode').replaceChildren(...Object.keys(modes || {}).map((m) => new Option(m, m)))
+  }
+  $('mode-row').hidden = !modes
 }
 
 // What the vehicle asks to be confirmed: a <dialog>, answered true or false.
@@ -329,8 +351,7 @@ $('act-disarm').addEventListener('click', () => act('Disarm', 'MAV_CMD_COMPONENT
 $('act-takeoff').addEventListener('click', () => act(`Take off to ${$('takeoff-alt').value} m`, 'MAV_CMD_NAV_TAKEOFF', [0, 0, 0, 0, 0, 0, Number($('takeoff-alt').value)]))
 $('act-land').addEventListener('click', () => act('Land', 'MAV_CMD_NAV_LAND', []))
 $('act-rtl').addEventListener('click', () => act('Return to launch', 'MAV_CMD_NAV_RETURN_TO_LAUNCH', []))
-$('act-mode').addEventListener('click', () => act(`Mode ${$('mode').value} for`, 'MAV_CMD_DO_SET_MODE', [1, COPTER_MODES[$('mode').value]]))
-$('mode').replaceChildren(...Object.keys(COPTER_MODES).map((m) => new Option(m, m)))
+$('act-mode').addEventListener('click', () => act(`Mode ${$('mode').value} for`, 'MAV_CMD_DO_SET_MODE', [1, ...svc.modes[$('mode').value]]))
 $('unlock').addEventListener('submit', (e) => {
   e.preventDefault()
   sessionStorage.setItem('mavswitch-token', $('svc-token').value)
