@@ -212,22 +212,25 @@ std::future<std::optional<msg::CommandAck>> Component::command_async(uint8_t tar
   auto answer = std::make_shared<std::promise<std::optional<msg::CommandAck>>>();
   auto future = answer->get_future();
   const CommandExchange::Command c{target_system, target_component, command, params};
-  core_->router.event_loop().post([this, c, tries, retry_ms, answer] {
-    transactions_->run<CommandExchange>(this, c.system, c.component, CommandExchange::kind(c.command),
-                                        std::make_unique<CommandExchange>(c, tries, retry_ms),
-                                        [this, answer](Transactions::End, const CommandExchange& e) {
-                                          const CommandExchange::Outcome& o = e.outcome();
-                                          if (!o.acknowledged) return answer->set_value(std::nullopt);
-                                          msg::CommandAck ack;
-                                          ack.command = e.command().command;
-                                          ack.result = o.result;
-                                          ack.progress = o.progress;
-                                          ack.result_param2 = o.result_param2;
-                                          ack.target_system = core_->sysid;
-                                          ack.target_component = core_->compid;
-                                          answer->set_value(ack);
-                                        });
-  });
+  // The engine, not this: a Component going meanwhile ends its engine's transactions on the loop
+  // after this has run (its promise then broken, never kept).
+  core_->router.event_loop().post(
+      [engine = transactions_.get(), own = std::pair{core_->sysid, core_->compid}, c, tries, retry_ms, answer] {
+        engine->run<CommandExchange>(engine, c.system, c.component, CommandExchange::kind(c.command),
+                                     std::make_unique<CommandExchange>(c, tries, retry_ms),
+                                     [own, answer](Transactions::End, const CommandExchange& e) {
+                                       const CommandExchange::Outcome& o = e.outcome();
+                                       if (!o.acknowledged) return answer->set_value(std::nullopt);
+                                       msg::CommandAck ack;
+                                       ack.command = e.command().command;
+                                       ack.result = o.result;
+                                       ack.progress = o.progress;
+                                       ack.result_param2 = o.result_param2;
+                                       ack.target_system = own.first;
+                                       ack.target_component = own.second;
+                                       answer->set_value(ack);
+                                     });
+      });
   return future;
 }
 
