@@ -74,8 +74,10 @@ await new Promise((resolve) => other.bind(0, '127.0.0.1', resolve))
 const fromOther = new MavLinkProtocolV2(2, 1)
 const otherCommands = []
 other.on('message', parser((p) => { if (p.header.msgid === common.CommandLong.MSG_ID) otherCommands.push(decode(p).command) }))
+let vehicleBeats = 0
 const vehicleTimer = setInterval(() => {
   vsend(heartbeat)
+  vehicleBeats++
   vsend(new common.Attitude())
   other.send(fromOther.serialize(heartbeat, vseq & 255), vehiclePort, '127.0.0.1')
 }, 50)
@@ -167,9 +169,9 @@ try {
   }
   const attitude = new common.Attitude()
   let overflow = 0
-  for (let burst = 0; burst < 40 && (overflow = await dropped()) === 0; burst++) {
+  for (let burst = 0; burst < 40 && overflow === 0; burst++) {
     for (let i = 0; i < 5000; i++) vsend(attitude)
-    await sleep(50)
+    overflow = await until(dropped, 100) // the router's count, once it has taken the burst
   }
   check(overflow > 0, `a stalled client's overflow is dropped and counted (${overflow})`)
   const before = gcs.heard.length
@@ -208,7 +210,8 @@ try {
   check(await until(() => late.heard.some((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1)), 'and they hear the vehicle')
   const lateBeats = () => late.heard.filter((h) => h.id === minimal.Heartbeat.MSG_ID && h.sys === 1).length
   const lateFrom = lateBeats()
-  await sleep(2000) // the vehicle sends 40 HEARTBEATs meanwhile
+  const sentFrom = vehicleBeats
+  await until(() => vehicleBeats - sentFrom >= 40, 5000) // 2 s of the vehicle's HEARTBEATs, counted as sent
   const lateLink = (await (await fetch(`http://127.0.0.1:${httpPort}/api/v1/links`)).json()).links.find((l) => l.endpoint === 'late')
   check(lateBeats() - lateFrom <= 6 && lateLink && lateLink.dropped.rate_limited_out > 20,
     `RateLimitOut on a WebSocket endpoint: ${lateBeats() - lateFrom} HEARTBEATs in 2 s (${lateLink && lateLink.dropped.rate_limited_out} held back)`)

@@ -45,6 +45,17 @@ const status = (pid) => {
   const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
   return { threads: Number(/Threads:\s+(\d+)/.exec(text)[1]), rssKiB: Number(/VmRSS:\s+(\d+)/.exec(text)[1]) }
 }
+// Its status once the RSS has held still for five looks in a row (100 ms), 5 s at most.
+const settled = async (pid) => {
+  let last = null
+  let still = 0
+  return until(() => {
+    const now = status(pid)
+    still = last && now.rssKiB === last.rssKiB && now.threads === last.threads ? still + 1 : 0
+    last = now
+    return still >= 5 && now
+  }, 5000).then((s) => s || last)
+}
 
 // The vehicle (1/1) and a UDP ground station (255/190) on the router's UDP server.
 const vehicle = dgram.createSocket('udp4')
@@ -95,7 +106,7 @@ async function probe (ca) {
 const bound = process.env.MAVSWITCH_SANITIZED ? 3000 : 1000
 async function probes (ca, what) {
   const got = []
-  for (let i = 0; i < 16; i++) { got.push(await probe(ca)); await sleep(100) }
+  for (let i = 0; i < 16; i++) got.push(await probe(ca))
   const slowest = Math.max(...got.map((p) => p.ms))
   check(got.every((p) => p.code === 200) && slowest < bound,
     `${what}: /metrics answers 16 of 16 within ${bound} ms (slowest ${slowest} ms; ${JSON.stringify(got.filter((p) => p.code !== 200))})`)
@@ -111,8 +122,9 @@ async function slowCrowd (n, hello, drip) {
     s.on('close', () => { s.closedByServer = true })
     s.on('connect', () => { if (hello) s.write(hello) })
     crowd.push(s)
-    if (i % 200 === 199) await sleep(20)
+    if (i % 200 === 199) await until(() => crowd.every((c) => !c.connecting || c.closedByServer), 5000) // a batch the listen queue takes
   }
+  await until(() => crowd.every((c) => !c.connecting || c.closedByServer), 5000)
   const timer = drip ? setInterval(() => crowd.forEach((s) => { if (!s.closedByServer) s.write(drip) }), 1000) : null
   return { crowd, stop: () => { if (timer) clearInterval(timer); crowd.forEach((s) => s.destroy()) } }
 }
@@ -122,8 +134,7 @@ try {
   check(await until(async () => (await probe()).code === 200), 'the router answers')
   gcsHello()
   check(await until(() => udpGcs.heard > 0), 'the UDP ground station hears the vehicle')
-  await sleep(500)
-  const idle = status(router.pid)
+  const idle = await settled(router.pid)
 
   // Ground stations, in batches so that the listen queue takes them.
   const stations = []
@@ -134,12 +145,11 @@ try {
     ws.on('message', () => { ws.heard++ })
     ws.on('error', () => {})
     stations.push(ws)
-    if (i % 100 === 99) await sleep(50)
+    if (i % 100 === 99) await until(() => stations.every((w) => w.readyState !== WebSocket.CONNECTING), 10000) // a batch at a time
   }
   const allHear = await until(() => stations.every((w) => w.heard > 0), 30000)
   check(allHear, `${clients} WebSocket clients each hear the vehicle (${stations.filter((w) => w.heard > 0).length} do)`)
-  await sleep(500)
-  const loaded = status(router.pid)
+  const loaded = await settled(router.pid)
   const perClient = ((loaded.rssKiB - idle.rssKiB) * 1024) / clients
   console.log(`threads idle ${idle.threads}, with ${clients} WebSocket clients ${loaded.threads}; ` +
     `RSS idle ${idle.rssKiB} KiB, with them ${loaded.rssKiB} KiB: ${Math.round(perClient)} B a client`)
@@ -158,9 +168,9 @@ try {
   }
   const attitude = new common.Attitude()
   let dropped = 0
-  for (let burst = 0; burst < 40 && (dropped = await queueFull()) === 0; burst++) {
+  for (let burst = 0; burst < 40 && dropped === 0; burst++) {
     for (let i = 0; i < 2000; i++) vsend(attitude)
-    await sleep(100)
+    dropped = await until(queueFull, 200) // the router's count, once it has taken the burst
   }
   check(dropped > 0, `the client that stopped reading overflows its own queue (${dropped} dropped)`)
   const marks = stations.map((w) => w.heard)
@@ -171,7 +181,6 @@ try {
 
   // 2,000 slowloris connections: a request line and then a header line a second, never the end.
   const slow = await slowCrowd(2000, 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-Slow: 1\r\n')
-  await sleep(300)
   await probes(undefined, 'with 2,000 slowloris connections')
   check(await routing(), 'routing goes on under them')
   check(await until(() => slow.crowd.every((s) => s.closedByServer), 15000),
@@ -192,7 +201,6 @@ try {
     gcsHello()
     // A TLS record header that announces a ClientHello and never sends it.
     const stuck = await slowCrowd(1000, Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]), null)
-    await sleep(300)
     await probes(ca, 'with 1,000 TLS handshakes stuck')
     check(await routing(), 'routing goes on under them')
     check(await until(() => stuck.crowd.every((s) => s.closedByServer), 15000),
