@@ -44,16 +44,34 @@ void ByteStream::on_data(std::function<void()> ring) {
 }
 
 size_t ByteStream::take(uint8_t* out, size_t max, bool* last) {
-  std::lock_guard lock(mutex_);
-  const size_t n = std::min(max, held_.size() - held_at_);
-  std::memcpy(out, held_.data() + held_at_, n);
-  held_at_ += n;
-  if (held_at_ == held_.size()) {
-    held_.clear();
-    held_at_ = 0;
+  std::function<void()> room;
+  size_t n = 0;
+  {
+    std::lock_guard lock(mutex_);
+    n = std::min(max, held_.size() - held_at_);
+    std::memcpy(out, held_.data() + held_at_, n);
+    held_at_ += n;
+    if (held_at_ == held_.size()) {
+      held_.clear();
+      held_at_ = 0;
+    }
+    *last = state_ == State::kWhole && held_.empty();
+    if (n > 0) room.swap(room_ring_);
   }
-  *last = state_ == State::kWhole && held_.empty();
+  if (room) room();
   return n;
+}
+
+bool ByteStream::wait_for_room(std::function<void()> ring) {
+  std::lock_guard lock(mutex_);
+  if (held_.size() - held_at_ < capacity_) return false;
+  room_ring_ = std::move(ring);
+  return true;
+}
+
+size_t ByteStream::available() const {
+  std::lock_guard lock(mutex_);
+  return held_.size() - held_at_;
 }
 
 ByteStream::State ByteStream::state() const {
@@ -62,12 +80,17 @@ ByteStream::State ByteStream::state() const {
 }
 
 void ByteStream::cancel() {
-  std::lock_guard lock(mutex_);
-  if (state_ == State::kOpen) state_ = State::kCancelled;
-  held_.clear();
-  held_.shrink_to_fit();
-  held_at_ = 0;
-  ring_ = nullptr;
+  std::function<void()> room;  // a maker waiting for room goes on (its writes are dropped now)
+  {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::kOpen) state_ = State::kCancelled;
+    held_.clear();
+    held_.shrink_to_fit();
+    held_at_ = 0;
+    ring_ = nullptr;
+    room.swap(room_ring_);
+  }
+  if (room) room();
 }
 
 void ByteStream::ring() {

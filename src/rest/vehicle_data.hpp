@@ -95,10 +95,11 @@ class VehicleData {
   void load_parameters(uint8_t system, uint8_t component, std::string_view body, std::function<void(Answer)> answer);
   // Not the router's thread (vehicle_files.cpp). A file or directory on the component, by MAVFTP:
   // "GET" lists a directory ({"path", "entries": [{"name", "type", "size"}]}) or streams a file
-  // (or its {"crc32"} when `crc`); "PUT" writes `body` to it; "DELETE" removes it.
+  // (or its {"crc32"} when `crc`); "PUT" writes `body` to it, or `streamed` (its `length` bytes,
+  // as a client sends them); "DELETE" removes it.
   static constexpr size_t kFileStreamBytes = 256 * 1024;  // a file read waits while this many are unread
   void file(uint8_t system, uint8_t component, std::string method, std::string path, bool crc, std::string body,
-            std::function<void(Answer)> answer);
+            std::function<void(Answer)> answer, std::shared_ptr<ByteStream> streamed = nullptr, uint64_t length = 0);
   // Not the router's thread (vehicle_logs.cpp). The component's onboard logs by MAVLink's log
   // protocol: "GET" with no id lists them ({"logs": [{"id", "size", "time_utc"}]}); with an id,
   // streams that log (`range`: an HTTP Range header's value, answered 206 with its part);

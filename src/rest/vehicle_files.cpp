@@ -55,20 +55,28 @@ uint16_t& VehicleData::ftp_seq(const FileJob& job) {
 }
 
 void VehicleData::file(uint8_t system, uint8_t component, std::string method, std::string path, bool crc,
-                       std::string body, std::function<void(Answer)> answer) {
+                       std::string body, std::function<void(Answer)> answer, std::shared_ptr<ByteStream> streamed,
+                       uint64_t length) {
   auto job = std::make_shared<FileJob>();
   job->system = system, job->component = component, job->path = std::move(path);
   job->answer = std::make_shared<OnceAnswer>(std::move(answer));
-  router_.event_loop().post(guarded(job->answer, [this, job, method = std::move(method), crc, body = std::move(body)] {
+  if (!streamed) length = body.size();
+  router_.event_loop().post(guarded(job->answer, [this, job, method = std::move(method), crc, body = std::move(body),
+                                                  streamed = std::move(streamed), length]() mutable {
     const FtpExchange::Mode mode = method == "PUT"      ? FtpExchange::Mode::kWrite
                                    : method == "DELETE" ? FtpExchange::Mode::kRemove
                                    : crc                ? FtpExchange::Mode::kCrc
                                                         : FtpExchange::Mode::kList;
     auto exchange = std::make_unique<FtpExchange>(mode, job->system, job->component, job->path, ftp_seq(*job));
-    if (mode == FtpExchange::Mode::kWrite) exchange->write_from(body);
+    if (mode == FtpExchange::Mode::kWrite) {
+      if (streamed)
+        exchange->write_from(std::move(streamed), length);
+      else
+        exchange->write_from(std::move(body));
+    }
     transactions_.run<FtpExchange>(
         this, job->system, job->component, "ftp", std::move(exchange),
-        guarded(job->answer, [this, job, size = body.size()](End end, const FtpExchange& e) {
+        guarded(job->answer, [this, job, size = length](End end, const FtpExchange& e) {
           ftp_seq(*job) = e.next_seq();
           const bool worked = end == End::kDone && e.complete() && !e.error();
           if (e.mode() == FtpExchange::Mode::kList && !worked && end == End::kDone)

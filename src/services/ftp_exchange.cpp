@@ -93,7 +93,16 @@ void FtpExchange::send(Component& from) {
   from.send(m);
 }
 
+void FtpExchange::write_from(std::string bytes) {
+  auto stream = std::make_shared<ByteStream>(bytes.size());
+  stream->write(bytes);
+  stream->finish(true);
+  write_from(std::move(stream), bytes.size());
+}
+
 bool FtpExchange::paused() const {
+  if (mode_ == Mode::kWrite)
+    return waiting_ && source_->available() == 0 && source_->state() == ByteStream::State::kOpen;
   return mode_ == Mode::kRead && open_ && !closing_ && into_ && !into_->stream().cancelled() &&
          into_->stream().room() == 0;
 }
@@ -101,7 +110,7 @@ bool FtpExchange::paused() const {
 std::pair<uint64_t, uint64_t> FtpExchange::progress() const {
   switch (mode_) {
     case Mode::kRead: return {into_ ? into_->at() : 0, size_};
-    case Mode::kWrite: return {at_, bytes_.size()};
+    case Mode::kWrite: return {at_, length_};
     case Mode::kList: return {entries_.size(), 0};
     default: return {0, 0};
   }
@@ -171,6 +180,7 @@ Exchange::Step FtpExchange::on_ack(const ftp::Payload& p, Component& from) {
       return Step::kProgress;
     case ftp::kWriteFile:
       at_ = sent_.offset + uint64_t(sent_.size);
+      pending_.erase(0, sent_.size);
       write_on(from);
       return Step::kProgress;
     case ftp::kCalcFileCrc32:
@@ -244,12 +254,28 @@ void FtpExchange::read_on(Component& from) {
 }
 
 void FtpExchange::write_on(Component& from) {
-  if (at_ < bytes_.size()) {
-    const std::string_view chunk = std::string_view(bytes_).substr(at_, ftp::kDataMax);
+  waiting_ = false;
+  if (pending_.size() < ftp::kDataMax && !drained_) {
+    uint8_t more[ftp::kDataMax];
+    const size_t n = source_->take(more, ftp::kDataMax - pending_.size(), &drained_);
+    pending_.append(reinterpret_cast<const char*>(more), n);
+  }
+  if (!pending_.empty()) {
+    const std::string_view chunk = std::string_view(pending_).substr(0, ftp::kDataMax);
     return request(from, ftp::kWriteFile, static_cast<uint32_t>(at_), chunk, chunk.size());
   }
-  complete_ = true;
-  close(from);
+  const ByteStream::State state = source_->state();
+  if (drained_ || (state == ByteStream::State::kWhole && source_->available() == 0)) {
+    complete_ = at_ == length_;
+    if (!complete_) error_ = ftp::kFail;  // fewer bytes than promised
+    close(from);
+    return;
+  }
+  if (state != ByteStream::State::kOpen) {  // the client went before the end
+    fail(from, ftp::kFail);
+    return;
+  }
+  waiting_ = true;  // its next bytes: paused until they come
 }
 
 Exchange::Step FtpExchange::close(Component& from) {
@@ -259,6 +285,10 @@ Exchange::Step FtpExchange::close(Component& from) {
 }
 
 bool FtpExchange::silent(Component& from) {
+  if (mode_ == Mode::kWrite && waiting_) {  // the bytes it waited for came (or the end)
+    write_on(from);
+    return true;
+  }
   if (mode_ == Mode::kRead && open_ && !closing_) {
     if (into_->stream().cancelled()) {
       fail(from, ftp::kFail);

@@ -89,16 +89,19 @@ class FtpExchange final : public Exchange {
 
   // kList: `path`'s entries. kRead: `path` into `into` (its size first, through `opened`; the
   // caller finishes `into` when the engine says done, complete() or not).
-  // kWrite: `bytes` to `path`. kRemove: the file (or, with a trailing '/', the empty directory).
-  // kCrc: the file's CRC32.
-  // `seq`: the sequence number to go on from, the last exchange's next_seq() with the component.
+  // kWrite: `bytes` (or what `from` brings, `length` bytes) to `path`. kRemove: the file (or, with a trailing '/', the
+  // empty directory). kCrc: the file's CRC32. `seq`: the sequence number to go on from, the last exchange's next_seq()
+  // with the component.
   FtpExchange(Mode mode, uint8_t system, uint8_t component, std::string path, uint16_t seq)
       : mode_(mode), system_(system), component_(component), path_(std::move(path)), next_seq_(seq) {}
   uint16_t next_seq() const noexcept { return next_seq_; }
   void read_into(std::shared_ptr<ByteStream> into, std::function<void(uint64_t size)> opened) {
     into_ = std::make_unique<OrderedBytes>(std::move(into), 0, kMaxAhead), opened_ = std::move(opened);
   }
-  void write_from(std::string bytes) { bytes_ = std::move(bytes); }
+  void write_from(std::string bytes);
+  // The bytes as their maker writes them (a client's request body); a maker that fails ends the
+  // write with kFail. Only what has come is held (a chunk), never the whole file.
+  void write_from(std::shared_ptr<ByteStream> from, uint64_t length) { source_ = std::move(from), length_ = length; }
 
   // How it ended, when the engine says done: the NAK's error (none: it worked).
   std::optional<uint8_t> error() const noexcept { return error_; }
@@ -152,8 +155,12 @@ class FtpExchange final : public Exchange {
   uint64_t size_ = 0;
   std::optional<uint64_t> end_;  // where the component said the file ends
   // kWrite
-  std::string bytes_;
-  uint64_t at_ = 0;  // written
+  std::shared_ptr<ByteStream> source_;
+  uint64_t length_ = 0;
+  std::string pending_;   // taken from the source, from at_ on, not yet acknowledged
+  bool drained_ = false;  // the source is whole and all of it taken
+  bool waiting_ = false;  // no request out: the source had nothing yet (paused)
+  uint64_t at_ = 0;       // written
   // kCrc
   uint32_t crc_ = 0;
 };

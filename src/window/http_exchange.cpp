@@ -15,9 +15,6 @@ namespace {
 
 constexpr int kFramesPerTurn = 64;  // WebSocket messages per writable turn: others get theirs
 constexpr int kWriteSeconds = 30;   // for a client to take the next chunk of an answer
-// For an answer worked out elsewhere (a reload, a vehicle's transaction): a backstop, since the
-// engine ends every transaction itself; a 500-item mission over a lossy radio takes minutes.
-constexpr int kLaterSeconds = 600;
 
 // The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
 std::string query_of(lws* wsi, bool* too_long) {

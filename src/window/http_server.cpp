@@ -104,6 +104,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       }
       const std::string length = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
       const unsigned long long body = length.empty() ? 0 : std::strtoull(length.c_str(), nullptr, 10);
+      if (body > 0 && streams_body(s.request.method, s.request.path)) return stream_body(wsi, s, body);
       const bool large = body > kMaxBody && body <= kMaxLargeBody && takes_large_body(s.request.path);
       if (large && large_bodies >= kMaxLargeBodies) {
         s.close_after = true;
@@ -126,11 +127,13 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       Session& s = session(wsi);
       if (s.body_read + len > s.body_expected) return -1;  // more than it said
       s.body_read += len;
+      if (s.request.body_stream) return take_streamed(wsi, s, in, len);
       if (!s.too_large) s.request.body.append(static_cast<const char*>(in), len);
       return 0;
     }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
       Session& s = session(wsi);
+      if (s.request.body_stream) s.request.body_stream->finish(true);  // its reader has it all
       // A request that said Content-Length: 0 was answered when its headers came; libwebsockets
       // still reports its (empty) body complete, which must not answer it again.
       if (s.answered) return 0;
@@ -217,6 +220,9 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
       bell->pending.store(false);  // before the scan: a ring after it is seen by the next one
       for (auto& [client_wsi, s] : sessions) {
+        // A body held back: read on once its reader made room (no writable turn comes while a
+        // request's body is still being read).
+        if (s->rx_paused) resume_streamed(client_wsi, *s);
         // Frames to write, or a link closed under it (its endpoint went): hung up there.
         if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
         if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);   // its answer came
@@ -235,6 +241,7 @@ void HttpServer::Window::forget(lws* wsi) {
   const auto it = sessions.find(wsi);
   if (it == sessions.end()) return;
   Session& s = *it->second;
+  if (s.request.body_stream) s.request.body_stream->finish(false);  // its client went (no-op once whole)
   release(s);
   end_large(s);
   end_stream(s);

@@ -29,6 +29,11 @@ struct HttpRequest {
   std::string content_type;  // the Content-Type header
   std::string range;         // the Range header
   std::string body;
+  // A body that streams to its handler instead (a file PUT to a vehicle, streams_body()): the
+  // handler has the request at its headers, and the window writes the body here as it comes,
+  // holding the client back while the reader is behind; `body` stays empty.
+  std::shared_ptr<ByteStream> body_stream;
+  uint64_t body_length = 0;
   bool upgrade = false;    // a WebSocket upgrade (the only request that may carry ?token=)
   bool too_long = false;   // its path or a part of its query was cut at kMaxTokenBytes: answered 414
   size_t room = SIZE_MAX;  // bytes the window can still hold for unread answers (HttpServer::kMaxHeld)
@@ -105,9 +110,15 @@ class HttpServer {
   static constexpr size_t kMaxLargeBody = 4 * 1024 * 1024;
   static constexpr int kMaxLargeBodies = 4;
   static bool takes_large_body(const std::string& path) {
-    return path.starts_with("/v1/vehicles/") &&
-           (path.ends_with("/mission") || path.ends_with("/parameters") || path.find("/files/") != std::string::npos);
+    return path.starts_with("/v1/vehicles/") && (path.ends_with("/mission") || path.ends_with("/parameters"));
   }
+  // A file written to a vehicle streams: never held whole, whatever its size (up to MAVFTP's
+  // offsets), kStreamedBodyBytes at most at once; it takes one of the kMaxLargeBodies places.
+  static bool streams_body(const std::string& method, const std::string& path) {
+    return method == "PUT" && path.starts_with("/v1/vehicles/") && path.find("/files/") != std::string::npos;
+  }
+  static constexpr uint64_t kMaxStreamedBody = uint64_t{1} << 31;
+  static constexpr size_t kStreamedBodyBytes = 256 * 1024;
   static constexpr size_t kMaxDiscarded = 1024 * 1024;  // a larger body is not read at all
   static constexpr int kMaxStreams = 64;                // event streams at once
   static constexpr int kMaxFileStreams = 8;             // files from vehicles at once

@@ -69,8 +69,9 @@ HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, u
   HttpResponse r;
   rest::VehicleData* data = options_.data;
   r.awaits = [=, method = request.method == "HEAD" ? std::string("GET") : request.method,
-              body = request.method == "PUT" ? request.body : std::string()](std::function<void(HttpResponse)> answer) {
-    data->file(system, component, method, path, want_crc, body, as_response(std::move(answer)));
+              body = request.method == "PUT" ? request.body : std::string(), streamed = request.body_stream,
+              length = request.body_length](std::function<void(HttpResponse)> answer) {
+    data->file(system, component, method, path, want_crc, body, as_response(std::move(answer)), streamed, length);
   };
   return r;
 }

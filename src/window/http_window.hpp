@@ -26,6 +26,9 @@ namespace mavswitch::daemon {
 
 constexpr size_t kChunk = 16 * 1024;        // of a response body, per writable turn
 constexpr size_t kTrimAfter = 1024 * 1024;  // an answer this large, freed: memory given back
+// For an answer worked out elsewhere (a reload, a vehicle's transaction): a backstop, since the
+// engine ends every transaction itself; a 500-item mission over a lossy radio takes minutes.
+constexpr int kLaterSeconds = 600;
 
 // A request header's value ("" when absent).
 std::string header(lws* wsi, lws_token_indexes token);
@@ -57,6 +60,7 @@ struct Session {
   size_t body_read = 0;
   bool too_large = false;                  // its body is read and dropped, then answered 413
   bool large = false;                      // it holds one of the kMaxLargeBodies places
+  bool rx_paused = false;                  // its streamed body waits for its reader (http_upload.cpp)
   std::shared_ptr<const std::string> out;  // a response's body (headers already sent); null: none
   size_t out_at = 0;                       // how much of it is sent
   bool answered = false;                   // this request has its answer (one per request)
@@ -138,6 +142,11 @@ struct HttpServer::Window {
   int await_answer(lws* wsi, Session& s, std::function<void(std::function<void(HttpResponse)>)> awaits);
   int respond(lws* wsi, Session& s, HttpResponse r);
   int write_http(lws* wsi, Session& s);
+  // A body streamed to its handler (http_upload.cpp): the request answered at its headers, and
+  // each piece of the body as it comes, the client held back while the reader is behind.
+  int stream_body(lws* wsi, Session& s, uint64_t length);
+  int take_streamed(lws* wsi, Session& s, const void* in, size_t len);
+  void resume_streamed(lws* wsi, Session& s);
   int write_stream(lws* wsi, Session& s);
   void end_stream(Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
