@@ -94,6 +94,13 @@ class FtpExchange final : public Exchange {
   // with the component.
   FtpExchange(Mode mode, uint8_t system, uint8_t component, std::string path, uint16_t seq)
       : mode_(mode), system_(system), component_(component), path_(std::move(path)), next_seq_(seq) {}
+  // A write's source is let go: a client still sending (the vehicle refused the file) is read
+  // on and its bytes dropped, so that it hears the answer.
+  ~FtpExchange() override {
+    if (source_) source_->cancel();
+  }
+  FtpExchange(const FtpExchange&) = delete;
+  FtpExchange& operator=(const FtpExchange&) = delete;
   uint16_t next_seq() const noexcept { return next_seq_; }
   void read_into(std::shared_ptr<ByteStream> into, std::function<void(uint64_t size)> opened) {
     into_ = std::make_unique<OrderedBytes>(std::move(into), 0, kMaxAhead), opened_ = std::move(opened);

@@ -8,6 +8,7 @@ namespace mavswitch::daemon {
 
 void HttpServer::Window::on_second(lws_sorted_usec_list_t* sul) {
   Window* w = reinterpret_cast<Second*>(sul)->window;  // sul is its first member
+  w->recheck_streamed();
   try {
     w->hooks.tick();
   } catch (const Router::Stopped&) {

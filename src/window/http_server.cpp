@@ -133,7 +133,10 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
     }
     case LWS_CALLBACK_HTTP_BODY_COMPLETION: {
       Session& s = session(wsi);
-      if (s.request.body_stream) s.request.body_stream->finish(true);  // its reader has it all
+      if (s.request.body_stream) {
+        s.request.body_stream->finish(true);  // its reader has it all
+        lws_callback_on_writable(wsi);        // an answer that came meanwhile is written now
+      }
       // A request that said Content-Length: 0 was answered when its headers came; libwebsockets
       // still reports its (empty) body complete, which must not answer it again.
       if (s.answered) return 0;

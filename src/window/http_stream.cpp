@@ -3,6 +3,8 @@
 // or log, HttpResponse::stream), written as it comes and never held whole.
 #include <malloc.h>
 
+#include <algorithm>
+
 #include "window/http_window.hpp"
 
 namespace mavswitch::daemon {
@@ -15,8 +17,14 @@ constexpr int kStreamWriteSeconds = 30;  // for a client to take the next chunk 
 // A streamed body: what has come, a chunk a turn; nothing there, the stream's ring brings the
 // next turn. A stream that failed closes the connection short of its length.
 int HttpServer::Window::write_stream(lws* wsi, Session& s) {
+  // The last byte of a known length waits for the maker's end: a client that has every byte
+  // goes on at once (its next request to the vehicle) and must find this transfer over.
+  size_t most = kChunk;
+  if (s.stream_left > 0 && s.stream->state() == ByteStream::State::kOpen)
+    most = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(kChunk), s.stream_left - 1));
+  if (most == 0) return 0;  // the end rings (ByteStream::finish)
   bool last = false;
-  const size_t n = s.stream->take(buffer.data() + LWS_PRE, kChunk, &last);
+  const size_t n = s.stream->take(buffer.data() + LWS_PRE, most, &last);
   if (s.stream_left >= 0 && static_cast<int64_t>(n) > s.stream_left) return -1;  // more than it said: cut
   if (n > 0) {
     if (s.stream_left >= 0) s.stream_left -= static_cast<int64_t>(n);

@@ -52,4 +52,19 @@ void HttpServer::Window::resume_streamed(lws* wsi, Session& s) {
   lws_rx_flow_control(wsi, 1);
 }
 
+// A second's look at every body still streaming: held back, it is let go once its reader has
+// room even if the wake-up was missed; read on, libwebsockets is told so again. One pass over
+// the sessions, only while such a body exists.
+void HttpServer::Window::recheck_streamed() {
+  if (large_bodies == 0) return;
+  for (auto& [wsi, s] : sessions) {
+    const auto& body = s->request.body_stream;
+    if (!body || s->body_read >= s->body_expected) continue;  // none, or all of it came
+    if (s->rx_paused)
+      resume_streamed(wsi, *s);
+    else
+      lws_rx_flow_control(wsi, 1);
+  }
+}
+
 }  // namespace mavswitch::daemon

@@ -147,6 +147,7 @@ struct HttpServer::Window {
   int stream_body(lws* wsi, Session& s, uint64_t length);
   int take_streamed(lws* wsi, Session& s, const void* in, size_t len);
   void resume_streamed(lws* wsi, Session& s);
+  void recheck_streamed();  // once a second: no held-back body is forgotten
   int write_stream(lws* wsi, Session& s);
   void end_stream(Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
