@@ -162,7 +162,7 @@ try {
   await page.click('#act-mode')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
   await page.click('#confirm-ok')
-  const moded = await until(() => page.$eval('#action-said', (e) => (/^Mode/.test(e.textContent) ? e.textContent : '')), 20000)
+  const moded = await until(() => page.$eval('#action-said', (e) => (/^Mode.*MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
   const customMode = await until(async () => {
     const hb = await api('GET', '/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT')
     return hb.json?.message?.custom_mode === 2 ? 2 : 0
