@@ -17,25 +17,28 @@ constexpr int kStreamWriteSeconds = 30;  // for a client to take the next chunk 
 // A streamed body: what has come, a chunk a turn; nothing there, the stream's ring brings the
 // next turn. A stream that failed closes the connection short of its length.
 int HttpServer::Window::write_stream(lws* wsi, Session& s) {
+  const ByteStream::State state = s.stream->state();
+  size_t most = kChunk;
+  if (s.stream_left >= 0) most = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(most), s.stream_left));
   // The last byte of a known length waits for the maker's end: a client that has every byte
   // goes on at once (its next request to the vehicle) and must find this transfer over.
-  size_t most = kChunk;
-  if (s.stream_left > 0 && s.stream->state() == ByteStream::State::kOpen)
-    most = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(kChunk), s.stream_left - 1));
-  if (most == 0) return 0;  // the end rings (ByteStream::finish)
+  if (s.stream_left > 0 && state == ByteStream::State::kOpen)
+    most = std::min(most, static_cast<size_t>(s.stream_left - 1));
   bool last = false;
-  const size_t n = s.stream->take(buffer.data() + LWS_PRE, most, &last);
-  if (s.stream_left >= 0 && static_cast<int64_t>(n) > s.stream_left) return -1;  // more than it said: cut
+  const size_t n = most > 0 ? s.stream->take(buffer.data() + LWS_PRE, most, &last) : 0;
   if (n > 0) {
     if (s.stream_left >= 0) s.stream_left -= static_cast<int64_t>(n);
-    if (lws_write(wsi, buffer.data() + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
+    const bool final = s.stream_left == 0 || (s.stream_left < 0 && last);
+    if (lws_write(wsi, buffer.data() + LWS_PRE, n, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < static_cast<int>(n))
       return -1;
     lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kStreamWriteSeconds);
     lws_callback_on_writable(wsi);  // more may be there, or the end
     return 0;
   }
-  if (s.stream->state() == ByteStream::State::kOpen) return 0;  // waits for the vehicle
-  const bool whole = last && s.stream_left <= 0;                // as long as it said it was
+  if (state == ByteStream::State::kOpen) return 0;  // waits for the vehicle, or its end (finish rings)
+  // Whole: every byte it said it had (what a maker gives past that is not sent), or, of an
+  // unknown length, the maker's whole end.
+  const bool whole = s.stream_left >= 0 ? s.stream_left == 0 : state == ByteStream::State::kWhole && last;
   const bool closes = s.stream_closes || s.close_after;
   end_stream(s);
   if (!whole || closes) return -1;
