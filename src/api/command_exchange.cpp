@@ -37,8 +37,8 @@ bool CommandExchange::silent(Component& from) {
 }
 
 void CommandExchange::send_again(Component& from) {
-  send(from, command_, static_cast<uint8_t>(outcome_.attempts));  // 0 first, then one more each time
-  ++outcome_.attempts;
+  const auto confirmation = static_cast<uint8_t>(outcome_.attempts++);  // 0 first, then one more each time
+  send(from, command_, confirmation);  // last: its answer may come (and end this) inside
 }
 
 void CommandExchange::send(Component& from, const Command& c, uint8_t confirmation) {

@@ -28,6 +28,7 @@ Transactions::~Transactions() {
 void Transactions::start(const void* owner, uint8_t system, uint8_t component, std::string kind,
                          std::unique_ptr<Exchange> exchange, std::function<void(End)> done) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "Transactions::run");
+  const Inside inside(*this);
   Key key{system, component, std::move(kind)};
   if (running_.contains(key)) return done(End::kBusy);
   if (running_.size() >= kMaxOpen) return done(End::kFull);
@@ -52,6 +53,7 @@ void Transactions::listen(const Exchange::Listen& l) {
 }
 
 void Transactions::heard(const protocol::FrameView& frame, bool addressed) {
+  const Inside inside(*this);
   // The transactions with this component, or with its whole system (component 0: any of its
   // components may answer), that listen for this message, this way.
   for (const uint8_t target : {frame.compid(), uint8_t{0}}) {
@@ -88,6 +90,7 @@ void Transactions::arm(const Key& key) {
   Running& r = running_.at(key);
   router_.event_loop().cancel(r.timer);
   r.timer = router_.event_loop().after(r.exchange->retry_ms(), [this, key] {
+    const Inside inside(*this);
     Running& again = running_.at(key);
     again.timer = 0;
     if (again.known && !reachable(std::get<0>(key), std::get<1>(key))) return finish(key, End::kGone);
@@ -110,6 +113,7 @@ void Transactions::cancel(uint8_t system, uint8_t component, const std::string& 
   const auto it = running_.find(Key{system, component, kind});
   if (it == running_.end()) return;
   if (it->second.timer != 0) router_.event_loop().cancel(it->second.timer);
+  bury(std::move(it->second));
   running_.erase(it);
 }
 
@@ -121,16 +125,24 @@ void Transactions::cancel(const void* owner) {
       continue;
     }
     if (it->second.timer != 0) router_.event_loop().cancel(it->second.timer);
+    bury(std::move(it->second));
     it = running_.erase(it);
   }
 }
 
 void Transactions::finish(const Key& key, End end) {
   auto it = running_.find(key);
+  if (it == running_.end()) return;  // it ended inside the call that would end it
   Running r = std::move(it->second);
   running_.erase(it);
   if (r.timer != 0) router_.event_loop().cancel(r.timer);
+  const Inside inside(*this);  // done() may start or end others
   r.done(end);
+  bury(std::move(r));
+}
+
+void Transactions::bury(Running r) {
+  if (inside_ > 0) ended_.push_back(std::move(r));
 }
 
 std::vector<Transactions::Open> Transactions::open() const {

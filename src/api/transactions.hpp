@@ -130,9 +130,25 @@ class Transactions {
   void arm(const Key& key);
   void finish(const Key& key, End end);
 
+  // An exchange may end while one of its own calls is on the stack (what it sent was answered
+  // at once, by a component in this process): it is kept in ended_ until the engine's outermost
+  // call returns, never destroyed under itself.
+  struct Inside {
+    explicit Inside(Transactions& t) : t_(t) { ++t_.inside_; }
+    ~Inside() {
+      if (--t_.inside_ == 0) t_.ended_.clear();
+    }
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+    Transactions& t_;
+  };
+  void bury(Running r);  // destroyed now, or once the outermost call returns
+
   Router& router_;
   Component& component_;
   std::map<Key, Running> running_;
+  int inside_ = 0;
+  std::vector<Running> ended_;
   std::map<std::pair<uint32_t, bool>, Subscription> listening_;  // kept once made: a few messages
 };
 

@@ -32,6 +32,8 @@ Exchange::Step StreamAsk::heard(const protocol::FrameView& frame, Component&) {
 }
 
 void StreamAsk::send(Component& from) {
+  const uint8_t confirmation = sent_;
+  if (sent_ < 255) ++sent_;
   if (dataflash_) {
     msg::RemoteLogBlockStatus s;
     s.target_system = to_;
@@ -40,9 +42,8 @@ void StreamAsk::send(Component& from) {
     s.status = kStatusAck;
     from.send(s);
   } else {
-    CommandExchange::send(from, {to_, 1, start_ ? kLoggingStart : kLoggingStop, {}}, sent_);
+    CommandExchange::send(from, {to_, 1, start_ ? kLoggingStart : kLoggingStop, {}}, confirmation);
   }
-  if (sent_ < 255) ++sent_;
 }
 
 }  // namespace mavswitch::daemon
