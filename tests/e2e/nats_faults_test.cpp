@@ -228,7 +228,9 @@ TEST(FabricFaults, AServerThatSaysInfoThenNothingCostsNothingAndSigtermStops) {
   while (std::chrono::steady_clock::now() - start < 4s) std::this_thread::sleep_for(100ms);
   const double cpu = cpu_seconds(pid) - cpu_before;
   const uint64_t rss = resident_kib(pid);
-  EXPECT_LT(cpu, 0.4) << "CPU seconds over 4 s";
+  // A busy loop would spend about 4 s; TSan's instrumentation alone costs a sanitized build
+  // 0.3-0.45 s here (the plain build's bound is 0.4).
+  EXPECT_LT(cpu, kSanitized ? 1.2 : 0.4) << "CPU seconds over 4 s";
   if (!kSanitized) {
     EXPECT_LT(rss, rss_before + 2048) << "KiB resident, from " << rss_before;
   }
