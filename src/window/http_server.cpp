@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 #include <libwebsockets.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
 
@@ -22,11 +20,11 @@
 #include "router/router.hpp"
 #include "transport/event_loop.hpp"
 #include "window/http_window.hpp"
+#include "window/page_policy.hpp"
+#include "window/tls_check.hpp"
 
 namespace mavswitch::daemon {
 namespace {
-
-constexpr size_t kMaxPem = 1 << 20;  // a certificate chain and its key are a few KiB
 
 // libwebsockets says why it failed (a port in use) only in its log: the last error line, kept
 // for the exception, and the rest at debug level.
@@ -42,37 +40,6 @@ void lws_log_line(int level, const char* line) {
     lws_last_error = text;
   }
   log::debug("libwebsockets: {}", text);
-}
-
-std::string tls_error(const std::string& fallback) {
-  std::string text;
-  for (unsigned long e; (e = ERR_get_error()) != 0;) {
-    char line[256];
-    ERR_error_string_n(e, line, sizeof line);
-    text += (text.empty() ? "" : "; ") + std::string(line);
-  }
-  return text.empty() ? fallback : text;
-}
-
-// The certificate chain and key are checked here, read by the bounded reader (a FIFO or a
-// device named by mistake is an error at start, never a hang), so that a bad file gets a
-// clear error; libwebsockets then loads the same file.
-void check_certificate(const std::string& pem) {
-  std::string error;
-  const auto text = read_regular_file(pem, kMaxPem, &error);
-  if (!text) throw std::runtime_error("Certificate: " + error);
-  const auto fail = [&] {
-    return std::runtime_error("Certificate: " + pem + ": " + tls_error("no certificate and key in it"));
-  };
-  const std::unique_ptr<BIO, decltype(&BIO_free)> in(BIO_new_mem_buf(text->data(), int(text->size())), BIO_free);
-  const std::unique_ptr<X509, decltype(&X509_free)> leaf(
-      in ? PEM_read_bio_X509_AUX(in.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
-  if (!leaf) throw fail();
-  ERR_clear_error();
-  BIO_reset(in.get());
-  const std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  if (!key || X509_check_private_key(leaf.get(), key.get()) != 1) throw fail();
 }
 
 }  // namespace
@@ -254,27 +221,11 @@ void HttpServer::Window::forget(lws* wsi) {
   sessions.erase(it);
 }
 
-namespace {
-
-// The page's own files and scripts only: no inline script, nothing from elsewhere, but the map
-// tiles' images from their server where MapTiles names one ({s} and the like as '*').
-std::string policy_for(const std::string& map_tiles) {
-  const std::string policy = "default-src 'self'";
-  if (map_tiles.empty()) return policy;
-  const size_t host = map_tiles.find("://") + 3;
-  std::string origin = map_tiles.substr(0, map_tiles.find('/', host));
-  for (size_t open = origin.find('{'); open != std::string::npos; open = origin.find('{'))
-    origin.replace(open, origin.find('}', open) - open + 1, "*");
-  return policy + "; img-src 'self' " + origin;
-}
-
-}  // namespace
-
 HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.hooks = std::move(hooks);
   w.hosts = HostNames(config.server_names);
-  w.content_policy = policy_for(config.map_tiles);
+  w.content_policy = page_policy(config.map_tiles);
   w.tls = !config.certificate.empty();
   w.address = config.address;
   if (w.tls) check_certificate(config.certificate);
