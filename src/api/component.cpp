@@ -103,6 +103,7 @@ void ComponentCore::dispatch(const protocol::FrameView& f) {
   MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::dispatch");
   // relaxed: a count for statistics; nothing else is published through it.
   delivered_.fetch_add(1, std::memory_order_relaxed);
+  if (newest_) newest_->add(f, newest_clock_->now());
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];
   bool have_decoded = false;
@@ -114,6 +115,15 @@ void ComponentCore::dispatch(const protocol::FrameView& f) {
       fault::caught("a component's handler");
     }
   });
+}
+
+NewestFrames& ComponentCore::newest_frames() {
+  MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::newest_frames");
+  if (!newest_) {
+    newest_ = std::make_unique<NewestFrames>();
+    newest_clock_ = &router.event_loop();
+  }
+  return *newest_;
 }
 
 bool ComponentCore::send_frame(std::span<const uint8_t> frame) {

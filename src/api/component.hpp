@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "api/frame_queues.hpp"
+#include "api/newest_frames.hpp"
 #include "api/subscriber_index.hpp"
 #include "api/subscription.hpp"
 #include "dialect/typed_message.hpp"
@@ -68,6 +69,8 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   void link_up(ComponentLink& link);
   void link_down() noexcept { link_ = nullptr; }
   ComponentStats stats() const;
+  // Router thread: the newest frames, kept from the first call on.
+  NewestFrames& newest_frames();
 
   Router& router;
   const uint8_t sysid;
@@ -82,7 +85,9 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   size_t endpoint_ = 0;            // the router's index of its endpoint
   ComponentLink* link_ = nullptr;  // router thread: null before it is up and once it went
   std::shared_ptr<const SubscriberIndex> index_ = std::make_shared<SubscriberIndex>();  // router thread
-  uint64_t next_id_ = 1;                                                                // router thread
+  std::unique_ptr<NewestFrames> newest_;                // router thread; null until someone reads it
+  const transport::EventLoop* newest_clock_ = nullptr;  // the router's loop: its time of this wake-up
+  uint64_t next_id_ = 1;                                // router thread
   std::atomic<uint8_t> seq_{0};
   MpscFrameQueue send_queue_;
   std::atomic<bool> drain_scheduled_{false};
@@ -179,6 +184,11 @@ class Component {
                                          std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 
   ComponentStats stats() const { return core_->stats(); }
+
+  // The newest frame of each (system, component, message) routed to this component, with its
+  // rate (api/newest_frames.hpp): kept from the first call on, at a table probe and a copy a
+  // frame, decoded only by whoever reads it. Router thread (read it there with run_on_loop).
+  NewestFrames& newest_frames() { return core_->newest_frames(); }
 
  private:
   std::shared_ptr<api_detail::ComponentCore> core_;

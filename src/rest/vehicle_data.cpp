@@ -22,7 +22,7 @@ VehicleData::VehicleData(Router& router, Component& component, const dialect::Di
       json_(dialect),
       transactions_(component.transactions()),
       parameters_(router, component) {
-  subscription_ = component.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
+  router_.run_on_loop([&] { newest_ = &component.newest_frames(); });
 }
 
 VehicleData::~VehicleData() {
@@ -36,8 +36,6 @@ VehicleData::~VehicleData() {
 void VehicleData::frame(const protocol::FrameView& f) {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleData::frame");
   const auto now = WallClock::now();
-  tree_.add(f, now);
-  if (feeds_.empty()) return;
   Text text;  // made at most once, for the first client that wants it
   bool closed = false;
   for (const auto& feed : feeds_) {
@@ -59,20 +57,22 @@ void VehicleData::frame(const protocol::FrameView& f) {
       });
     }
   }
-  if (closed) std::erase_if(feeds_, [](const auto& feed) { return feed->closed(); });
+  if (!closed) return;
+  std::erase_if(feeds_, [](const auto& feed) { return feed->closed(); });
+  if (feeds_.empty()) subscription_.reset();  // the last client went: frames stop coming here
 }
 
-std::vector<MessageTree::Slot> VehicleData::newest(uint32_t msgid) const {
-  std::vector<MessageTree::Slot> slots;
-  router_.run_on_loop([&] { slots = tree_.copy(msgid); });
+std::vector<NewestFrames::Slot> VehicleData::newest(uint32_t msgid) const {
+  std::vector<NewestFrames::Slot> slots;
+  router_.run_on_loop([&] { slots = newest_->copy(msgid, transport::now_ms()); });
   return slots;
 }
 
 VehicleData::Answer VehicleData::tree(std::string_view pointer, size_t room) const {
   const auto render = [&] {
-    std::vector<MessageTree::Slot> slots;
-    router_.run_on_loop([&] { slots = tree_.copy(); });
-    return MessageTree::render(slots, json_, WallClock::now());
+    std::vector<NewestFrames::Slot> slots;
+    router_.run_on_loop([&] { slots = newest_->copy(transport::now_ms()); });
+    return render_tree(slots, json_, WallTimes::now());
   };
   if (pointer.empty() || pointer == "/") {
     std::lock_guard lock(rendered_.mutex);  // one render for the readers of the whole who come together
@@ -132,7 +132,11 @@ std::optional<std::unordered_set<uint32_t>> VehicleData::matching(const std::str
 
 std::shared_ptr<JsonFeed> VehicleData::open(JsonFeed::Filter filter, std::function<void()> wake) {
   auto feed = std::make_shared<JsonFeed>(std::move(filter), std::move(wake));
-  router_.run_on_loop([&] { feeds_.push_back(feed); });
+  router_.run_on_loop([&] {
+    feeds_.push_back(feed);
+    if (!subscription_.active())
+      subscription_ = component_.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });
+  });
   return feed;
 }
 

@@ -1,6 +1,6 @@
-// What the window serves of the vehicles' own data, on the router's own component: every frame
-// it is routed goes into the tree (the newest of each message, decoded only when asked) and to
-// the WebSocket clients that want it (decoded once, its JSON shared); messages posted as JSON
+// What the window serves of the vehicles' own data, on the router's own component: the tree is
+// the component's newest frames (api/newest_frames.hpp, decoded only when asked); while WebSocket
+// clients are open, every frame goes to those that want it (decoded once, its JSON shared); messages posted as JSON
 // are encoded and sent from the component's link, so routing, filters and signing apply.
 // Frames arrive on the router's thread; the other calls come from the window's.
 #pragma once
@@ -59,7 +59,7 @@ class VehicleData {
   // large as the last) is not made: 503.
   Answer tree(std::string_view pointer, size_t room = SIZE_MAX) const;
   // Not the router's thread: the newest frame of message `msgid` from each system and component.
-  std::vector<MessageTree::Slot> newest(uint32_t msgid) const;
+  std::vector<NewestFrames::Slot> newest(uint32_t msgid) const;
   // Any thread: a {"header":...,"message":...} text (POST /v1/mavlink, a WebSocket client's
   // message) encoded and sent; 400 naming what is wrong, 503 when the router's queue is full.
   Answer send(std::string_view body) const;
@@ -123,7 +123,7 @@ class VehicleData {
   Router& router_;
   Component& component_;
   MessageJson json_;
-  MessageTree tree_;  // the router's thread
+  NewestFrames* newest_ = nullptr;  // the component's; the router's thread
   struct Rendered {
     std::mutex mutex;
     std::shared_ptr<const std::string> text;  // under mutex: the whole tree, with a newline
@@ -133,10 +133,10 @@ class VehicleData {
   std::vector<std::shared_ptr<JsonFeed>> feeds_;  // the router's thread
   std::string text_;                              // the router's thread: reused for each frame's JSON
   transport::EventLoop::TimerId batch_ = 0;       // the router's thread: texts wait for it
-  Subscription subscription_;
-  Transactions& transactions_;             // the component's; the router's thread
-  VehicleParameters parameters_;           // the router's thread
-  std::map<uint16_t, uint16_t> ftp_seqs_;  // the router's thread: MAVFTP's next sequence number by component
+  Subscription subscription_;                     // every frame, while feeds_ has clients: the tree alone needs none
+  Transactions& transactions_;                    // the component's; the router's thread
+  VehicleParameters parameters_;                  // the router's thread
+  std::map<uint16_t, uint16_t> ftp_seqs_;         // the router's thread: MAVFTP's next sequence number by component
 };
 
 }  // namespace mavswitch::rest

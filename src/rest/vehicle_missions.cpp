@@ -41,7 +41,7 @@ void VehicleData::mission(uint8_t system, uint8_t component, std::string method,
   job->answer = std::make_shared<OnceAnswer>(std::move(answer));
   router_.event_loop().post(guarded(job->answer, [this, job, method = std::move(method), type, body = std::move(body)] {
     // What the vehicle is, from its last HEARTBEAT: an ArduPilot's item 0 is home.
-    for (const MessageTree::Slot& s : tree_.copy(0))
+    for (const NewestFrames::Slot& s : newest_->copy(0, router_.event_loop().now()))
       if (s.system == job->system && s.component == job->component) job->vehicle = {s.payload[5], s.payload[4]};
     if (method == "GET") {
       job->mode = MissionExchange::Mode::kRead;
@@ -150,7 +150,7 @@ void VehicleData::mission_current(uint8_t system, uint8_t component, std::string
   }
   router_.event_loop().post(guarded(once, [this, system, component, seq, once] {
     if (!seq) {  // what MISSION_CURRENT said last
-      for (const MessageTree::Slot& s : tree_.copy(msg::MissionCurrent::kId)) {
+      for (const NewestFrames::Slot& s : newest_->copy(msg::MissionCurrent::kId, router_.event_loop().now())) {
         if (s.system != system || s.component != component) continue;
         const auto m = msg::MissionCurrent::decode({s.payload.data(), s.payload_len});
         return (*once)({200, json_text(Ordered{{"seq", m.seq},

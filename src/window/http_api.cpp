@@ -246,10 +246,12 @@ void HttpApi::tick() {
   }
   history_.links(up, now);
   if (options_.data == nullptr) return;
-  for (const rest::MessageTree::Slot& slot : options_.data->newest(msg::GlobalPositionInt::kId)) {
+  const rest::WallTimes clock = rest::WallTimes::now();
+  for (const NewestFrames::Slot& slot : options_.data->newest(msg::GlobalPositionInt::kId)) {
     if (slot.component != 1) continue;  // the autopilot's
     const auto p = msg::GlobalPositionInt::decode({slot.payload.data(), slot.payload_len});
-    const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(slot.last.time_since_epoch()).count();
+    const auto at =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock.of(slot.last).time_since_epoch()).count();
     history_.position(slot.system, {at, p.lat, p.lon, p.relative_alt});
   }
 }

@@ -266,43 +266,59 @@ TEST(MessageJson, TheHelperIsATemplateWithEnumsShapedAsNames) {
   EXPECT_TRUE(codec().helper("NOPE").empty());
 }
 
-TEST(MessageTree, KeepsTheNewestOfEachMessageAndCountsIt) {
-  rest::MessageTree tree;
-  const auto t0 = rest::WallClock::now();
-  for (uint32_t i = 0; i < 100; ++i)
-    tree.add(test::view_of(test::attitude(1, 1, i * 20)), t0 + std::chrono::milliseconds(i * 20));
-  tree.add(test::view_of(test::heartbeat(2, 1)), t0);
-  const Json j = Json::parse(rest::MessageTree::render(tree.copy(), codec(), t0 + std::chrono::milliseconds(2000)));
+TEST(NewestFrames, KeepsTheNewestOfEachMessageAndCountsIt) {
+  NewestFrames newest;
+  const transport::Millis t0 = 1'000'000;
+  for (uint32_t i = 0; i < 100; ++i) newest.add(test::view_of(test::attitude(1, 1, i * 20)), t0 + i * 20);
+  newest.add(test::view_of(test::heartbeat(2, 1)), t0);
+  const rest::WallTimes at{t0 + 2000, rest::WallClock::now()};
+  const Json j = Json::parse(rest::render_tree(newest.copy(at.loop_now), codec(), at));
   const Json& att = j["vehicles"]["1"]["components"]["1"]["messages"]["ATTITUDE"];
   EXPECT_EQ(j["vehicles"]["1"]["id"], 1);
   EXPECT_EQ(j["vehicles"]["1"]["components"]["1"]["id"], 1);
   EXPECT_EQ(att["message"]["time_boot_ms"], 99 * 20);
   EXPECT_EQ(att["status"]["time"]["counter"], 100);
   EXPECT_NEAR(att["status"]["time"]["frequency"].get<double>(), 50, 2.5);
+  EXPECT_EQ(att["status"]["time"]["last_update"],
+            rest::iso_time(at.wall_now - std::chrono::milliseconds(2000 - 99 * 20)));
   EXPECT_EQ(j["vehicles"]["2"]["components"]["1"]["messages"]["HEARTBEAT"]["message"]["type"], "HEARTBEAT");
   // A stream that stopped reads slower and slower, not its old rate for ever.
-  const Json later = Json::parse(rest::MessageTree::render(tree.copy(), codec(), t0 + std::chrono::seconds(20)));
+  const rest::WallTimes later_at{t0 + 20'000, rest::WallClock::now()};
+  const Json later = Json::parse(rest::render_tree(newest.copy(later_at.loop_now), codec(), later_at));
   EXPECT_LT(
       later["vehicles"]["1"]["components"]["1"]["messages"]["ATTITUDE"]["status"]["time"]["frequency"].get<double>(),
       10);
 }
 
-TEST(MessageTree, ASlotsFrameIsKeptWithoutAllocating) {
-  rest::MessageTree tree;
+TEST(NewestFrames, ARateIsOfTheLastWindowRead) {
+  NewestFrames newest;
+  const transport::Millis t0 = 5'000;
+  for (int i = 0; i < 40; ++i) newest.add(test::view_of(test::attitude(1, 1, 0)), t0 + i * 50);  // 20 Hz for 2 s
+  EXPECT_NEAR(newest.copy(30, t0 + 2000).at(0).frequency_at(t0 + 2000), 20, 1);
+  for (int i = 0; i < 20; ++i) newest.add(test::view_of(test::attitude(1, 1, 0)), t0 + 2000 + i * 100);  // then 10 Hz
+  EXPECT_NEAR(newest.copy(30, t0 + 4000).at(0).frequency_at(t0 + 4000), 10, 1);
+  EXPECT_TRUE(newest.copy(0, t0 + 4000).empty());
+}
+
+TEST(NewestFrames, ASlotsFrameIsKeptWithoutAllocating) {
+  NewestFrames newest;
   const auto frame = test::attitude(1, 1, 0);
-  tree.add(test::view_of(frame), rest::WallClock::now());
+  newest.add(test::view_of(frame), 0);
   test::AllocationCounter counter;
-  for (int i = 0; i < 1000; ++i) tree.add(test::view_of(frame), rest::WallClock::now());
+  for (int i = 0; i < 1000; ++i) newest.add(test::view_of(frame), i);
   EXPECT_EQ(counter.count(), 0u);
 }
 
-TEST(MessageTree, InventedSystemsStopAtTheBound) {
-  rest::MessageTree tree;
-  const auto now = rest::WallClock::now();
+TEST(NewestFrames, InventedSystemsStopAtTheBound) {
+  NewestFrames newest;
   for (int sys = 0; sys < 256; ++sys)
-    for (int comp = 0; comp < 65; ++comp) tree.add(test::view_of(test::heartbeat(uint8_t(sys), uint8_t(comp))), now);
-  EXPECT_EQ(tree.copy().size(), rest::MessageTree::kMaxSlots);
-  EXPECT_EQ(tree.refused(), 256u * 65 - rest::MessageTree::kMaxSlots);
+    for (int comp = 0; comp < 65; ++comp) newest.add(test::view_of(test::heartbeat(uint8_t(sys), uint8_t(comp))), 0);
+  EXPECT_EQ(newest.copy(0).size(), NewestFrames::kMaxSlots);
+  EXPECT_EQ(newest.refused(), 256u * 65 - NewestFrames::kMaxSlots);
+  // Each kept slot is found again, not made twice.
+  newest.add(test::view_of(test::heartbeat(0, 0)), 1);
+  EXPECT_EQ(newest.size(), NewestFrames::kMaxSlots);
+  EXPECT_EQ(newest.copy(0, 1).at(0).counter, 2u);
 }
 
 TEST(JsonFeed, TakesWhatItsFilterWantsAtItsRateAndDropsItsOldest) {
