@@ -13,8 +13,8 @@
 namespace mavswitch::daemon {
 namespace {
 
-constexpr int kFramesPerTurn = 64;  // WebSocket messages per writable turn: others get theirs
-constexpr int kWriteSeconds = 30;   // for a client to take the next chunk of an answer
+constexpr int kChunksPerTurn = 4;  // chunks of WebSocket messages per writable turn: others get theirs
+constexpr int kWriteSeconds = 30;  // for a client to take the next chunk of an answer
 
 // The query's parts as the client sent them, joined by '&' (libwebsockets keeps them apart).
 std::string query_of(lws* wsi, bool* too_long) {
@@ -118,13 +118,12 @@ int HttpServer::Window::await_answer(lws* wsi, Session& s,
   auto later = std::make_shared<Session::Later>();
   s.later = later;
   lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kLaterSeconds);
-  awaits([later, wants_write = s.wants_write, ring = bell](HttpResponse r) {
+  awaits([later, wake = waker(s)](HttpResponse r) {
     {
       std::lock_guard lock(later->mutex);
       later->answer = std::move(r);
     }
-    wants_write->store(true);
-    ring->ring();
+    wake();
   });
   return 0;
 }
@@ -168,10 +167,7 @@ int HttpServer::Window::respond(lws* wsi, Session& s, HttpResponse r) {
     ++file_streams;
     s.stream = std::move(r.stream);
     s.stream_closes = r.length < 0;
-    s.stream->on_data([bell = bell, wants_write = s.wants_write] {
-      wants_write->store(true);
-      bell->ring();
-    });
+    s.stream->on_data(waker(s));
     s.stream_left = r.length;
     if (s.request.method == "HEAD") {
       end_stream(s);
@@ -261,34 +257,57 @@ int HttpServer::Window::refuse_upgrade(lws* wsi, int status, const std::string& 
   return 1;
 }
 
+namespace {
+
+// One WebSocket message, framed here: FIN and `opcode`, a length of 2 or 4 header bytes (server
+// frames are not masked), then `bytes`. The bytes it took at `to`; 0 when it does not fit `room`.
+size_t put_message(uint8_t* to, size_t room, uint8_t opcode, const void* bytes, size_t n) {
+  const size_t head = n < 126 ? 2 : 4;
+  if (n > 0xFFFF || head + n > room) return 0;
+  to[0] = static_cast<uint8_t>(0x80 | opcode);
+  if (head == 2) {
+    to[1] = static_cast<uint8_t>(n);
+  } else {
+    to[1] = 126;
+    to[2] = static_cast<uint8_t>(n >> 8);
+    to[3] = static_cast<uint8_t>(n);
+  }
+  std::memcpy(to + head, bytes, n);
+  return head + n;
+}
+
+}  // namespace
+
+// Frames go out one MAVLink frame a binary message, the messages framed here and as many as fit
+// a chunk written at once: one system call for a batch, not one a frame (libwebsockets frames one
+// message a call). A client may read them as it reads a stream, but need not.
 int HttpServer::Window::write_frames(lws* wsi, Session& s) {
   if (!s.client || s.client->closed()) return -1;
   transport::FrameBatch& p = s.pending;
-  int frames = 0;
-  for (;;) {
+  for (int turn = 0; turn < kChunksPerTurn; ++turn) {
     if (s.pending_frame == p.sizes.size()) {
       s.client->take(p);
       s.pending_frame = 0, s.pending_at = 0;
-      if (p.empty()) break;
+      if (p.empty()) return 0;
     }
-    if (frames == kFramesPerTurn || lws_send_pipe_choked(wsi)) {
-      lws_callback_on_writable(wsi);
-      break;
+    if (lws_send_pipe_choked(wsi)) break;
+    uint8_t* const start = buffer.data() + LWS_PRE;
+    size_t used = 0;
+    for (; s.pending_frame < p.sizes.size(); ++s.pending_frame) {
+      const size_t size = p.sizes[s.pending_frame];
+      const size_t put = put_message(start + used, kChunk - used, 0x2, p.bytes.data() + s.pending_at, size);
+      if (put == 0) break;
+      used += put, s.pending_at += size;
     }
-    // One frame a message: a client may read them as it reads a stream, but need not.
-    const size_t size = p.sizes[s.pending_frame];
-    std::memcpy(buffer.data() + LWS_PRE, p.bytes.data() + s.pending_at, size);
-    if (lws_write(wsi, buffer.data() + LWS_PRE, size, LWS_WRITE_BINARY) < static_cast<int>(size)) return -1;
-    ++frames, ++s.pending_frame, s.pending_at += size;
+    if (used > 0 && lws_write(wsi, start, used, LWS_WRITE_RAW) < static_cast<int>(used)) return -1;
   }
+  lws_callback_on_writable(wsi);  // more than a turn's worth, or the pipe is full: the next turn
   return 0;
 }
 
-// Texts go out as WebSocket messages framed here, as many as fit a chunk in one write: one
-// system call for a batch, not one a message (libwebsockets frames one message a call). Server
-// frames are not masked: a header of 2 to 4 bytes, then the text.
+// Texts go out as frames do (write_frames), each a text message.
 int HttpServer::Window::write_texts(lws* wsi, Session& s) {
-  for (int turn = 0; turn < kFramesPerTurn; ++turn) {
+  for (int turn = 0; turn < kChunksPerTurn; ++turn) {
     if (s.next_text == s.texts.size()) {
       s.texts.clear();
       s.next_text = 0;
@@ -298,29 +317,16 @@ int HttpServer::Window::write_texts(lws* wsi, Session& s) {
     if (lws_send_pipe_choked(wsi)) break;
     uint8_t* const start = buffer.data() + LWS_PRE;
     size_t used = 0;
-    while (s.next_text < s.texts.size()) {
+    for (; s.next_text < s.texts.size(); ++s.next_text) {
       const std::string& text = *s.texts[s.next_text];
-      const size_t head = text.size() < 126 ? 2 : 4;
-      if (text.size() > 0xFFFF) {  // no message's JSON is near this
-        ++s.next_text;
-        continue;
-      }
-      if (used + head + text.size() > kChunk) break;
-      start[used] = 0x81;  // FIN, text
-      if (head == 2) {
-        start[used + 1] = static_cast<uint8_t>(text.size());
-      } else {
-        start[used + 1] = 126;
-        start[used + 2] = static_cast<uint8_t>(text.size() >> 8);
-        start[used + 3] = static_cast<uint8_t>(text.size());
-      }
-      std::memcpy(start + used + head, text.data(), text.size());
-      used += head + text.size();
-      ++s.next_text;
+      if (text.size() + 4 > kChunk) continue;  // no message's JSON is near this
+      const size_t put = put_message(start + used, kChunk - used, 0x1, text.data(), text.size());
+      if (put == 0) break;
+      used += put;
     }
     if (used > 0 && lws_write(wsi, start, used, LWS_WRITE_RAW) < static_cast<int>(used)) return -1;
   }
-  lws_callback_on_writable(wsi);  // more than a turn's worth, or the pipe is full: the next turn
+  lws_callback_on_writable(wsi);
   return 0;
 }
 

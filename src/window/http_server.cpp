@@ -143,13 +143,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       if (!entrance) {  // a text WebSocket of the API's, or none
         int status = 404;
         std::string why = "no WebSocket endpoint at this path\n";
-        s.text = hooks.open_text(
-            s.request,
-            [bell = bell, wants_write = s.wants_write] {
-              wants_write->store(true);
-              bell->ring();
-            },
-            &status, &why);
+        s.text = hooks.open_text(s.request, waker(s), &status, &why);
         return s.text ? 0 : refuse_upgrade(wsi, status, why);
       }
       if (const int status = hooks.admit(s.request); status != 0)
@@ -170,10 +164,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
         return 0;
       }
       if (s.entrance == nullptr) return -1;
-      s.client = s.entrance->open(peer_of(wsi), [bell = bell, wants_write = s.wants_write] {
-        wants_write->store(true);
-        bell->ring();
-      });
+      s.client = s.entrance->open(peer_of(wsi), waker(s));
       return s.client ? 0 : -1;
     }
     case LWS_CALLBACK_RECEIVE: {
@@ -187,24 +178,49 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       Session& s = session(wsi);
       return s.text ? write_texts(wsi, s) : write_frames(wsi, s);
     }
-    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-      bell->pending.store(false);  // before the scan: a ring after it is seen by the next one
-      for (auto& [client_wsi, s] : sessions) {
-        // A body held back: read on once its reader made room (no writable turn comes while a
-        // request's body is still being read).
-        if (s->rx_paused) resume_streamed(client_wsi, *s);
-        // Frames to write, or a link closed under it (its endpoint went): hung up there.
-        if (s->client && (s->wants_write->exchange(false) || s->client->closed())) lws_callback_on_writable(client_wsi);
-        if (s->later && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);   // its answer came
-        if (s->text && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);    // texts wait
-        if (s->stream && s->wants_write->exchange(false)) lws_callback_on_writable(client_wsi);  // bytes came
-      }
-      return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED: wake_paced(); return 0;
     case LWS_CALLBACK_CLOSED:
     case LWS_CALLBACK_WSI_DESTROY: forget(wsi); return 0;
     default: break;
   }
   return lws_callback_http_dummy(wsi, reason, nullptr, in, len);
+}
+
+void HttpServer::Window::wake_paced() {
+  if (pace.scheduled) return;  // a look is due: it takes whatever is listed by then
+  const lws_usec_t now = lws_now_usecs();
+  if (now - pace.last >= pace.spacing) {
+    pace.last = now;
+    woke();
+    return;
+  }
+  pace.scheduled = true;
+  pace.window = this;
+  lws_sul_schedule(context, 0, &pace.sul, on_pace, pace.spacing - (now - pace.last));
+}
+
+void HttpServer::Window::on_pace(lws_sorted_usec_list_t* sul) {
+  Window* w = reinterpret_cast<Pace*>(sul)->window;  // sul is its first member
+  w->pace.scheduled = false;
+  w->pace.last = lws_now_usecs();
+  w->woke();
+}
+
+void HttpServer::Window::woke() {
+  bell->take(woken);
+  pace.spacing = static_cast<lws_usec_t>(woken.size()) * kUsPerSession;
+  for (const auto& wake : woken) {
+    wake->listed.store(false);  // before the look: a ring from now on lists it again
+    const auto it = sessions.find(wake->wsi);
+    if (it == sessions.end() || it->second->wake != wake) continue;  // it went meanwhile
+    Session& s = *it->second;
+    // A body held back: read on once its reader made room (no writable turn comes while a
+    // request's body is still being read).
+    if (s.rx_paused) resume_streamed(wake->wsi, s);
+    // Frames or texts to write, a link closed under it, an answer or a body's bytes that came.
+    if (s.client || s.text || s.later || s.stream) lws_callback_on_writable(wake->wsi);
+  }
+  woken.clear();  // the wakes' sessions may go: hold none of them
 }
 
 void HttpServer::Window::forget(lws* wsi) {

@@ -24,18 +24,15 @@ int HttpServer::Window::stream_body(lws* wsi, Session& s, uint64_t length) {
 
 // Whether the reader is kStreamedBodyBytes behind: then its next take() wakes this thread, and
 // the session's next writable turn looks again (resume_streamed).
-static bool behind(ByteStream& body, Session& s, const std::shared_ptr<Bell>& bell) {
+static bool behind(ByteStream& body, std::function<void()> wake) {
   if (body.state() != ByteStream::State::kOpen) return false;  // whole, failed or cancelled: read on
-  return body.wait_for_room([wants_write = s.wants_write, bell] {
-    wants_write->store(true);
-    bell->ring();
-  });
+  return body.wait_for_room(std::move(wake));
 }
 
 int HttpServer::Window::take_streamed(lws* wsi, Session& s, const void* in, size_t len) {
   ByteStream& body = *s.request.body_stream;
   body.write({static_cast<const char*>(in), len});
-  if (!s.rx_paused && behind(body, s, bell)) {  // the socket is not read until the reader made room
+  if (!s.rx_paused && behind(body, waker(s))) {  // the socket is not read until the reader made room
     s.rx_paused = true;
     // Not the client's slowness: the usual body timeout does not apply while it is held.
     lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, kLaterSeconds);
@@ -47,7 +44,7 @@ int HttpServer::Window::take_streamed(lws* wsi, Session& s, const void* in, size
 void HttpServer::Window::resume_streamed(lws* wsi, Session& s) {
   // libwebsockets may have passed on more than the room after the pause: still behind, it waits
   // for the next take().
-  if (behind(*s.request.body_stream, s, bell)) return;
+  if (behind(*s.request.body_stream, waker(s))) return;
   s.rx_paused = false;
   lws_rx_flow_control(wsi, 1);
 }

@@ -37,23 +37,36 @@ HttpRequest request_of(lws* wsi);
 // "127.0.0.1:50412"
 std::string peer_of(lws* wsi);
 
-// How other threads (the workers, flushing a WebSocket client's frames) wake the window's
-// thread: held by each client's link as long as it lives, which may be longer than the window;
-// it wakes nothing once the window stopped.
+// One session's place on the bell's list: listed at most once until the window's thread takes
+// the list. Shared with whatever wakes the session (its link, a job), which may outlive it.
+struct Wake {
+  lws* wsi = nullptr;  // the window's thread's
+  std::atomic<bool> listed{false};
+};
+
+// How other threads (the workers, flushing a WebSocket client's frames; a job with an answer)
+// wake the window's thread for a session: the session goes on a list, so that a wake-up touches
+// only the sessions with work, not every one. It wakes nothing once the window stopped.
 struct Bell {
   std::mutex mutex;
-  lws_context* context = nullptr;  // under mutex; null once the window stops
-  std::atomic<bool> pending{false};
-  void ring() {
-    if (pending.exchange(true)) return;  // one wake for many rings
+  lws_context* context = nullptr;            // under mutex; null once the window stops
+  std::vector<std::shared_ptr<Wake>> ready;  // under mutex
+  void ring(const std::shared_ptr<Wake>& wake) {
+    if (wake->listed.exchange(true)) return;  // listed already: one look for many rings
     std::lock_guard lock(mutex);
-    if (context != nullptr) lws_cancel_service(context);
+    ready.push_back(wake);
+    if (ready.size() == 1 && context != nullptr) lws_cancel_service(context);  // one wake for the list
+  }
+  // The window's thread: the sessions listed since the last take, in `out` (emptied first).
+  void take(std::vector<std::shared_ptr<Wake>>& out) {
+    out.clear();
+    std::lock_guard lock(mutex);
+    out.swap(ready);
   }
 };
 
 // One connection: an HTTP request being read or answered, an event stream, or a WebSocket
-// client. The window's thread only, but `wants_write`, which a worker sets (shared with the
-// client's link, which may outlive the session).
+// client. The window's thread only, but `wake`, which another thread rings (Bell).
 struct Session {
   HttpRequest request;
   size_t body_expected = 0;
@@ -76,9 +89,9 @@ struct Session {
   transport::FrameBatch pending;                         // taken from the client's link, not all written yet
   size_t pending_frame = 0;                              // the next of `pending` to write
   size_t pending_at = 0;                                 // its first byte
-  std::shared_ptr<std::atomic<bool>> wants_write = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<Wake> wake = std::make_shared<Wake>();
   // An answer being worked out elsewhere (HttpResponse::later): set by the job when done, then
-  // `wants_write` and the bell; shared with the job, which may outlive the session.
+  // the bell rung; shared with the job, which may outlive the session.
   struct Later {
     std::mutex mutex;
     std::optional<HttpResponse> answer;  // under mutex
@@ -115,6 +128,15 @@ struct HttpServer::Window {
   }
   std::atomic<bool> stopping{false};
   std::shared_ptr<Bell> bell = std::make_shared<Bell>();
+  std::vector<std::shared_ptr<Wake>> woken;  // the window's thread: the bell's list, taken
+  // What another thread calls to have session `s` looked at (its writable turn, a held body).
+  std::function<void()> waker(const Session& s) const {
+    return [bell = bell, wake = s.wake] { bell->ring(wake); };
+  }
+  void woke();               // the window's thread: the bell's list looked at
+  size_t most_sessions = 0;  // the window's thread: since the last trim
+  int trims_due = 0;         // the window's thread
+  void trim_after_leaving();
   std::thread thread;
   std::thread::id owner;
   std::vector<uint8_t> buffer = std::vector<uint8_t>(LWS_PRE + kChunk);
@@ -124,12 +146,30 @@ struct HttpServer::Window {
     Window* window = nullptr;
   } second;
   static void on_second(lws_sorted_usec_list_t* sul);
+  // Looks at woken sessions spaced by what the last one took: each session looked at is about a
+  // write (a system call and the loopback's or network's work behind it), so with many clients
+  // each hearing every frame a look per frame would cost a write per frame per client. Spaced
+  // kUsPerSession a session, 1,000 clients are looked at every 50 ms (each write then carries
+  // that many ms of frames) and one client at once.
+  static constexpr int64_t kUsPerSession = 50;
+  struct Pace {
+    lws_sorted_usec_list_t sul{};  // first: libwebsockets' pointer finds the window
+    Window* window = nullptr;
+    bool scheduled = false;
+    lws_usec_t last = 0;     // the last look
+    lws_usec_t spacing = 0;  // from it to the next
+  } pace;
+  void wake_paced();
+  static void on_pace(lws_sorted_usec_list_t* sul);
 
   static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, size_t len);
   int on_event(lws* wsi, lws_callback_reasons reason, void* in, size_t len);
   Session& session(lws* wsi) {
     auto& s = sessions[wsi];
-    if (!s) s = std::make_unique<Session>();
+    if (!s) {
+      s = std::make_unique<Session>();
+      s->wake->wsi = wsi;
+    }
     return *s;
   }
   // As EventLoop's: the sessions are the window's thread's (MAVSWITCH_ASSERT_OWNER).
