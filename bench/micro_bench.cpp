@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "api/frame_queues.hpp"
-#include "api/subscriber_index.hpp"
+#include "library/frame_queues.hpp"
+#include "library/subscriber_index.hpp"
 #include "dialect/builtin.hpp"
 #include "protocol/encoder.hpp"
 #include "protocol/parser.hpp"
@@ -200,20 +200,20 @@ void BM_RouteDecisionTail(benchmark::State& state) {
 
 // Matching a frame against N subscribers that want other messages: must be flat in N.
 void BM_SubscriberMatch(benchmark::State& state) {
-  api_detail::SubscriberIndex index;
+  library_detail::SubscriberIndex index;
   for (int64_t s = 0; s < state.range(0); ++s) {
-    auto sub = std::make_shared<api_detail::Subscriber>();
+    auto sub = std::make_shared<library_detail::Subscriber>();
     sub->id = static_cast<uint64_t>(s + 1);
     sub->filter.message_id = static_cast<uint32_t>(1000 + s);
     index = index.with(sub);
   }
-  auto wanted = std::make_shared<api_detail::Subscriber>();
+  auto wanted = std::make_shared<library_detail::Subscriber>();
   wanted->id = 99999;
   wanted->filter.message_id = 30;
   index = index.with(wanted);
   uint64_t matched = 0;
   for (auto _ : state) {
-    index.for_each_candidate(1, 30, [&](api_detail::Subscriber&) { ++matched; });
+    index.for_each_candidate(1, 30, [&](library_detail::Subscriber&) { ++matched; });
     benchmark::DoNotOptimize(matched);
   }
 }
@@ -227,9 +227,9 @@ void BM_RouteAndMatch(benchmark::State& state) {
   routing::Routing r;
   r.add_link(routing::LinkPolicy{});  // the vehicle
   r.add_link(routing::LinkPolicy{});  // the component
-  api_detail::SubscriberIndex index;
+  library_detail::SubscriberIndex index;
   for (int64_t s = 0; s < state.range(0); ++s) {
-    auto sub = std::make_shared<api_detail::Subscriber>();
+    auto sub = std::make_shared<library_detail::Subscriber>();
     sub->id = static_cast<uint64_t>(s + 1);
     sub->filter.message_id = s == 0 ? 30u : static_cast<uint32_t>(1000 + s);
     index = index.with(sub);
@@ -240,7 +240,7 @@ void BM_RouteAndMatch(benchmark::State& state) {
   for (auto _ : state) {
     const auto& f = v[i++ & mask];
     r.route(0, f, 1000, [&](routing::LinkId) {
-      index.for_each_candidate(f.sysid(), f.msgid(), [&](api_detail::Subscriber&) { ++matched; });
+      index.for_each_candidate(f.sysid(), f.msgid(), [&](library_detail::Subscriber&) { ++matched; });
     });
   }
   benchmark::DoNotOptimize(matched);

@@ -16,7 +16,7 @@ install(CODE "
        DESTINATION \"\${CMAKE_INSTALL_PREFIX}/lib/systemd/system\")
 " COMPONENT daemon)
 
-set(_libraries mavswitch mavswitch_api mavswitch_router mavswitch_transport mavswitch_routing
+set(_libraries mavswitch mavswitch_library mavswitch_router mavswitch_transport mavswitch_routing
     mavswitch_messages mavswitch_dialect mavswitch_protocol mavswitch_base mavswitch_warnings)
 install(TARGETS ${_libraries} EXPORT mavswitchTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

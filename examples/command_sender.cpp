@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "endpoint_args.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 

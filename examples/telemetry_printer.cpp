@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "endpoint_args.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/global_position_int.hpp"

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "dialect/builtin.hpp"
 #include "protocol/encoder.hpp"
-#include "rest/vehicle_data.hpp"
+#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
 
 using namespace mavswitch;
@@ -47,7 +47,7 @@ struct World {
     router.wait_until_running();
     own = std::make_unique<Component>(router, 255, 191);
     peer = std::make_unique<Component>(router, 1, 1);
-    data = std::make_unique<rest::VehicleData>(router, *own, dialect::builtin::model());
+    data = std::make_unique<vehicle::VehicleData>(router, *own, dialect::builtin::model());
   }
   ~World() {
     data.reset();
@@ -59,7 +59,7 @@ struct World {
   Router router;
   std::thread thread;
   std::unique_ptr<Component> own, peer;
-  std::unique_ptr<rest::VehicleData> data;
+  std::unique_ptr<vehicle::VehicleData> data;
 };
 
 // An answer that comes, or the run fails: a hang is a bug too.
@@ -67,7 +67,7 @@ template <class F>
 void await(F ask) {
   auto promise = std::make_shared<std::promise<void>>();
   auto answered = promise->get_future();
-  ask([promise](const rest::VehicleData::Answer& a) {
+  ask([promise](const vehicle::VehicleData::Answer& a) {
     if (a.status < 200 || a.status > 599) std::abort();
     promise->set_value();
   });
@@ -97,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     world.peer->send_raw({frame, n});
   }
   world.router.run_on_loop([] {});  // the frames above are routed before the reads below
-  rest::VehicleData& v = *world.data;
+  vehicle::VehicleData& v = *world.data;
   const std::string pointer = in.text(64);
   const std::string body = in.text(256);
   const std::string name = in.text(20);

@@ -88,7 +88,7 @@ if [ "$what" != test ]; then
   cmake -S . -B "$out" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/cross/$arch.cmake" -DMAVSWITCH_SYSROOT="$sysroot" \
         "${flags[@]}" -DCMAKE_UNITY_BUILD="${MAVSWITCH_UNITY:-ON}" -DMAVSWITCH_BUILD_BENCH=OFF -DMAVSWITCH_BUILD_EXAMPLES=OFF \
         -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
-  cmake --build "$out" --target mavswitchd mavswitch_cli mavswitch_api mavswitch_package_files mavswitch_unit_tests \
+  cmake --build "$out" --target mavswitchd mavswitch_cli mavswitch_library mavswitch_package_files mavswitch_unit_tests \
                                 mavswitch_lockfree_tests \
                                 mavswitch_e2e_tests
   echo "cross.sh: $arch built in $(( $(date +%s) - start )) s"

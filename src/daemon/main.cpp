@@ -23,7 +23,7 @@
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
 #include "rates/message_rates.hpp"
-#include "rest/vehicle_data.hpp"
+#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
 #include "window/operator_window.hpp"
 #include "window/vehicle_watch.hpp"
@@ -257,10 +257,10 @@ int main(int argc, char** argv) {
   window.add_vehicles(&vehicles);
   window.add_rates(message_rates.get());
   // mavlink2rest's API on the window: every frame the component is routed goes to its tree.
-  std::unique_ptr<rest::VehicleData> vehicle_data;
+  std::unique_ptr<vehicle::VehicleData> vehicle_data;
   if (config.http.port != 0 && config.http.vehicle_data)
     vehicle_data =
-        std::make_unique<rest::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
+        std::make_unique<vehicle::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
   window.add_vehicle_data(vehicle_data.get(), {MAVSWITCH_VERSION, MAVSWITCH_SHA, MAVSWITCH_BUILD_DATE});
   window.add_own_component(own.system_id(), own.component_id(), "mavswitch: the router");
   if (flight_log)

@@ -1,6 +1,6 @@
 // The autopilot's own flight log, streamed over MAVLink and written beside the telemetry logs:
 // PX4's ULog (.ulg) or ArduPilot's dataflash (.bin). The writer is a MAVLink component on the
-// router (api/Component): it asks the autopilot for the stream, acknowledges what arrives, and
+// router (library/Component): it asks the autopilot for the stream, acknowledges what arrives, and
 // reaches the autopilot over whatever link it is on (serial, UDP or TCP). The log stream is
 // addressed to the writer, so routing sends it nowhere else.
 //
@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "base/log.hpp"
 #include "config/config.hpp"
 #include "logs/dataflash_stream.hpp"

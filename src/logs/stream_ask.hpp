@@ -1,5 +1,5 @@
 // Asking the autopilot to start or stop its log stream, as a transaction on the writer's engine
-// (api/transactions.hpp), sent again every kAskEvery ms until answered. ULog: MAV_CMD_LOGGING_START
+// (library/transactions.hpp), sent again every kAskEvery ms until answered. ULog: MAV_CMD_LOGGING_START
 // or STOP, answered by its COMMAND_ACK (a start also by the first log packet). Dataflash:
 // REMOTE_LOG_BLOCK_STATUS with START or STOP, which has no answer of its own: a start is answered
 // by the first block, a stop is sent kStopTries times. A start is asked until the stream comes
@@ -8,7 +8,7 @@
 
 #include <climits>
 
-#include "api/command_exchange.hpp"
+#include "library/command_exchange.hpp"
 
 namespace mavswitch::daemon {
 

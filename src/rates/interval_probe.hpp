@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "api/command_exchange.hpp"
+#include "library/command_exchange.hpp"
 
 namespace mavswitch::rates {
 

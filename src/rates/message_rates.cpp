@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "api/command_exchange.hpp"
+#include "library/command_exchange.hpp"
 #include "base/log.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/system_time.hpp"

@@ -13,7 +13,7 @@
 // a COMMAND_LONG or COMMAND_INT, and ArduPilot's REQUEST_DATA_STREAM (a wish for each message
 // of the group: stream_groups.hpp; it has no answer). Everything here runs on the router's
 // thread. One command to a component at a time: COMMAND_ACK does not say which message it
-// answers. The commands run as transactions on the component's engine (api/transactions.hpp):
+// answers. The commands run as transactions on the component's engine (library/transactions.hpp):
 // it sends again after a silence and believes only the component's own link.
 //
 // GET_MESSAGE_INTERVAL passes to the component; its MESSAGE_INTERVAL reaches every link, each
@@ -38,8 +38,8 @@
 #include <memory>
 #include <vector>
 
-#include "api/command_exchange.hpp"
-#include "api/component.hpp"
+#include "library/command_exchange.hpp"
+#include "library/component.hpp"
 #include "router/router.hpp"
 
 namespace mavswitch::rates {

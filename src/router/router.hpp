@@ -82,7 +82,7 @@ class Router final {
   using Tap = std::function<void(const protocol::FrameView& frame)>;
   void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
 
-  // An in-process component's link (see api/) is known to stand for (sysid, compid) before it
+  // An in-process component's link (see library/) is known to stand for (sysid, compid) before it
   // sends anything: routed to at once, as a link it was heard on. Router thread (or before run()).
   void pin(routing::LinkId link, uint8_t sysid, uint8_t compid);
 

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "api/transactions.hpp"
+#include "library/transactions.hpp"
 #include "base/byte_stream.hpp"
 #include "services/ordered_bytes.hpp"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "api/transactions.hpp"
+#include "library/transactions.hpp"
 #include "services/ordered_bytes.hpp"
 
 namespace mavswitch::services {

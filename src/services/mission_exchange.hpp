@@ -10,7 +10,7 @@
 #include <array>
 #include <optional>
 
-#include "api/transactions.hpp"
+#include "library/transactions.hpp"
 
 namespace mavswitch::services {
 

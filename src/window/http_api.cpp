@@ -246,7 +246,7 @@ void HttpApi::tick() {
   }
   history_.links(up, now);
   if (options_.data == nullptr) return;
-  const rest::WallTimes clock = rest::WallTimes::now();
+  const vehicle::WallTimes clock = vehicle::WallTimes::now();
   for (const NewestFrames::Slot& slot : options_.data->newest(msg::GlobalPositionInt::kId)) {
     if (slot.component != 1) continue;  // the autopilot's
     const auto p = msg::GlobalPositionInt::decode({slot.payload.data(), slot.payload_len});

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "rates/message_rates.hpp"
-#include "rest/vehicle_data.hpp"
+#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/history.hpp"
@@ -39,7 +39,7 @@ class HttpApi {
     std::function<std::string()> more_metrics;       // appended to /metrics
     const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread
     const rates::MessageRates* rates = nullptr;      // each link's message rates; read on the router's thread
-    rest::VehicleData* data = nullptr;               // the vehicles' messages (mavlink2rest's API); null: none
+    vehicle::VehicleData* data = nullptr;               // the vehicles' messages (mavlink2rest's API); null: none
     Program program;                                 // for /info
     std::map<uint16_t, std::string> own_components;  // system << 8 | component -> what it is, of the router's own
   };

@@ -7,7 +7,7 @@
 #include "window/http_api.hpp"
 
 // mavlink2rest's API on the window (the tree, the helper, /info, the JSON WebSocket) and the
-// vehicles' commands and parameters: requests turned into calls of rest::VehicleData.
+// vehicles' commands and parameters: requests turned into calls of vehicle::VehicleData.
 namespace mavswitch::daemon {
 namespace {
 
@@ -24,7 +24,7 @@ constexpr size_t kMaxFilter = 256;  // a regex over message names: longer is no 
 // A WebSocket client of the vehicle data: its feed, and whether what it sends goes on.
 class JsonSocket final : public TextSocket {
  public:
-  JsonSocket(std::shared_ptr<rest::JsonFeed> feed, rest::VehicleData& data, int refused)
+  JsonSocket(std::shared_ptr<vehicle::JsonFeed> feed, vehicle::VehicleData& data, int refused)
       : feed_(std::move(feed)), data_(data), refused_(refused) {}
   ~JsonSocket() override { feed_->close(); }
   void take(std::vector<Text>& out) override { feed_->take(out); }
@@ -37,8 +37,8 @@ class JsonSocket final : public TextSocket {
   void close() override { feed_->close(); }
 
  private:
-  const std::shared_ptr<rest::JsonFeed> feed_;
-  rest::VehicleData& data_;
+  const std::shared_ptr<vehicle::JsonFeed> feed_;
+  vehicle::VehicleData& data_;
   const int refused_;  // 0: it may send; else why not (as admits_websocket)
 };
 
@@ -63,12 +63,12 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
                                   2) +
                             "\n"};
   }
-  rest::VehicleData* data = options_.data;
+  vehicle::VehicleData* data = options_.data;
   for (const std::string_view root : kTreePaths) {
     if (!under(path, root)) continue;
     if (data == nullptr) return json_message(404, "the vehicle data is off");
     if (get) {
-      rest::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()), request.room);
+      vehicle::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()), request.room);
       HttpResponse r{a.status, "application/json", a.shared ? "" : std::move(a.body) + "\n"};
       r.shared_body = std::move(a.shared);
       return r;
@@ -78,7 +78,7 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
       return json_message(refused, refused == 401
                                        ? "sending to a vehicle needs the bearer token (Authorization: Bearer ...)"
                                        : "sending to a vehicle from this origin or listener is refused");
-    rest::VehicleData::Answer a = data->send(request.body);
+    vehicle::VehicleData::Answer a = data->send(request.body);
     return HttpResponse{a.status, "application/json", std::move(a.body) + "\n"};
   }
   if (path.starts_with(kVehicles)) return vehicle_request(request);
@@ -97,7 +97,7 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
 // /v1/vehicles/{sys}/{comp}/command (POST), .../parameters (GET), .../parameters/{NAME} (GET, PUT):
 // answered when the vehicle answers (or does not).
 HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
-  rest::VehicleData* data = options_.data;
+  vehicle::VehicleData* data = options_.data;
   if (data == nullptr) return json_message(404, "the vehicle data is off");
   static const RE2 missions(R"(/v1/vehicles/(\d{1,3})/(\d{1,3})/mission(/current)?)");
   int sys = 0, comp = 0;
@@ -133,7 +133,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   }
   HttpResponse r;
   const auto respond = [](std::function<void(HttpResponse)> answer) {
-    return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+    return [answer = std::move(answer)](vehicle::VehicleData::Answer a) {
       answer(HttpResponse{a.status, a.content_type, std::move(a.body) + (a.body.ends_with('\n') ? "" : "\n")});
     };
   };
@@ -196,9 +196,9 @@ HttpResponse HttpApi::mission_request(const HttpRequest& request, uint8_t system
   const bool wpl = (format && *format == "wpl") ||
                    (request.method == "PUT" && !format && request.content_type.starts_with("text/plain") && !json_body);
   HttpResponse r;
-  rest::VehicleData* data = options_.data;
+  vehicle::VehicleData* data = options_.data;
   const auto respond = [](std::function<void(HttpResponse)> answer) {
-    return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+    return [answer = std::move(answer)](vehicle::VehicleData::Answer a) {
       answer(HttpResponse{a.status, a.content_type, std::move(a.body) + "\n"});
     };
   };
@@ -228,7 +228,7 @@ std::shared_ptr<TextSocket> HttpApi::open_text(const HttpRequest& request, std::
     *status = 401, *why = "this server listens beyond loopback: the WebSocket needs the bearer token\n";
     return nullptr;
   }
-  rest::JsonFeed::Filter filter;
+  vehicle::JsonFeed::Filter filter;
   const std::string pattern = query_value(request.query, "filter").value_or(".*");
   std::string error;
   auto ids = pattern.size() > kMaxFilter ? std::nullopt : options_.data->matching(pattern, &error);

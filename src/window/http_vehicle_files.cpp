@@ -1,7 +1,7 @@
-// /v1/vehicles/{sys}/{comp}/files/{PATH}: a vehicle's files by MAVFTP (rest::VehicleData::file).
+// /v1/vehicles/{sys}/{comp}/files/{PATH}: a vehicle's files by MAVFTP (vehicle::VehicleData::file).
 // GET lists a directory as JSON or streams a file (?crc=1: its CRC32); PUT writes the body to
 // it and DELETE removes it, both with the token. .../logs: its onboard logs
-// (rest::VehicleData::log): GET lists them, .../logs/ID streams one (a Range of it), DELETE
+// (vehicle::VehicleData::log): GET lists them, .../logs/ID streams one (a Range of it), DELETE
 // erases them all, with the token. .../logs/ID?via=mavftp streams the same log as a file by
 // MAVFTP, where ArduPilot keeps it; the log protocol is the default: against ArduPilot SITL it is
 // about 90 times faster (docs/BENCHMARKS.md).
@@ -18,8 +18,8 @@ namespace {
 constexpr size_t kMaxPath = 200;  // what fits a MAVFTP request, with room to spare
 
 // A VehicleData answer as the window's: a stream, its length and part, or a body.
-std::function<void(rest::VehicleData::Answer)> as_response(std::function<void(HttpResponse)> answer) {
-  return [answer = std::move(answer)](rest::VehicleData::Answer a) {
+std::function<void(vehicle::VehicleData::Answer)> as_response(std::function<void(HttpResponse)> answer) {
+  return [answer = std::move(answer)](vehicle::VehicleData::Answer a) {
     HttpResponse out{a.status, a.content_type, a.stream ? std::string() : std::move(a.body) + "\n"};
     out.stream = std::move(a.stream);
     out.length = a.length;
@@ -32,11 +32,11 @@ std::function<void(rest::VehicleData::Answer)> as_response(std::function<void(Ht
 constexpr std::array<const char*, 2> kLogFolders = {"/APM/LOGS", "/logs"};
 
 // Log `id` as a file by MAVFTP, from the first of kLogFolders that has it.
-void log_by_mavftp(rest::VehicleData& data, uint8_t system, uint8_t component, uint16_t id, size_t folder,
+void log_by_mavftp(vehicle::VehicleData& data, uint8_t system, uint8_t component, uint16_t id, size_t folder,
                    std::function<void(HttpResponse)> answer) {
   const std::string path = fmt::format("{}/{:08}.BIN", kLogFolders[folder], id);
   data.file(system, component, "GET", path, false, "",
-            [&data, system, component, id, folder, answer = std::move(answer)](rest::VehicleData::Answer a) mutable {
+            [&data, system, component, id, folder, answer = std::move(answer)](vehicle::VehicleData::Answer a) mutable {
               if (a.status != 404) return as_response(std::move(answer))(std::move(a));
               if (folder + 1 < kLogFolders.size())
                 return log_by_mavftp(data, system, component, id, folder + 1, std::move(answer));
@@ -67,7 +67,7 @@ HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, u
   const bool want_crc = crc && *crc == "1";
   if (request.method == "PUT" && path.ends_with('/')) return json_message(400, "a PUT names a file, not a directory");
   HttpResponse r;
-  rest::VehicleData* data = options_.data;
+  vehicle::VehicleData* data = options_.data;
   r.awaits = [=, method = request.method == "HEAD" ? std::string("GET") : request.method,
               body = request.method == "PUT" ? request.body : std::string(), streamed = request.body_stream,
               length = request.body_length](std::function<void(HttpResponse)> answer) {
@@ -95,7 +95,7 @@ HttpResponse HttpApi::log_request(const HttpRequest& request, uint8_t system, ui
     log_id = static_cast<uint16_t>(n);
   }
   HttpResponse r;
-  rest::VehicleData* data = options_.data;
+  vehicle::VehicleData* data = options_.data;
   if (via == "mavftp" && log_id) {
     if (!request.range.empty()) return json_message(400, "a Range is served by the log protocol: leave out via=mavftp");
     r.awaits = [=, id = *log_id](std::function<void(HttpResponse)> answer) {

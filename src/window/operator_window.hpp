@@ -36,7 +36,7 @@ class OperatorWindow {
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }
   void add_rates(const rates::MessageRates* rates) { rates_ = rates; }
   // The vehicles' messages, for mavlink2rest's API; it outlives stop(). Before start().
-  void add_vehicle_data(rest::VehicleData* data, Program program) {
+  void add_vehicle_data(vehicle::VehicleData* data, Program program) {
     data_ = data;
     program_ = std::move(program);
   }
@@ -55,7 +55,7 @@ class OperatorWindow {
   std::function<std::string()> more_metrics_;
   const VehicleWatch* vehicles_ = nullptr;
   const rates::MessageRates* rates_ = nullptr;
-  rest::VehicleData* data_ = nullptr;
+  vehicle::VehicleData* data_ = nullptr;
   std::map<uint16_t, std::string> own_components_;
   Program program_;
   std::unique_ptr<HttpApi> api_;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "routing/types.hpp"
 #include "window/status_text_history.hpp"
 

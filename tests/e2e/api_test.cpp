@@ -9,9 +9,9 @@
 #include <random>
 #include <thread>
 
-#include "api/command_exchange.hpp"
-#include "api/component.hpp"
-#include "api/transactions.hpp"
+#include "library/command_exchange.hpp"
+#include "library/component.hpp"
+#include "library/transactions.hpp"
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"

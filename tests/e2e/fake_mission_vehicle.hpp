@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "services/mission_exchange.hpp"
 
 namespace mavswitch::test {

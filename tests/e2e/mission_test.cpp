@@ -7,7 +7,7 @@
 #include <future>
 #include <iostream>
 
-#include "api/transactions.hpp"
+#include "library/transactions.hpp"
 #include "e2e/fake_mission_vehicle.hpp"
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"

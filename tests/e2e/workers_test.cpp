@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/component.hpp"
+#include "library/component.hpp"
 #include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"

@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/lib/cmake/mavswitch/mavswitchConfig.cmake"
-test -f "$work/prefix/include/mavswitch/api/component.hpp"
+test -f "$work/prefix/include/mavswitch/library/component.hpp"
 test -f "$work/prefix/include/mavswitch/mavswitch/msg/heartbeat.hpp"
 test -x "$work/prefix/bin/mavswitchd"
 # The systemd unit goes under the prefix given at install time and names the program there;

@@ -14,9 +14,9 @@
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/statustext.hpp"
 #include "protocol/parser.hpp"
-#include "rest/json_feed.hpp"
-#include "rest/message_json.hpp"
-#include "rest/message_tree.hpp"
+#include "vehicle/json_feed.hpp"
+#include "vehicle/message_json.hpp"
+#include "vehicle/message_tree.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/frames.hpp"
 
@@ -26,8 +26,8 @@ namespace {
 using Json = nlohmann::json;
 using dialect::FieldType;
 
-const rest::MessageJson& codec() {
-  static const rest::MessageJson json(dialect::builtin::model());
+const vehicle::MessageJson& codec() {
+  static const vehicle::MessageJson json(dialect::builtin::model());
   return json;
 }
 
@@ -271,8 +271,8 @@ TEST(NewestFrames, KeepsTheNewestOfEachMessageAndCountsIt) {
   const transport::Millis t0 = 1'000'000;
   for (uint32_t i = 0; i < 100; ++i) newest.add(test::view_of(test::attitude(1, 1, i * 20)), t0 + i * 20);
   newest.add(test::view_of(test::heartbeat(2, 1)), t0);
-  const rest::WallTimes at{t0 + 2000, rest::WallClock::now()};
-  const Json j = Json::parse(rest::render_tree(newest.copy(at.loop_now), codec(), at));
+  const vehicle::WallTimes at{t0 + 2000, vehicle::WallClock::now()};
+  const Json j = Json::parse(vehicle::render_tree(newest.copy(at.loop_now), codec(), at));
   const Json& att = j["vehicles"]["1"]["components"]["1"]["messages"]["ATTITUDE"];
   EXPECT_EQ(j["vehicles"]["1"]["id"], 1);
   EXPECT_EQ(j["vehicles"]["1"]["components"]["1"]["id"], 1);
@@ -280,11 +280,11 @@ TEST(NewestFrames, KeepsTheNewestOfEachMessageAndCountsIt) {
   EXPECT_EQ(att["status"]["time"]["counter"], 100);
   EXPECT_NEAR(att["status"]["time"]["frequency"].get<double>(), 50, 2.5);
   EXPECT_EQ(att["status"]["time"]["last_update"],
-            rest::iso_time(at.wall_now - std::chrono::milliseconds(2000 - 99 * 20)));
+            vehicle::iso_time(at.wall_now - std::chrono::milliseconds(2000 - 99 * 20)));
   EXPECT_EQ(j["vehicles"]["2"]["components"]["1"]["messages"]["HEARTBEAT"]["message"]["type"], "HEARTBEAT");
   // A stream that stopped reads slower and slower, not its old rate for ever.
-  const rest::WallTimes later_at{t0 + 20'000, rest::WallClock::now()};
-  const Json later = Json::parse(rest::render_tree(newest.copy(later_at.loop_now), codec(), later_at));
+  const vehicle::WallTimes later_at{t0 + 20'000, vehicle::WallClock::now()};
+  const Json later = Json::parse(vehicle::render_tree(newest.copy(later_at.loop_now), codec(), later_at));
   EXPECT_LT(
       later["vehicles"]["1"]["components"]["1"]["messages"]["ATTITUDE"]["status"]["time"]["frequency"].get<double>(),
       10);
@@ -323,39 +323,39 @@ TEST(NewestFrames, InventedSystemsStopAtTheBound) {
 
 TEST(JsonFeed, TakesWhatItsFilterWantsAtItsRateAndDropsItsOldest) {
   int wakes = 0;
-  rest::JsonFeed::Filter filter;
+  vehicle::JsonFeed::Filter filter;
   filter.messages = {30};  // ATTITUDE
   filter.system = 1;
   filter.rate = 5;
-  rest::JsonFeed feed(filter, [&] { ++wakes; });
-  const auto t0 = rest::WallClock::now();
+  vehicle::JsonFeed feed(filter, [&] { ++wakes; });
+  const auto t0 = vehicle::WallClock::now();
   EXPECT_FALSE(feed.wants(test::view_of(test::heartbeat(1, 1)), t0));
   EXPECT_FALSE(feed.wants(test::view_of(test::attitude(2, 1, 0)), t0));
   int wanted = 0;
   for (int i = 0; i < 500; ++i)  // ten seconds at 50 Hz, with jitter
     wanted += feed.wants(test::view_of(test::attitude(1, 1, 0)), t0 + std::chrono::milliseconds(i * 20 + i % 3));
   EXPECT_NEAR(wanted, 50, 2);
-  for (size_t i = 0; i < rest::JsonFeed::kMaxWaiting + 10; ++i)
+  for (size_t i = 0; i < vehicle::JsonFeed::kMaxWaiting + 10; ++i)
     feed.push(std::make_shared<const std::string>(std::to_string(i)));
   EXPECT_EQ(wakes, 0) << "pushes are woken in batches";
   feed.wake();
   feed.wake();
   EXPECT_EQ(wakes, 1) << "once for the batch, not again with nothing new";
-  std::vector<rest::Text> got;
+  std::vector<vehicle::Text> got;
   feed.take(got);
-  ASSERT_EQ(got.size(), rest::JsonFeed::kMaxWaiting);
+  ASSERT_EQ(got.size(), vehicle::JsonFeed::kMaxWaiting);
   EXPECT_EQ(*got.front(), "10");  // the oldest went
   EXPECT_EQ(feed.dropped(), 10u);
   // A batch larger than twice the bound between two wake-ups stays bounded; still the newest kept.
-  const size_t burst = 2 * rest::JsonFeed::kMaxWaiting + 5;
+  const size_t burst = 2 * vehicle::JsonFeed::kMaxWaiting + 5;
   for (size_t i = 0; i < burst; ++i) feed.push(std::make_shared<const std::string>("b" + std::to_string(i)));
   feed.wake();
   got.clear();
   feed.take(got);
-  ASSERT_EQ(got.size(), rest::JsonFeed::kMaxWaiting);
-  EXPECT_EQ(*got.front(), "b" + std::to_string(burst - rest::JsonFeed::kMaxWaiting));
+  ASSERT_EQ(got.size(), vehicle::JsonFeed::kMaxWaiting);
+  EXPECT_EQ(*got.front(), "b" + std::to_string(burst - vehicle::JsonFeed::kMaxWaiting));
   EXPECT_EQ(*got.back(), "b" + std::to_string(burst - 1));
-  EXPECT_EQ(feed.dropped(), 10u + burst - rest::JsonFeed::kMaxWaiting);
+  EXPECT_EQ(feed.dropped(), 10u + burst - vehicle::JsonFeed::kMaxWaiting);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Parameter files: Mission Planner's and QGroundControl's, written and read back.
-#include "rest/parameter_file.hpp"
+#include "vehicle/parameter_file.hpp"
 
 #include <gtest/gtest.h>
 
-namespace mavswitch::rest {
+namespace mavswitch::vehicle {
 namespace {
 
 std::vector<VehicleParameters::Parameter> some() {
@@ -46,4 +46,4 @@ TEST(ParameterFile, WhatIsNotOneIsRefusedNamingTheLine) {
 }
 
 }  // namespace
-}  // namespace mavswitch::rest
+}  // namespace mavswitch::vehicle

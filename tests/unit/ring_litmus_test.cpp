@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/frame_queues.hpp"
+#include "library/frame_queues.hpp"
 #include "router/frame_ring.hpp"
 
 namespace mavswitch {

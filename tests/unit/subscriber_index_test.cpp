@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "api/subscriber_index.hpp"
+#include "library/subscriber_index.hpp"
 
-using mavswitch::api_detail::Subscriber;
-using mavswitch::api_detail::SubscriberIndex;
+using mavswitch::library_detail::Subscriber;
+using mavswitch::library_detail::SubscriberIndex;
 
 namespace {
 std::shared_ptr<Subscriber> sub(uint64_t id, mavswitch::MessageFilter f) {

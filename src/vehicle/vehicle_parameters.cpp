@@ -1,0 +1,235 @@
+#include "vehicle/vehicle_parameters.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "mavswitch/msg/heartbeat.hpp"
+#include "mavswitch/msg/param_request_list.hpp"
+#include "mavswitch/msg/param_request_read.hpp"
+#include "mavswitch/msg/param_set.hpp"
+#include "mavswitch/msg/param_value.hpp"
+
+namespace mavswitch::vehicle {
+namespace {
+
+constexpr uint8_t kAutopilotPx4 = 12;      // MAV_AUTOPILOT_PX4
+constexpr uint8_t kAutopilotInvalid = 8;   // MAV_AUTOPILOT_INVALID: not a flight controller
+constexpr uint8_t kReal32 = 9;             // MAV_PARAM_TYPE_REAL32
+constexpr routing::Millis kCheckMs = 250;  // how often a fetch looks whether the list went quiet
+
+uint16_t key_of(uint8_t system, uint8_t component) { return uint16_t(system << 8 | component); }
+
+bool is_integer(uint8_t type) { return type >= 1 && type <= 8; }
+
+void copy_name(const std::string& name, std::array<char, 16>& out) {
+  out.fill(0);
+  std::memcpy(out.data(), name.data(), std::min(name.size(), out.size()));
+}
+
+}  // namespace
+
+VehicleParameters::VehicleParameters(Router& router, Component& component) : router_(router), component_(component) {
+  subscriptions_.push_back(component_.subscribe<msg::ParamValue>(
+      [this](const msg::ParamValue& v, const protocol::FrameView& f) {
+        value(f, std::string(v.param_id.data(), strnlen(v.param_id.data(), v.param_id.size())), v.param_value,
+              v.param_type, v.param_count, v.param_index);
+      },
+      {.from_home = true}));
+  subscriptions_.push_back(
+      component_.subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+        if (f.compid() == 1 && hb.autopilot != kAutopilotInvalid) bytewise_[f.sysid()] = hb.autopilot == kAutopilotPx4;
+      }));
+}
+
+VehicleParameters::~VehicleParameters() {
+  router_.run_on_loop([&] {
+    subscriptions_.clear();
+    for (auto& [key, s] : states_) {
+      router_.event_loop().cancel(s.timer);
+      for (Access& a : s.accesses) router_.event_loop().cancel(a.timer);
+    }
+    states_.clear();
+  });
+}
+
+VehicleParameters::State* VehicleParameters::state(uint8_t system, uint8_t component) {
+  const uint16_t key = key_of(system, component);
+  if (!states_.contains(key) && states_.size() == kMaxComponents) return nullptr;
+  return &states_[key];
+}
+
+float VehicleParameters::to_wire(uint8_t system, double value, uint8_t type) const {
+  const auto it = bytewise_.find(system);
+  if (it == bytewise_.end() || !it->second || !is_integer(type)) return static_cast<float>(value);
+  // Bytewise: the integer's bytes in the float's (little-endian, the low ones).
+  float wire = 0;
+  const int64_t integer = std::llround(value);
+  std::memcpy(&wire, &integer, sizeof wire);
+  return wire;
+}
+
+double VehicleParameters::from_wire(uint8_t system, float wire, uint8_t type) const {
+  const auto it = bytewise_.find(system);
+  if (!is_integer(type)) return wire;
+  if (it == bytewise_.end() || !it->second) return std::round(double(wire));
+  uint32_t bits = 0;
+  std::memcpy(&bits, &wire, sizeof bits);
+  switch (type) {
+    case 1: return uint8_t(bits);
+    case 2: return int8_t(uint8_t(bits));
+    case 3: return uint16_t(bits);
+    case 4: return int16_t(uint16_t(bits));
+    case 6: return int32_t(bits);
+    default: return bits;
+  }
+}
+
+void VehicleParameters::value(const protocol::FrameView& f, std::string name, float wire, uint8_t type, uint16_t count,
+                              uint16_t index) {
+  const auto it = states_.find(key_of(f.sysid(), f.compid()));
+  if (it == states_.end()) return;  // a component nobody asked about
+  State& s = it->second;
+  Table& t = s.table;
+  const Parameter p{name, from_wire(f.sysid(), wire, type), type, index, true};
+  t.answered = true;
+  s.last_value = router_.event_loop().now();
+  count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
+  if (count != t.count) {                             // the first, or a component whose list changed
+    t.count = count;
+    t.parameters.resize(count);
+    std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
+  }
+  if (index < t.count) {
+    Parameter& slot = t.parameters[index];
+    if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
+    slot = p;
+    s.index_of[name] = index;
+  } else if (const auto known = s.index_of.find(name); known != s.index_of.end() && known->second < t.count) {
+    t.parameters[known->second].value = p.value;  // an answer to a set, without its index
+  }
+  for (size_t i = 0; i < s.accesses.size();) {
+    if (s.accesses[i].name != name) {
+      ++i;
+      continue;
+    }
+    Access a = std::move(s.accesses[i]);
+    s.accesses.erase(s.accesses.begin() + static_cast<std::ptrdiff_t>(i));
+    router_.event_loop().cancel(a.timer);
+    a.done(p);
+  }
+  if (s.fetching && std::all_of(t.parameters.begin(), t.parameters.end(), [](const Parameter& q) { return q.known; }))
+    answer_fetch(s);
+}
+
+void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<void(const Table&)> done) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleParameters::fetch");
+  State* s = state(system, component);
+  if (s == nullptr) {
+    done(Table{});
+    return;
+  }
+  if (s->complete) {
+    done(s->table);
+    return;
+  }
+  s->waiting.push_back(std::move(done));
+  if (s->fetching) return;
+  s->fetching = true;
+  s->quiet_rounds = 0;
+  s->last_value = router_.event_loop().now();
+  msg::ParamRequestList list;
+  list.target_system = system;
+  list.target_component = component;
+  component_.send(list);
+  const uint16_t key = key_of(system, component);
+  s->timer = router_.event_loop().every(kCheckMs, [this, key] { check(key); });
+}
+
+void VehicleParameters::check(uint16_t key) {
+  State& s = states_.at(key);
+  const routing::Millis now = router_.event_loop().now();
+  if (now - s.last_value < kQuietMs) return;
+  s.last_value = now;
+  if (++s.quiet_rounds > kQuietRounds) {
+    answer_fetch(s);  // what came: the rest is said missing
+    return;
+  }
+  if (!s.table.answered) {  // the list request itself was lost
+    msg::ParamRequestList list;
+    list.target_system = uint8_t(key >> 8);
+    list.target_component = uint8_t(key & 0xFF);
+    component_.send(list);
+    return;
+  }
+  size_t asked = 0;
+  for (size_t i = 0; i < s.table.parameters.size() && asked < kReadsPerRound; ++i) {
+    if (s.table.parameters[i].known) continue;
+    msg::ParamRequestRead read;
+    read.target_system = uint8_t(key >> 8);
+    read.target_component = uint8_t(key & 0xFF);
+    read.param_index = static_cast<int16_t>(i);
+    component_.send(read);
+    ++asked;
+  }
+}
+
+void VehicleParameters::answer_fetch(State& s) {
+  router_.event_loop().cancel(s.timer);
+  s.timer = 0;
+  s.fetching = false;
+  s.complete = s.table.answered && std::all_of(s.table.parameters.begin(), s.table.parameters.end(),
+                                               [](const Parameter& q) { return q.known; });
+  auto waiting = std::move(s.waiting);
+  s.waiting.clear();
+  for (auto& done : waiting) done(s.table);
+}
+
+void VehicleParameters::access(uint8_t system, uint8_t component, const std::string& name, std::optional<double> value,
+                               std::optional<uint8_t> type, std::function<void(std::optional<Parameter>)> done) {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleParameters::access");
+  State* s = state(system, component);
+  if (s == nullptr || name.empty() || name.size() > 16) {
+    done(std::nullopt);
+    return;
+  }
+  Access a{name, value, type.value_or(kReal32), std::move(done)};
+  if (const auto known = s->index_of.find(name); known != s->index_of.end() && !type)
+    a.type = s->table.parameters[known->second].type;
+  s->accesses.push_back(std::move(a));
+  send_access(key_of(system, component), name);
+}
+
+void VehicleParameters::send_access(uint16_t key, const std::string& name) {
+  State& s = states_.at(key);
+  const auto it = std::find_if(s.accesses.begin(), s.accesses.end(), [&](const Access& a) { return a.name == name; });
+  if (it == s.accesses.end()) return;
+  Access& a = *it;
+  if (a.tries == kTries) {
+    Access gone = std::move(a);
+    s.accesses.erase(it);
+    gone.done(std::nullopt);
+    return;
+  }
+  ++a.tries;
+  const uint8_t system = uint8_t(key >> 8), component = uint8_t(key & 0xFF);
+  if (a.value) {
+    msg::ParamSet set;
+    set.target_system = system;
+    set.target_component = component;
+    copy_name(a.name, set.param_id);
+    set.param_value = to_wire(system, *a.value, a.type);
+    set.param_type = a.type;
+    component_.send(set);
+  } else {
+    msg::ParamRequestRead read;
+    read.target_system = system;
+    read.target_component = component;
+    copy_name(a.name, read.param_id);
+    read.param_index = -1;  // by name
+    component_.send(read);
+  }
+  a.timer = router_.event_loop().after(kRetryMs, [this, key, name] { send_access(key, name); });
+}
+
+}  // namespace mavswitch::vehicle
