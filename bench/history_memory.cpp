@@ -23,8 +23,8 @@ long rss_kib() {
 }  // namespace
 
 int main() {
-  using mavswitch::daemon::History;
-  using mavswitch::daemon::StatusTextHistory;
+  using mavswitch::window::History;
+  using mavswitch::window::StatusTextHistory;
   const size_t heap_before = mallinfo2().uordblks;
   const long rss_before = rss_kib();
   {

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "dialect/builtin.hpp"
 #include "library/frame_queues.hpp"
 #include "library/subscriber_index.hpp"
-#include "dialect/builtin.hpp"
 #include "protocol/encoder.hpp"
 #include "protocol/parser.hpp"
 #include "router/frame_ring.hpp"

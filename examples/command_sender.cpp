@@ -5,8 +5,8 @@
 #include <string>
 #include <thread>
 
-#include "library/component.hpp"
 #include "endpoint_args.hpp"
+#include "library/component.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 
 using namespace mavswitch;

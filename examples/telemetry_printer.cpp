@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "library/component.hpp"
 #include "endpoint_args.hpp"
+#include "library/component.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
 

@@ -9,18 +9,18 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace daemon = mavswitch::daemon;
   const std::string body(reinterpret_cast<const char*>(data), size);
-  daemon::Config config;
+  config::Config config;
   try {
-    if (daemon::is_json(body)) {
+    if (window::is_json(body)) {
       std::string error;
-      const auto section = daemon::section_of(body, &error);
+      const auto section = window::section_of(body, &error);
       if (!section) return 0;
-      daemon::load_config_section(*section, "fuzz.json", config);
+      config::load_config_section(*section, "fuzz.json", config);
     } else {
-      daemon::load_config_text(body, "fuzz.conf", config);
+      config::load_config_text(body, "fuzz.conf", config);
     }
-    daemon::finish_config(config);
-  } catch (const daemon::ConfigError&) {
+    config::finish_config(config);
+  } catch (const config::ConfigError&) {
   }
   return 0;
 }

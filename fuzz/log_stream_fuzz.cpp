@@ -20,8 +20,8 @@ void check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  daemon::UlogStream ulog;
-  daemon::DataflashStream blocks;
+  logs::UlogStream ulog;
+  logs::DataflashStream blocks;
   std::vector<uint8_t> out;
   uint64_t now = 0;
   // Each packet: sequence (2), first_message_offset (1), length (1), then that many bytes.
@@ -44,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(blocks.missing() <= 4096);
   }
   if (out.empty()) return 0;
-  check(out.size() >= daemon::UlogStream::kHeaderLen);  // the header comes out whole, or not at all
-  size_t pos = daemon::UlogStream::kHeaderLen;
+  check(out.size() >= logs::UlogStream::kHeaderLen);  // the header comes out whole, or not at all
+  size_t pos = logs::UlogStream::kHeaderLen;
   while (pos < out.size()) {
     check(pos + 3 <= out.size());
     pos += 3 + (out[pos] | out[pos + 1] << 8);

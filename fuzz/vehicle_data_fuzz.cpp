@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "library/component.hpp"
 #include "dialect/builtin.hpp"
+#include "library/component.hpp"
 #include "protocol/encoder.hpp"
-#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
+#include "vehicle/vehicle_data.hpp"
 
 using namespace mavswitch;
 

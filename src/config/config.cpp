@@ -13,7 +13,7 @@
 #include "config/config_keys.hpp"
 #include "transport/socket_address.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 namespace {
 
 using namespace keys;
@@ -311,4 +311,4 @@ void finish_config(Config& config) {
     config.warnings.push_back("LogTelemetry needs Log = <directory>: no telemetry log will be written");
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

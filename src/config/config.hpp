@@ -13,7 +13,7 @@
 #include "routing/routing.hpp"
 #include "transport/endpoint.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 
 // "file:line: key: what is wrong".
 class ConfigError : public std::runtime_error {
@@ -157,4 +157,4 @@ void finish_config(Config& config);
 bool parse_bool(std::string_view text, bool* out);
 bool parse_uint(std::string_view text, uint64_t max, uint64_t* out);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

@@ -4,7 +4,7 @@
 
 #include "config/key_file.hpp"
 
-namespace mavswitch::daemon::keys {
+namespace mavswitch::config::keys {
 
 bool get_bool(const Where& w, std::string_view v) {
   bool b;
@@ -339,4 +339,4 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   }
 }
 
-}  // namespace mavswitch::daemon::keys
+}  // namespace mavswitch::config::keys

@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 
-namespace mavswitch::daemon::keys {
+namespace mavswitch::config::keys {
 
 std::string lower(std::string_view s);
 std::string_view trim(std::string_view s);
@@ -66,4 +66,4 @@ void set_http(const Where& w, const std::string& key, std::string_view v, HttpCo
 // pattern; not a word of the fabric's subjects; at most 64 characters), or "" when it is one.
 std::string vehicle_name_error(std::string_view name, bool pattern);
 
-}  // namespace mavswitch::daemon::keys
+}  // namespace mavswitch::config::keys

@@ -1,6 +1,6 @@
 #include "config/endpoint_policy.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 
 routing::LinkPolicy policy_of(Router& router, EndpointConfig& e, bool create_group) {
   routing::LinkPolicy policy = e.policy;
@@ -14,4 +14,4 @@ routing::LinkPolicy policy_of(Router& router, EndpointConfig& e, bool create_gro
   return policy;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

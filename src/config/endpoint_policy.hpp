@@ -4,10 +4,10 @@
 #include "config/config.hpp"
 #include "router/router.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 
 // Its group (one the configuration made at start, when `create_group` is false) and its signing
 // gate. Throws ConfigError for a group the router does not have.
 routing::LinkPolicy policy_of(Router& router, EndpointConfig& e, bool create_group);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

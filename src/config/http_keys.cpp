@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-namespace mavswitch::daemon::keys {
+namespace mavswitch::config::keys {
 
 void set_http(const Where& w, const std::string& key, std::string_view v, HttpConfig& c) {
   if (key == "address") {
@@ -43,4 +43,4 @@ void set_http(const Where& w, const std::string& key, std::string_view v, HttpCo
   }
 }
 
-}  // namespace mavswitch::daemon::keys
+}  // namespace mavswitch::config::keys

@@ -8,7 +8,7 @@
 
 #include "base/file_read.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 
 bool read_private_file(const std::string& path, const char* what, size_t max, std::string* out, std::string* error) {
   struct stat st;
@@ -54,4 +54,4 @@ bool read_key_file(const std::string& path, protocol::SigningKey* key, std::stri
   return false;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

@@ -6,7 +6,7 @@
 
 #include "protocol/signing.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::config {
 
 // Returns false with *error set ("...: readable by others: chmod 600 ...").
 bool read_key_file(const std::string& path, protocol::SigningKey* key, std::string* error);
@@ -14,4 +14,4 @@ bool read_key_file(const std::string& path, protocol::SigningKey* key, std::stri
 // nor others may read or write. `what` names it in the error.
 bool read_private_file(const std::string& path, const char* what, size_t max, std::string* out, std::string* error);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::config

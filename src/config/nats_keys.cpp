@@ -4,7 +4,7 @@
 
 #include "config/config_keys.hpp"
 
-namespace mavswitch::daemon::keys {
+namespace mavswitch::config::keys {
 namespace {
 
 // A subject or a part of one: tokens of letters, digits, '-' and '_' between dots; `wildcards`
@@ -140,4 +140,4 @@ const std::map<std::string, Setter>& nats_keys() {
   return keys;
 }
 
-}  // namespace mavswitch::daemon::keys
+}  // namespace mavswitch::config::keys

@@ -6,7 +6,7 @@
 #include "config/config_keys.hpp"
 #include "dialect/builtin.hpp"
 
-namespace mavswitch::daemon::keys {
+namespace mavswitch::config::keys {
 namespace {
 
 double get_number(const Where& w, std::string_view v, std::string_view what) {
@@ -81,4 +81,4 @@ std::map<std::string, Setter> with_shaping_keys(std::map<std::string, Setter> ke
   return keys;
 }
 
-}  // namespace mavswitch::daemon::keys
+}  // namespace mavswitch::config::keys

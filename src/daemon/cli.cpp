@@ -14,8 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using Kind = transport::EndpointSpec::Kind;
 
-EndpointConfig cli_endpoint(Kind kind, std::string name) {
-  EndpointConfig e;
+config::EndpointConfig cli_endpoint(Kind kind, std::string name) {
+  config::EndpointConfig e;
   e.spec.kind = kind;
   e.spec.name = std::move(name);
   e.source = "command line";
@@ -30,11 +30,11 @@ std::string cli_name(std::string_view kind, std::string_view what) { return fmt:
 bool wildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
 
 // "device[:baud]" (a path) or "host:port" (a UDP server).
-EndpointConfig positional_endpoint(const std::string& arg) {
+config::EndpointConfig positional_endpoint(const std::string& arg) {
   if (arg.rfind("/", 0) == 0 || arg.rfind("./", 0) == 0) {
     const auto colon = arg.rfind(':');
     const std::string device = arg.substr(0, colon);
-    EndpointConfig e = cli_endpoint(Kind::kSerial, cli_name("serial", fs::path(device).filename().string()));
+    config::EndpointConfig e = cli_endpoint(Kind::kSerial, cli_name("serial", fs::path(device).filename().string()));
     e.spec.device = device;
     if (colon != std::string::npos) {
       e.spec.bauds.clear();
@@ -43,7 +43,7 @@ EndpointConfig positional_endpoint(const std::string& arg) {
       while (pos <= list.size()) {
         const size_t comma = std::min(list.find(',', pos), list.size());
         uint64_t baud;
-        if (!parse_uint(list.substr(pos, comma - pos), 20'000'000, &baud) || baud == 0) {
+        if (!config::parse_uint(list.substr(pos, comma - pos), 20'000'000, &baud) || baud == 0) {
           throw CLI::ValidationError(arg, "bad baud rate in " + arg);
         }
         e.spec.bauds.push_back(static_cast<uint32_t>(baud));
@@ -55,7 +55,7 @@ EndpointConfig positional_endpoint(const std::string& arg) {
   std::string error;
   const auto hp = transport::parse_host_port(arg, std::nullopt, &error);
   if (!hp) throw CLI::ValidationError(arg, error + " (expected /dev/device[:baud] or host:port)");
-  EndpointConfig e =
+  config::EndpointConfig e =
       cli_endpoint(Kind::kUdpServer, cli_name("udp-server", wildcard(hp->host) ? std::to_string(hp->port) : arg));
   e.spec.address = hp->host;
   e.spec.port = hp->port;
@@ -149,7 +149,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
   }
   CommandLine cl;
   cl.show_version = version;
-  Config& c = cl.config;
+  config::Config& c = cl.config;
   try {
     const char* env_file = first_env({"MAVSWITCH_CONF_FILE", "MAVLINK_ROUTERD_CONF_FILE"});
     const char* env_dir = first_env({"MAVSWITCH_CONF_DIR", "MAVLINK_ROUTERD_CONF_DIR"});
@@ -159,8 +159,8 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       if (const char* f = first_existing({"/etc/mavswitch/main.conf", "/etc/mavlink-router/main.conf"})) file = f;
       if (const char* d = first_existing({"/etc/mavswitch/config.d", "/etc/mavlink-router/config.d"})) dir = d;
     }
-    if (!file.empty()) load_config_file(file, c);
-    if (!dir.empty()) load_config_dir(dir, c);
+    if (!file.empty()) config::load_config_file(file, c);
+    if (!dir.empty()) config::load_config_dir(dir, c);
 
     for (const auto& p : positional) c.endpoints.push_back(positional_endpoint(p));
     for (const auto& u : udp_clients) {
@@ -168,7 +168,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       const auto hp = transport::parse_host_port(u, std::nullopt, &error);
       const auto host_only = hp ? hp : transport::parse_host_port(u, uint16_t{0}, &error);
       if (!host_only) throw CLI::ValidationError("-e", error);
-      EndpointConfig e = cli_endpoint(Kind::kUdpClient, cli_name("udp-client", u));
+      config::EndpointConfig e = cli_endpoint(Kind::kUdpClient, cli_name("udp-client", u));
       e.spec.address = host_only->host;
       e.spec.port = host_only->port;
       e.port_set = hp.has_value();
@@ -178,7 +178,7 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
       std::string error;
       const auto hp = transport::parse_host_port(t, std::nullopt, &error);
       if (!hp) throw CLI::ValidationError("-p", error);
-      EndpointConfig e = cli_endpoint(Kind::kTcpClient, cli_name("tcp-client", t));
+      config::EndpointConfig e = cli_endpoint(Kind::kTcpClient, cli_name("tcp-client", t));
       e.spec.address = hp->host;
       e.spec.port = hp->port;
       c.endpoints.push_back(std::move(e));
@@ -216,11 +216,11 @@ std::optional<CommandLine> parse_command_line(int argc, char** argv, int* exit_c
     }
     if (max_peers) c.general.tcp_server.spec.max_peers = *max_peers;
     if (strict) c.general.strict = true;
-    finish_config(c);
+    config::finish_config(c);
   } catch (const CLI::ParseError& e) {
     *exit_code = usage_error(app, e);
     return std::nullopt;
-  } catch (const ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     fmt::print(stderr, "mavswitchd: {}\n", e.what());
     *exit_code = 2;
     return std::nullopt;

@@ -9,7 +9,7 @@
 namespace mavswitch::daemon {
 
 struct CommandLine {
-  Config config;
+  config::Config config;
   bool show_version = false;
 };
 

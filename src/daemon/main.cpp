@@ -23,8 +23,8 @@
 #include "logs/flight_log.hpp"
 #include "logs/telemetry_log.hpp"
 #include "rates/message_rates.hpp"
-#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
+#include "vehicle/vehicle_data.hpp"
 #include "window/operator_window.hpp"
 #include "window/vehicle_watch.hpp"
 
@@ -59,10 +59,10 @@ void raise_descriptor_limit() {
   log::info("file descriptors: up to {}", static_cast<uint64_t>(rl.rlim_cur));
 }
 
-std::string stats_text(Router& router, const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
+std::string stats_text(Router& router, const logs::TelemetryLog* tlog, const logs::FlightLog* flight_log) {
   std::string text = daemon::format_stats(router);
   if (flight_log != nullptr) {
-    const daemon::FlightLogStats f = flight_log->stats();
+    const logs::FlightLogStats f = flight_log->stats();
     text += fmt::format(
         "  flight log: {} files, {} B written; {} packets, {} lost, {} again, {} NACKs sent, {} dropouts written, "
         "{} restarts ({} held back), {} write errors, {} from others dropped\n",
@@ -70,7 +70,7 @@ std::string stats_text(Router& router, const daemon::TelemetryLog* tlog, const d
         f.restarts_held, f.write_errors, f.foreign);
   }
   if (tlog != nullptr) {
-    const daemon::TelemetryLogStats& t = tlog->stats();
+    const logs::TelemetryLogStats& t = tlog->stats();
     text += fmt::format(
         "  telemetry log: {} frames / {} B written, {} frames not written, {} flight log frames left out, paused {} "
         "times{}\n",
@@ -85,7 +85,7 @@ void print(const std::string& text) {
 }
 
 // The log writers for /metrics: bytes written and what could not be.
-std::string log_metrics(const daemon::TelemetryLog* tlog, const daemon::FlightLog* flight_log) {
+std::string log_metrics(const logs::TelemetryLog* tlog, const logs::FlightLog* flight_log) {
   if (tlog == nullptr && flight_log == nullptr) return "";
   std::string text =
       "# HELP mavswitch_log_written_bytes_total Bytes the log writers wrote.\n"
@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
     fmt::print("mavswitchd {}\n", MAVSWITCH_VERSION);
     return 0;
   }
-  daemon::Config& config = command_line->config;
-  const daemon::GeneralConfig& general = config.general;
+  config::Config& config = command_line->config;
+  const config::GeneralConfig& general = config.general;
   if (general.syslog) log::use_syslog();
   log::set_level(general.log_level);
   for (const auto& w : config.warnings) log::warning("{}", w);
@@ -137,22 +137,22 @@ int main(int argc, char** argv) {
 
   Router router(options);
   // The [General] TCP server is one more endpoint, first, as mavlink-routerd lists it.
-  std::vector<daemon::EndpointConfig*> endpoints;
+  std::vector<config::EndpointConfig*> endpoints;
   if (general.tcp_server.spec.port != 0) endpoints.push_back(&config.general.tcp_server);
   for (auto& e : config.endpoints) endpoints.push_back(&e);
   // Where each endpoint the router gets was configured, to name it if it cannot be opened.
   std::vector<std::string> origin;
   bool any_signing = false;
   // The window reads the command line and the files again on SIGHUP.
-  daemon::OperatorWindow window(router, config.http, [argc, argv] {
+  window::OperatorWindow window(router, config.http, [argc, argv] {
     int code = 0;
     auto again = daemon::parse_command_line(argc, argv, &code);
-    if (!again) throw daemon::ConfigError("the configuration has an error (said above)");
+    if (!again) throw config::ConfigError("the configuration has an error (said above)");
     return std::move(again->config);
   });
   window.control().serve_websockets(config.http.port != 0);
-  for (daemon::EndpointConfig* e : endpoints) {
-    e->policy = daemon::policy_of(router, *e, true);
+  for (config::EndpointConfig* e : endpoints) {
+    e->policy = config::policy_of(router, *e, true);
     if (!window.control().started_with(router.endpoint_count(), *e)) continue;
     any_signing |= e->signing != nullptr;
     warn_if_open(e->spec, e->policy);
@@ -166,9 +166,9 @@ int main(int argc, char** argv) {
 
   // A crash may have left logs writable: finished now, before any new one is opened.
   if (!general.log_dir.empty()) log_files::finish_leftovers(general.log_dir);
-  std::unique_ptr<daemon::FlightLog> flight_log;
+  std::unique_ptr<logs::FlightLog> flight_log;
   if (!general.log_dir.empty()) {  // as mavlink-router: Log = DIR captures the autopilot's own log
-    daemon::FlightLogOptions o;
+    logs::FlightLogOptions o;
     o.dir = general.log_dir;
     o.mode = general.log_mode;
     o.system_id = general.log_system_id;
@@ -177,11 +177,11 @@ int main(int argc, char** argv) {
     o.writer_component = general.log_writer_component;
     o.max_files = general.max_log_files;
     o.min_free_space = general.min_free_space;
-    flight_log = std::make_unique<daemon::FlightLog>(router, o);
+    flight_log = std::make_unique<logs::FlightLog>(router, o);
   }
-  std::unique_ptr<daemon::TelemetryLog> tlog;
+  std::unique_ptr<logs::TelemetryLog> tlog;
   if (general.log_telemetry && !general.log_dir.empty()) {
-    tlog = std::make_unique<daemon::TelemetryLog>(daemon::TelemetryLogOptions{
+    tlog = std::make_unique<logs::TelemetryLog>(logs::TelemetryLogOptions{
         general.log_dir, general.telemetry_log_max_size, general.max_log_files, general.min_free_space,
         general.log_mode, general.log_system_id, general.telemetry_log_flight_log_data});
     // On the router's thread, as its flush timer is: no lock.
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   // on it, the message rates ask with it (rates/). One component: each broadcast is delivered
   // to it once.
   Component own(router, general.log_writer_system, 192);
-  const daemon::VehicleWatch vehicles(router, own);
+  const window::VehicleWatch vehicles(router, own);
   std::unique_ptr<rates::MessageRates> message_rates;
   if (general.message_rates)
     message_rates = std::make_unique<rates::MessageRates>(router, own, general.max_stream_rate_hz);
@@ -259,8 +259,8 @@ int main(int argc, char** argv) {
   // mavlink2rest's API on the window: every frame the component is routed goes to its tree.
   std::unique_ptr<vehicle::VehicleData> vehicle_data;
   if (config.http.port != 0 && config.http.vehicle_data)
-    vehicle_data =
-        std::make_unique<vehicle::VehicleData>(router, own, custom_dialect ? *custom_dialect : dialect::builtin::model());
+    vehicle_data = std::make_unique<vehicle::VehicleData>(router, own,
+                                                          custom_dialect ? *custom_dialect : dialect::builtin::model());
   window.add_vehicle_data(vehicle_data.get(), {MAVSWITCH_VERSION, MAVSWITCH_SHA, MAVSWITCH_BUILD_DATE});
   window.add_own_component(own.system_id(), own.component_id(), "mavswitch: the router");
   if (flight_log)
@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
       text += log_metrics(tlog.get(), flight_log.get());
       text += vehicles.metrics(router.event_loop().now());
     });
-    return text + daemon::fleet_conflict_metrics();
+    return text + fabric::fleet_conflict_metrics();
   });
   // The window opens once the router runs: its requests call into the router's thread, which
   // is only safe from another thread while run() is active.

@@ -18,7 +18,7 @@
 #include "protocol/signing.hpp"
 #include "transport/event_loop.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 constexpr int kPendingMessages = 16384;
 constexpr int kPendingBytes = 4 * 1024 * 1024;
@@ -35,7 +35,7 @@ constexpr int kHeartbeatTypeOffset = 4;  // HEARTBEAT: custom_mode (4 bytes), th
 size_t sysid_offset(std::span<const uint8_t> frame) { return frame[0] == protocol::kMagicV2 ? 5 : 3; }
 }  // namespace
 
-FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const NatsSettings& settings,
+FabricLink::FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const config::NatsSettings& settings,
                        std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout,
                        std::function<void()> flush_connection)
     : Link(endpoint, host, "nats"),
@@ -394,4 +394,4 @@ size_t FabricLink::queued_bytes() const noexcept {
   return connection_ != nullptr ? static_cast<size_t>(std::max(0, natsConnection_Buffered(connection_))) : 0;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -52,14 +52,14 @@
 struct __natsConnection;
 struct __natsSubscription;
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class FabricLink final : public transport::Link {
  public:
   // Everything below is the worker's thread's but numbering(). `route_timeout`: the router's
   // (0: routes never age out). `signing`: the endpoint's (null: it has no key).
   // `flush_connection`: writes what libnats holds for the connection.
-  FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const NatsSettings& settings,
+  FabricLink(transport::Endpoint& endpoint, transport::LinkHost& host, const config::NatsSettings& settings,
              std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout,
              std::function<void()> flush_connection);
   ~FabricLink() override;
@@ -113,7 +113,7 @@ class FabricLink final : public transport::Link {
   bool published(uint8_t system) const noexcept { return published_at_[system] != kNeverPublished; }
   static constexpr int64_t kNeverPublished = INT64_MIN;
 
-  const NatsSettings& settings_;
+  const config::NatsSettings& settings_;
   const std::shared_ptr<const routing::SigningPolicy> signing_;
   const std::string root_;   // of what it publishes: PREFIX, or PREFIX.VEHICLE
   const int64_t local_for_;  // a system published within this long is local (route timeout)
@@ -160,4 +160,4 @@ class FabricLink final : public transport::Link {
   log::Throttle rival_lines_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

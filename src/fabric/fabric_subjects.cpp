@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 void fabric_subject(std::string& out, std::string_view prefix, const protocol::FrameView& frame) {
   const protocol::MessageInfo* info = frame.info();
@@ -46,4 +46,4 @@ bool subjects_intersect(std::string_view a, std::string_view b) {
   return a.empty() && b.empty();
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -14,7 +14,7 @@
 
 #include "protocol/frame.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 // Writes the subject `frame` goes out on into `out` (its storage reused: no allocation per frame).
 void fabric_subject(std::string& out, std::string_view prefix, const protocol::FrameView& frame);
@@ -25,4 +25,4 @@ std::string interest_subject(std::string_view prefix, uint8_t system);
 // intersect.
 bool subjects_intersect(std::string_view a, std::string_view b);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

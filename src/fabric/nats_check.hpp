@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <string>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 inline void check(natsStatus s, const std::string& what) {
   if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -7,7 +7,7 @@
 #include "base/file_read.hpp"
 #include "fabric/nats_check.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 
 constexpr size_t kMaxKeyFile = 1 << 20;  // a .creds file, a seed, a certificate chain: a few KiB at most
@@ -23,7 +23,7 @@ std::string contents(const std::string& key, const std::string& path) {
 
 }  // namespace
 
-void set_credentials(natsOptions* options, const NatsSettings& settings) {
+void set_credentials(natsOptions* options, const config::NatsSettings& settings) {
   if (!settings.user.empty())
     check(natsOptions_SetUserInfo(options, settings.user.c_str(), settings.password.c_str()), "User");
   if (!settings.token.empty()) check(natsOptions_SetToken(options, settings.token.c_str()), "Token");
@@ -53,4 +53,4 @@ void set_credentials(natsOptions* options, const NatsSettings& settings) {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -6,10 +6,10 @@
 
 struct __natsOptions;
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 // Throws std::runtime_error naming the key for a file that cannot be read or a setting libnats
 // refuses: said at start, not when a server first answers.
-void set_credentials(__natsOptions* options, const NatsSettings& settings);
+void set_credentials(__natsOptions* options, const config::NatsSettings& settings);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -9,12 +9,13 @@
 #include "base/blocking_work.hpp"
 #include "fabric/nats_poller.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 
 class NatsMaker final : public transport::EndpointMaker {
  public:
-  NatsMaker(const NatsSettings& settings, std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout)
+  NatsMaker(const config::NatsSettings& settings, std::shared_ptr<const routing::SigningPolicy> signing,
+            int64_t route_timeout)
       : settings_(settings), signing_(std::move(signing)), route_timeout_(route_timeout) {}
   const char* kind() const noexcept override { return "nats"; }
   std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
@@ -22,21 +23,22 @@ class NatsMaker final : public transport::EndpointMaker {
   }
 
  private:
-  const NatsSettings settings_;
+  const config::NatsSettings settings_;
   const std::shared_ptr<const routing::SigningPolicy> signing_;
   const int64_t route_timeout_;
 };
 
 }  // namespace
 
-std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings,
+std::shared_ptr<const transport::EndpointMaker> nats_maker(const config::NatsSettings& settings,
                                                            std::shared_ptr<const routing::SigningPolicy> signing,
                                                            int64_t route_timeout) {
   return std::make_shared<NatsMaker>(settings, std::move(signing), route_timeout);
 }
 
-NatsEndpoint::NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const NatsSettings& settings,
-                           std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout)
+NatsEndpoint::NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host,
+                           const config::NatsSettings& settings, std::shared_ptr<const routing::SigningPolicy> signing,
+                           int64_t route_timeout)
     : Endpoint(std::move(spec), host),
       settings_(settings),
       signing_(std::move(signing)),
@@ -162,4 +164,4 @@ std::string NatsEndpoint::describe() const {
   return text;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -26,20 +26,20 @@
 
 struct __natsConnection;
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class NatsDrive;
 
 // What makes [NatsEndpoint] sections' endpoints (EndpointSpec::maker). `signing`: the section's
 // (null: no key). `route_timeout`: the router's (a system published within it is local:
 // fabric_link.hpp).
-std::shared_ptr<const transport::EndpointMaker> nats_maker(const NatsSettings& settings,
+std::shared_ptr<const transport::EndpointMaker> nats_maker(const config::NatsSettings& settings,
                                                            std::shared_ptr<const routing::SigningPolicy> signing,
                                                            int64_t route_timeout);
 
 class NatsEndpoint final : public transport::Endpoint {
  public:
-  NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const NatsSettings& settings,
+  NatsEndpoint(transport::EndpointSpec spec, transport::LinkHost& host, const config::NatsSettings& settings,
                std::shared_ptr<const routing::SigningPolicy> signing, int64_t route_timeout);
   // On the worker's thread (or once its loop stopped): a job under way ends at once (its
   // handshake cut), and the connection closes. Nothing waits for libnats' callbacks: they find
@@ -63,7 +63,7 @@ class NatsEndpoint final : public transport::Endpoint {
   void arm_guard();  // a handshake began: the guard looks every kLook while it lasts
   int64_t retry_delay() const;
 
-  const NatsSettings settings_;
+  const config::NatsSettings settings_;
   const std::shared_ptr<const routing::SigningPolicy> signing_;
   const int64_t route_timeout_;
   std::shared_ptr<NatsSession> session_;
@@ -74,4 +74,4 @@ class NatsEndpoint final : public transport::Endpoint {
   bool job_under_way_ = false;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

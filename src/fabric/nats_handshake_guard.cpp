@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 
 uint16_t port_of(const std::string& url) {
@@ -101,4 +101,4 @@ bool HandshakeGuard::look(bool all) {
   return active_;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

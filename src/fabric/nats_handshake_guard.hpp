@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class HandshakeGuard {
  public:
@@ -48,4 +48,4 @@ class HandshakeGuard {
   std::vector<std::pair<uint64_t, std::chrono::steady_clock::time_point>> seen_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -13,7 +13,7 @@
 
 #include "base/log.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 // One connection's socket on the link's loop. Its fields are that thread's; libnats'
 // callbacks reach them through act(). It owns itself (self_) from the first attach until libnats
@@ -204,4 +204,4 @@ void NatsDrive::forget_all() {
   gone_ = true;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

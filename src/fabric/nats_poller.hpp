@@ -33,7 +33,7 @@
 struct __natsConnection;
 struct __natsOptions;
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class NatsPoller;
 
@@ -83,4 +83,4 @@ class NatsDrive : public std::enable_shared_from_this<NatsDrive> {
   std::atomic<int> oversized_in_row{0};
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -13,7 +13,7 @@
 #include "fabric/nats_credentials.hpp"
 #include "fabric/nats_poller.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 
 constexpr int64_t kReconnectWaitMs = 250;
@@ -306,4 +306,4 @@ void NatsSession::set_options(std::shared_ptr<NatsDrive> drive, std::function<vo
   drive->install(options);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

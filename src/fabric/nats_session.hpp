@@ -25,7 +25,7 @@
 struct __natsConnection;
 struct __natsOptions;
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class NatsDrive;
 
@@ -34,7 +34,7 @@ struct NatsSession : std::enable_shared_from_this<NatsSession> {
   // tried again this long after.
   static constexpr int64_t kRetryMs = 2000;
 
-  NatsSession(std::string endpoint_name, const NatsSettings& its_settings, transport::EventLoop& its_loop)
+  NatsSession(std::string endpoint_name, const config::NatsSettings& its_settings, transport::EventLoop& its_loop)
       : name(std::move(endpoint_name)), settings(its_settings), loop(its_loop) {}
   ~NatsSession();
 
@@ -70,7 +70,7 @@ struct NatsSession : std::enable_shared_from_this<NatsSession> {
   std::string connected_to() const;  // empty while not connected
 
   const std::string name;
-  const NatsSettings settings;
+  const config::NatsSettings settings;
   transport::EventLoop& loop;
   __natsOptions* options = nullptr;
   __natsOptions* admin_options = nullptr;  // FleetState's: a connection of its own, briefly
@@ -98,4 +98,4 @@ struct NatsSession : std::enable_shared_from_this<NatsSession> {
   std::shared_ptr<NatsSession> self_;  // under mutex_: while libnats may still call back
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

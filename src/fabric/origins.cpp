@@ -4,7 +4,7 @@
 #include <optional>
 #include <utility>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 namespace {
 
@@ -41,4 +41,4 @@ bool began_before(std::string_view a, std::string_view b) {
   return x && y && *x < *y;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 // A message's reply subject: its router's origin (PREFIX.origin.BEGAN-ID), and the count that
 // router gave it (its from-subjects' messages: PREFIX.origin.BEGAN-ID.N), or 0.
@@ -21,4 +21,4 @@ OriginParts origin_parts(std::string_view reply);
 // origins, PREFIX.origin.BEGAN-ID); false when either is not one.
 bool began_before(std::string_view a, std::string_view b);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

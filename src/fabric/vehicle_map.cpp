@@ -9,7 +9,7 @@
 #include "base/log.hpp"
 #include "config/config_keys.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 namespace {
 
 // The process's conflicts, for /metrics (a fabric link's worker adds, the window reads).
@@ -56,7 +56,7 @@ bool name_matches(std::string_view pattern, std::string_view name) noexcept {
   return p == pattern.size();
 }
 
-VehicleMap::VehicleMap(const std::string& prefix, const std::vector<NatsSettings::VehicleChoice>& choices)
+VehicleMap::VehicleMap(const std::string& prefix, const std::vector<config::NatsSettings::VehicleChoice>& choices)
     : prefix_(prefix) {
   for (const auto& c : choices) {
     if (c.system != 0) listed_[c.system] = true;
@@ -111,11 +111,11 @@ VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function
     for (const auto& p : patterns_) matched = matched || name_matches(p, name);
     if (!matched) return nullptr;
     // A name from the fabric is a peer's bytes: held to the rule a configured name follows.
-    if (!keys::vehicle_name_error(name, false).empty() || by_name_.size() >= kMaxNames) {
+    if (!config::keys::vehicle_name_error(name, false).empty() || by_name_.size() >= kMaxNames) {
       if (!bad_name_said_) {
         log::error("nats: a vehicle named {} is not taken: {}", name,
                    by_name_.size() >= kMaxNames ? "a router takes at most 1,024 names"
-                                                : keys::vehicle_name_error(name, false));
+                                                : config::keys::vehicle_name_error(name, false));
         bad_name_said_ = true;
       }
       return nullptr;
@@ -216,4 +216,4 @@ std::string VehicleMap::summary() const {
   return s;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

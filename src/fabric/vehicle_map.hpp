@@ -28,7 +28,7 @@
 #include "base/log.hpp"
 #include "config/config.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::fabric {
 
 class VehicleMap {
  public:
@@ -56,7 +56,7 @@ class VehicleMap {
   bool hold(Vehicle& v, std::string_view origin, int64_t now, int64_t timeout);
 
   // Numbers the names listed (with their id, or the first free one): they are known at once.
-  VehicleMap(const std::string& prefix, const std::vector<NatsSettings::VehicleChoice>& choices);
+  VehicleMap(const std::string& prefix, const std::vector<config::NatsSettings::VehicleChoice>& choices);
 
   // The vehicle called `name`. A name a pattern takes is numbered now (`numbered` set), with the
   // first id that is free and not `in_use` here. Null: not one of this router's, or no id left
@@ -105,4 +105,4 @@ void name_system(uint8_t system, std::string_view name);
 // Whether `name` matches `pattern`, where '*' stands for any run of characters (none too).
 bool name_matches(std::string_view pattern, std::string_view name) noexcept;
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::fabric

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "base/fault.hpp"
 #include "library/command_exchange.hpp"
 #include "library/component_link.hpp"
 #include "library/transactions.hpp"
-#include "base/fault.hpp"
 
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/heartbeat.hpp"

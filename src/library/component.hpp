@@ -25,11 +25,11 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "dialect/typed_message.hpp"
 #include "library/frame_queues.hpp"
 #include "library/newest_frames.hpp"
 #include "library/subscriber_index.hpp"
 #include "library/subscription.hpp"
-#include "dialect/typed_message.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "router/router.hpp"
 

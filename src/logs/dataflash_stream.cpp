@@ -1,6 +1,6 @@
 #include "logs/dataflash_stream.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 DataflashStream::Take DataflashStream::block(uint32_t seqno, uint64_t now_ms) {
   if (!started_) {
@@ -31,4 +31,4 @@ uint64_t DataflashStream::give_up(uint64_t now_ms, uint64_t older_than_ms) {
   return std::erase_if(missing_, [&](const auto& e) { return now_ms - e.second.since_ms > older_than_ms; });
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 class DataflashStream {
  public:
@@ -37,4 +37,4 @@ class DataflashStream {
   static constexpr size_t kMaxMissing = 4096;  // a peer cannot make this grow without bound
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -15,7 +15,7 @@
 #include "mavswitch/msg/system_time.hpp"
 #include "transport/clock.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 namespace {
 
 constexpr uint8_t kBlockNack = 0, kBlockAck = 1;
@@ -111,8 +111,8 @@ void FlightLog::on_heartbeat(const protocol::FrameView& f) {
   if (!hb) return;
   if (autopilot_ == 0) {
     autopilot_ = *vehicle_.system_id();
-    dataflash_ = options_.format == FlightLogFormat::kDataflash ||
-                 (options_.format == FlightLogFormat::kAuto && hb->autopilot == kAutopilotArdupilot);
+    dataflash_ = options_.format == config::FlightLogFormat::kDataflash ||
+                 (options_.format == config::FlightLogFormat::kAuto && hb->autopilot == kAutopilotArdupilot);
     log::info("flight log: autopilot {} ({}), {} logs", autopilot_,
               hb->autopilot == kAutopilotPx4         ? "PX4"
               : hb->autopilot == kAutopilotArdupilot ? "ArduPilot"
@@ -123,7 +123,7 @@ void FlightLog::on_heartbeat(const protocol::FrameView& f) {
   const bool was_armed = armed_;
   armed_ = armed;
   if (paused_) return;
-  if (options_.mode == LogMode::kAlways) {
+  if (options_.mode == config::LogMode::kAlways) {
     if (state_ == State::kIdle) begin();
     return;
   }
@@ -285,7 +285,7 @@ void FlightLog::tick() {
   const uint64_t now = now_ms();
   if (paused_) {
     if (log_files::free_bytes(options_.dir) >= std::max<uint64_t>(kResumeFree, options_.min_free_space) &&
-        (options_.mode == LogMode::kAlways || armed_) && state_ != State::kStarting) {
+        (options_.mode == config::LogMode::kAlways || armed_) && state_ != State::kStarting) {
       paused_ = false;
       log::info("flight log: space is back: logging again");
       begin();
@@ -301,7 +301,7 @@ void FlightLog::tick() {
       if (!asking_ && now - asked_at_ >= kAskEvery) ask(true);
       break;
     case State::kStreaming:
-      if (now - last_data_ >= kSilence && !(options_.mode == LogMode::kWhileArmed && !armed_)) {
+      if (now - last_data_ >= kSilence && !(options_.mode == config::LogMode::kWhileArmed && !armed_)) {
         if (restart("no log data for 5 s")) return;
         last_data_ = now;  // held: ask for the stream again, in the same file
         ask(true);
@@ -316,7 +316,7 @@ void FlightLog::tick() {
     }
     stats_.packets_lost += blocks_->give_up(now, kGiveUpAfter);
   }
-  if (options_.mode == LogMode::kWhileArmed && !armed_ && disarmed_at_ != 0 &&
+  if (options_.mode == config::LogMode::kWhileArmed && !armed_ && disarmed_at_ != 0 &&
       (now - last_data_ >= kTailQuiet || now - disarmed_at_ >= kTailAtMost)) {
     end(true);
     return;
@@ -335,4 +335,4 @@ void FlightLog::tick() {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

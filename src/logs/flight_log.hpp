@@ -14,21 +14,21 @@
 #include <optional>
 #include <string>
 
-#include "library/component.hpp"
 #include "base/log.hpp"
 #include "config/config.hpp"
+#include "library/component.hpp"
 #include "logs/dataflash_stream.hpp"
 #include "logs/log_file.hpp"
 #include "logs/logged_vehicle.hpp"
 #include "logs/ulog_stream.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 struct FlightLogOptions {
   std::filesystem::path dir;
-  LogMode mode = LogMode::kAlways;
+  config::LogMode mode = config::LogMode::kAlways;
   std::optional<uint8_t> system_id;  // the autopilot; else the first heard
-  FlightLogFormat format = FlightLogFormat::kAuto;
+  config::FlightLogFormat format = config::FlightLogFormat::kAuto;
   uint8_t writer_system = 254;  // the writer's own identity on the routing fabric (LogWriterSystemId)
   uint8_t writer_component = 191;
   unsigned max_files = 0;
@@ -105,4 +105,4 @@ class FlightLog {
   FlightLogStats stats_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -8,7 +8,7 @@
 #include "base/log.hpp"
 #include "base/log_files.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 bool LogFile::open(const std::filesystem::path& dir, const std::string& extension) {
   close();
@@ -68,4 +68,4 @@ void LogFile::close() {
     log_files::finish(path_);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 class LogFile {
  public:
@@ -37,4 +37,4 @@ class LogFile {
   bool written_ = false;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -9,7 +9,7 @@
 
 #include "protocol/frame.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 struct VehicleHeartbeat {
   uint8_t autopilot;  // MAV_AUTOPILOT
@@ -36,4 +36,4 @@ class LoggedVehicle {
   std::optional<uint8_t> system_id_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -6,7 +6,7 @@
 #include "mavswitch/msg/remote_log_block_status.hpp"
 #include "mavswitch/msg/remote_log_data_block.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 namespace {
 
 constexpr uint16_t kLoggingStart = 2510;       // MAV_CMD_LOGGING_START (param1 0: ULog)
@@ -46,4 +46,4 @@ void StreamAsk::send(Component& from) {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

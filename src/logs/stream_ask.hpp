@@ -10,7 +10,7 @@
 
 #include "library/command_exchange.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 class StreamAsk final : public RepeatedRequest {
  public:
@@ -38,4 +38,4 @@ class StreamAsk final : public RepeatedRequest {
   uint8_t sent_ = 0;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -13,7 +13,7 @@
 #include "base/log_files.hpp"
 #include "protocol/tlog.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 namespace {
 
 // What pauses the log, for saying each once (log::Repeats).
@@ -53,7 +53,7 @@ TelemetryLog::TelemetryLog(TelemetryLogOptions options) : options_(std::move(opt
 
 TelemetryLog::~TelemetryLog() { close(); }
 
-bool TelemetryLog::wanted() const noexcept { return options_.mode == LogMode::kWhileArmed ? armed_ : started_; }
+bool TelemetryLog::wanted() const noexcept { return options_.mode == config::LogMode::kWhileArmed ? armed_ : started_; }
 
 void TelemetryLog::open_file() {
   if (short_of_space()) {
@@ -131,13 +131,13 @@ void TelemetryLog::write(const protocol::FrameView& frame) {
     const bool armed = hb->armed;
     // As mavlink-router: a log starts with the vehicle's first heartbeat, so a router whose
     // vehicle never came leaves no empty file.
-    const bool begins = options_.mode == LogMode::kWhileArmed ? armed && !armed_ : !started_;
+    const bool begins = options_.mode == config::LogMode::kWhileArmed ? armed && !armed_ : !started_;
     disarmed = armed_ && !armed;
     started_ = true;
     armed_ = armed;
     if (begins) open_file();
   }
-  const bool ends = options_.mode == LogMode::kWhileArmed && disarmed;  // after this heartbeat
+  const bool ends = options_.mode == config::LogMode::kWhileArmed && disarmed;  // after this heartbeat
   if (!options_.flight_log_data && is_flight_log_transfer(frame.msgid())) {
     ++stats_.left_out;
     return;
@@ -162,4 +162,4 @@ void TelemetryLog::write(const protocol::FrameView& frame) {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -18,14 +18,14 @@
 #include "logs/logged_vehicle.hpp"
 #include "protocol/frame.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 struct TelemetryLogOptions {
   std::filesystem::path dir;
   uint64_t max_size = 64ull << 20;  // bytes per file; 0: no rotation
   unsigned max_files = 0;           // 0: no limit
   uint64_t min_free_space = 0;      // bytes; 0: no guard
-  LogMode mode = LogMode::kAlways;
+  config::LogMode mode = config::LogMode::kAlways;
   std::optional<uint8_t> system_id;  // the vehicle whose arming counts (while-armed)
   // The flight log's transfer (REMOTE_LOG_*, LOGGING_*): most of a tlog's bytes while a flight log
   // streams, and already in the .ulg or .bin. Left out unless asked for.
@@ -87,4 +87,4 @@ class TelemetryLog {
   TelemetryLogStats stats_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 namespace {
 
 constexpr uint8_t kMagic[7] = {'U', 'L', 'o', 'g', 0x01, 0x12, 0x35};
@@ -95,4 +95,4 @@ void UlogStream::feed(std::span<const uint8_t> bytes, Sink& out) {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

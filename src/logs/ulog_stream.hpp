@@ -14,7 +14,7 @@
 
 #include "protocol/function_ref.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::logs {
 
 struct UlogStreamStats {
   uint64_t packets = 0;  // taken, retransmissions excluded
@@ -50,4 +50,4 @@ class UlogStream {
   UlogStreamStats stats_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::logs

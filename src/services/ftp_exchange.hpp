@@ -15,8 +15,8 @@
 #include <optional>
 #include <string>
 
-#include "library/transactions.hpp"
 #include "base/byte_stream.hpp"
+#include "library/transactions.hpp"
 #include "services/ordered_bytes.hpp"
 
 namespace mavswitch::services {

@@ -9,9 +9,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "library/command_exchange.hpp"
 #include "base/fault.hpp"
 #include "base/json_text.hpp"
+#include "library/command_exchange.hpp"
 #include "vehicle/vehicle_answer.hpp"
 
 namespace mavswitch::vehicle {

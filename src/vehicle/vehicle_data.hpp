@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/byte_stream.hpp"
 #include "library/component.hpp"
 #include "library/transactions.hpp"
-#include "base/byte_stream.hpp"
 #include "vehicle/json_feed.hpp"
 #include "vehicle/message_json.hpp"
 #include "vehicle/message_tree.hpp"

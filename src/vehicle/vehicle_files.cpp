@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "vehicle/vehicle_answer.hpp"
 #include "services/ftp_exchange.hpp"
+#include "vehicle/vehicle_answer.hpp"
 
 namespace mavswitch::vehicle {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <charconv>
 
-#include "vehicle/vehicle_answer.hpp"
 #include "services/log_exchange.hpp"
+#include "vehicle/vehicle_answer.hpp"
 
 namespace mavswitch::vehicle {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "library/command_exchange.hpp"
 #include "mavswitch/msg/mission_current.hpp"
-#include "vehicle/vehicle_answer.hpp"
 #include "services/mission_plan.hpp"
+#include "vehicle/vehicle_answer.hpp"
 
 namespace mavswitch::vehicle {
 namespace {

@@ -26,9 +26,9 @@ void VehicleData::parameter_file(uint8_t system, uint8_t component, bool qgc, st
         system, component, guarded(once, [system, component, qgc, once](const auto& table) {
           if (!table.answered)
             return (*once)(error_answer(504, fmt::format("no PARAM_VALUE from {}/{}", system, component)));
-          Answer a{200, vehicle::parameter_file(table.parameters,
-                                             qgc ? ParameterFormat::kQGroundControl : ParameterFormat::kMissionPlanner,
-                                             system, component)};
+          Answer a{200, vehicle::parameter_file(
+                            table.parameters, qgc ? ParameterFormat::kQGroundControl : ParameterFormat::kMissionPlanner,
+                            system, component)};
           a.content_type = "text/plain; charset=utf-8";
           (*once)(std::move(a));
         }));

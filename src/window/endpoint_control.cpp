@@ -10,9 +10,9 @@
 #include "config/endpoint_policy.hpp"
 #include "fabric/nats_endpoint.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
-bool EndpointControl::started_with(size_t index, EndpointConfig& e) {
+bool EndpointControl::started_with(size_t index, config::EndpointConfig& e) {
   std::lock_guard lock(mutex_);
   if (e.spec.kind == transport::EndpointSpec::Kind::kWebSocket && !websockets_served_) {
     log::warning("{}: [WebSocketEndpoint] {} needs the HTTP server ([Http] Port is 0): not served", e.source,
@@ -25,37 +25,38 @@ bool EndpointControl::started_with(size_t index, EndpointConfig& e) {
     log::error("{}: {}: {}; routing on without it", e.source, e.spec.name, err.what());
     return false;
   }
-  open_[keys::lower(e.spec.name)] = {index, e.keys};
+  open_[config::keys::lower(e.spec.name)] = {index, e.keys};
   return true;
 }
 
-void EndpointControl::prepare(EndpointConfig& e) {
+void EndpointControl::prepare(config::EndpointConfig& e) {
   using Kind = transport::EndpointSpec::Kind;
   if (e.spec.kind == Kind::kWebSocket) doors_.enter(e.spec);
-  if (e.spec.kind == Kind::kMade) e.spec.maker = nats_maker(e.nats, e.signing, router_.routing().route_timeout());
+  if (e.spec.kind == Kind::kMade)
+    e.spec.maker = fabric::nats_maker(e.nats, e.signing, router_.routing().route_timeout());
 }
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
-  return add_read([&](Config& c) { load_config_text(section_text, "request", c); });
+  return add_read([&](config::Config& c) { config::load_config_text(section_text, "request", c); });
 }
 
-EndpointControl::Result EndpointControl::add(const ConfigSection& section) {
-  return add_read([&](Config& c) { load_config_section(section, "request", c); });
+EndpointControl::Result EndpointControl::add(const config::ConfigSection& section) {
+  return add_read([&](config::Config& c) { config::load_config_section(section, "request", c); });
 }
 
-EndpointControl::Result EndpointControl::add_read(const std::function<void(Config&)>& read) {
+EndpointControl::Result EndpointControl::add_read(const std::function<void(config::Config&)>& read) {
   MAVSWITCH_ASSERT_BLOCKING_WORK("EndpointControl::add");
-  Config parsed;
+  config::Config parsed;
   try {
     read(parsed);
     if (parsed.endpoints.size() != 1) return {400, "give one endpoint section, as [UdpEndpoint name] and its keys"};
-    finish_config(parsed);
-  } catch (const ConfigError& e) {
+    config::finish_config(parsed);
+  } catch (const config::ConfigError& e) {
     return {400, e.what()};
   }
-  EndpointConfig& e = parsed.endpoints[0];
+  config::EndpointConfig& e = parsed.endpoints[0];
   std::lock_guard lock(mutex_);
-  if (open_.count(keys::lower(e.spec.name)))
+  if (open_.count(config::keys::lower(e.spec.name)))
     return {409, "an endpoint named '" + e.spec.name + "' is open: remove it first"};
   return open(std::move(e));
 }
@@ -66,17 +67,17 @@ EndpointControl::Result EndpointControl::remove(const std::string& name) {
   return close(name);
 }
 
-EndpointControl::Result EndpointControl::open(EndpointConfig e) {
+EndpointControl::Result EndpointControl::open(config::EndpointConfig e) {
   const bool websocket = e.spec.kind == transport::EndpointSpec::Kind::kWebSocket;
   if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
   try {
     const routing::LinkPolicy policy = policy_of(router_, e, false);
     prepare(e);
     const size_t index = router_.open_endpoint(e.spec, policy);
-    open_[keys::lower(e.spec.name)] = {index, e.keys};
+    open_[config::keys::lower(e.spec.name)] = {index, e.keys};
     log::info("{}: opened", router_.endpoint_description(index));
     return {201, router_.endpoint_description(index)};
-  } catch (const ConfigError& err) {
+  } catch (const config::ConfigError& err) {
     return {400, err.what()};
   } catch (const Router::StartError& err) {
     if (websocket) doors_.leave(e.spec.name);
@@ -87,7 +88,7 @@ EndpointControl::Result EndpointControl::open(EndpointConfig e) {
 }
 
 EndpointControl::Result EndpointControl::close(const std::string& name) {
-  const auto it = open_.find(keys::lower(name));
+  const auto it = open_.find(config::keys::lower(name));
   if (it == open_.end()) return {404, "no open endpoint named '" + name + "'"};
   const std::string what = router_.endpoint_description(it->second.index);
   doors_.leave(name);  // no new client; the endpoint hangs up on those it has as it closes
@@ -99,18 +100,18 @@ EndpointControl::Result EndpointControl::close(const std::string& name) {
 
 EndpointControl::Result EndpointControl::reload() {
   MAVSWITCH_ASSERT_BLOCKING_WORK("EndpointControl::reload");
-  Config config;
+  config::Config config;
   try {
     config = read_config_();
-  } catch (const ConfigError& e) {
+  } catch (const config::ConfigError& e) {
     log::error("reload: {}; nothing changed", e.what());
     return {400, std::string(e.what()) + "; nothing changed"};
   }
   std::lock_guard lock(mutex_);
-  std::map<std::string, EndpointConfig*> wanted;
+  std::map<std::string, config::EndpointConfig*> wanted;
   if (config.general.tcp_server.spec.port != 0)
-    wanted[keys::lower(config.general.tcp_server.spec.name)] = &config.general.tcp_server;
-  for (auto& e : config.endpoints) wanted[keys::lower(e.spec.name)] = &e;
+    wanted[config::keys::lower(config.general.tcp_server.spec.name)] = &config.general.tcp_server;
+  for (auto& e : config.endpoints) wanted[config::keys::lower(e.spec.name)] = &e;
   std::vector<std::string> gone, changed, added, failed;
   for (const auto& [name, o] : open_) {
     const auto w = wanted.find(name);
@@ -152,4 +153,4 @@ EndpointControl::Result EndpointControl::reload() {
   return {failed.empty() ? 200 : 409, summary + (failed.empty() ? "" : ": " + failed.front())};
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

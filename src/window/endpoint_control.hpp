@@ -14,12 +14,12 @@
 #include "router/router.hpp"
 #include "window/websocket_doors.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class EndpointControl {
  public:
   // `read_config` reads the configuration again, as at start (throws ConfigError).
-  EndpointControl(Router& router, std::function<Config()> read_config)
+  EndpointControl(Router& router, std::function<config::Config()> read_config)
       : router_(router), read_config_(std::move(read_config)) {}
 
   // `websockets_served`: an HTTP server is configured to serve [WebSocketEndpoint]s. Before
@@ -27,7 +27,7 @@ class EndpointControl {
   void serve_websockets(bool websockets_served) { websockets_served_ = websockets_served; }
   // An endpoint the router is to start with, as the router will number it (before start):
   // false when it cannot be served here (a WebSocket endpoint without the HTTP server; said).
-  bool started_with(size_t index, EndpointConfig& e);
+  bool started_with(size_t index, config::EndpointConfig& e);
   const WebSocketDoors& websockets() const { return doors_; }
 
   // An HTTP-like answer: 200/201 done, 400 a bad request (nothing changed), 404, 409.
@@ -38,7 +38,7 @@ class EndpointControl {
   // One endpoint section, as a config file holds it ("[UdpEndpoint name]" and its keys), or as
   // its parts (a JSON body's): the same checks either way.
   Result add(std::string_view section_text);
-  Result add(const ConfigSection& section);
+  Result add(const config::ConfigSection& section);
   Result remove(const std::string& name);
   // Reads the configuration again: endpoints whose sections are gone close, new ones open,
   // changed ones close and open again; the others are not touched. [General] changes need a
@@ -46,22 +46,22 @@ class EndpointControl {
   Result reload();
 
  private:
-  Result add_read(const std::function<void(Config&)>& read);
+  Result add_read(const std::function<void(config::Config&)>& read);
   struct Open {
     size_t index;
     std::string keys;  // as configured: a reload compares them
   };
-  Result open(EndpointConfig e);
+  Result open(config::EndpointConfig e);
   // What an endpoint of a kind the window serves, or fabric/ makes, needs before the router
   // opens it: a WebSocket endpoint's door, a NATS endpoint's maker. Throws std::runtime_error.
-  void prepare(EndpointConfig& e);
+  void prepare(config::EndpointConfig& e);
   Result close(const std::string& name);
   std::mutex mutex_;
   Router& router_;
-  std::function<Config()> read_config_;
+  std::function<config::Config()> read_config_;
   std::map<std::string, Open> open_;  // by name, lower-cased
   bool websockets_served_ = false;
   WebSocketDoors doors_;  // locks its own
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

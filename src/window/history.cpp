@@ -7,7 +7,7 @@
 
 #include "base/json_text.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 void History::owned() const {
   if (owner_ == std::thread::id()) owner_ = std::this_thread::get_id();
@@ -86,4 +86,4 @@ std::string History::json(const std::map<uint8_t, std::string>& names, int64_t u
   return json_text(HistoryJson{{"interval_ms", 1000}, {"unix_ms", unix_ms}, {"links", links}, {"tracks", tracks}});
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class History {
  public:
@@ -67,4 +67,4 @@ class History {
   mutable std::thread::id owner_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

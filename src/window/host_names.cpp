@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 bool is_port(std::string_view text) {
@@ -37,4 +37,4 @@ bool HostNames::allows(std::string_view host) const {
   return std::find(configured_.begin(), configured_.end(), name) != configured_.end();
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class HostNames {
  public:
@@ -21,4 +21,4 @@ class HostNames {
   std::vector<std::string> configured_;  // lower case
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

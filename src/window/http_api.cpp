@@ -19,7 +19,7 @@
 #include "mavswitch/msg/global_position_int.hpp"
 #include "window/router_report.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 using Json = nlohmann::json;
@@ -59,7 +59,7 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-std::optional<ConfigSection> section_of(const std::string& body, std::string* error) {
+std::optional<config::ConfigSection> section_of(const std::string& body, std::string* error) {
   // A duplicate key is refused, not taken silently (which of the two was meant?).
   std::set<std::string> seen;
   std::string duplicate;
@@ -74,10 +74,10 @@ std::optional<ConfigSection> section_of(const std::string& body, std::string* er
     return std::nullopt;
   }
   if (!duplicate.empty()) {
-    *error = keys::quoted(duplicate) + ": given twice";
+    *error = config::keys::quoted(duplicate) + ": given twice";
     return std::nullopt;
   }
-  ConfigSection section;
+  config::ConfigSection section;
   for (const auto& [key, value] : j.items()) {
     std::string v;
     if (value.is_string())
@@ -85,7 +85,7 @@ std::optional<ConfigSection> section_of(const std::string& body, std::string* er
     else if (value.is_number() || value.is_boolean())
       v = value.dump();
     else {
-      *error = keys::quoted(key) + ": a value is a string, a number or a boolean";
+      *error = config::keys::quoted(key) + ": a value is a string, a number or a boolean";
       return std::nullopt;
     }
     if (key == "section")
@@ -163,7 +163,8 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (path == "/api/v1/systems")
     return {200, "application/json", systems_json(router_, heartbeats(), options_.own_components) + "\n"};
   if (path == "/api/v1/statustext") return {200, "application/json", status_text_json() + "\n"};
-  if (path == "/api/v1/history") return {200, "application/json", history_.json(fleet_names(), unix_now_ms()) + "\n"};
+  if (path == "/api/v1/history")
+    return {200, "application/json", history_.json(fabric::fleet_names(), unix_now_ms()) + "\n"};
   if (path == "/api/v1/rates") {
     std::vector<rates::MessageRates::Rate> list;
     if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
@@ -299,4 +300,4 @@ HttpResponse HttpApi::change(const HttpRequest& request) {
   return json_message(404, "no such resource: " + request.method + " " + path);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -12,14 +12,14 @@
 #include <string>
 
 #include "rates/message_rates.hpp"
-#include "vehicle/vehicle_data.hpp"
 #include "router/router.hpp"
+#include "vehicle/vehicle_data.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/history.hpp"
 #include "window/http_server.hpp"
 #include "window/router_report.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 // What the running program is (mavlink2rest's /info): its version, the commit it was built from,
 // and that commit's date.
@@ -39,7 +39,7 @@ class HttpApi {
     std::function<std::string()> more_metrics;       // appended to /metrics
     const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread
     const rates::MessageRates* rates = nullptr;      // each link's message rates; read on the router's thread
-    vehicle::VehicleData* data = nullptr;               // the vehicles' messages (mavlink2rest's API); null: none
+    vehicle::VehicleData* data = nullptr;            // the vehicles' messages (mavlink2rest's API); null: none
     Program program;                                 // for /info
     std::map<uint16_t, std::string> own_components;  // system << 8 | component -> what it is, of the router's own
   };
@@ -82,7 +82,7 @@ class HttpApi {
 // A JSON POST body as a config section: {"section": "UdpEndpoint", "name": "gcs", "Mode":
 // "server", "Port": 14550, ...}; nothing with *error set for one that is not such an object, or
 // gives a key twice.
-std::optional<ConfigSection> section_of(const std::string& body, std::string* error);
+std::optional<config::ConfigSection> section_of(const std::string& body, std::string* error);
 // Whether a body is JSON (an object), else INI text.
 bool is_json(const std::string& body);
 // {"result": message} under 300, {"error": message} from 300 on.
@@ -90,4 +90,4 @@ HttpResponse json_message(int status, const std::string& message);
 // A query parameter's value, percent-decoded ("filter" of "filter=RC_.%2A&system=1"); none when absent.
 std::optional<std::string> query_value(std::string_view query, std::string_view name);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -10,7 +10,7 @@
 #include "transport/socket_address.hpp"
 #include "window/http_window.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 constexpr int kChunksPerTurn = 4;  // chunks of WebSocket messages per writable turn: others get theirs
@@ -347,4 +347,4 @@ int HttpServer::Window::received_text(lws* wsi, Session& s, const char* in, size
   return 0;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

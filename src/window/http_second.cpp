@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 void HttpServer::Window::on_second(lws_sorted_usec_list_t* sul) {
   Window* w = reinterpret_cast<Second*>(sul)->window;  // sul is its first member
@@ -37,4 +37,4 @@ void HttpServer::Window::trim_after_leaving() {
   if (trims_due > 0 && --trims_due >= 0) malloc_trim(0);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -23,7 +23,7 @@
 #include "window/page_policy.hpp"
 #include "window/tls_check.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 // libwebsockets says why it failed (a port in use) only in its log: the last error line, kept
@@ -237,7 +237,7 @@ void HttpServer::Window::forget(lws* wsi) {
   sessions.erase(it);
 }
 
-HttpServer::HttpServer(const HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
+HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.hooks = std::move(hooks);
   w.hosts = HostNames(config.server_names);
@@ -335,4 +335,4 @@ std::string HttpServer::websocket_url() const {
   return (window_->tls ? "wss" : "ws") + http.substr(http.find(':'));
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -17,7 +17,7 @@
 #include "config/config.hpp"
 #include "transport/handoff.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
@@ -138,7 +138,7 @@ class HttpServer {
   // Listens at once and starts the window's thread; throws std::runtime_error saying why it
   // cannot (a port in use, a certificate that does not load). With a certificate: HTTPS and
   // wss:// only.
-  HttpServer(const HttpConfig& config, Hooks hooks);
+  HttpServer(const config::HttpConfig& config, Hooks hooks);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -152,4 +152,4 @@ class HttpServer {
   std::unique_ptr<Window> window_;
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -7,7 +7,7 @@
 
 #include "window/http_window.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 constexpr int kStreamWriteSeconds = 30;  // for a client to take the next chunk (as other answers)
@@ -74,4 +74,4 @@ void HttpServer::Window::release(Session& s) {
   if (large) malloc_trim(0);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

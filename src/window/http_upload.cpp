@@ -5,7 +5,7 @@
 // until the reader has taken some: a file of any size never sits whole in memory.
 #include "window/http_window.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 int HttpServer::Window::stream_body(lws* wsi, Session& s, uint64_t length) {
   // Its answer may come before its body has all come (the vehicle refused the file): nothing
@@ -64,4 +64,4 @@ void HttpServer::Window::recheck_streamed() {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

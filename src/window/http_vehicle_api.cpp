@@ -8,7 +8,7 @@
 
 // mavlink2rest's API on the window (the tree, the helper, /info, the JSON WebSocket) and the
 // vehicles' commands and parameters: requests turned into calls of vehicle::VehicleData.
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 using Json = nlohmann::json;
@@ -259,4 +259,4 @@ std::shared_ptr<TextSocket> HttpApi::open_text(const HttpRequest& request, std::
                                       may_send);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

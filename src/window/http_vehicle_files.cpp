@@ -11,7 +11,7 @@
 
 #include "window/http_api.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 namespace {
 
@@ -110,4 +110,4 @@ HttpResponse HttpApi::log_request(const HttpRequest& request, uint8_t system, ui
   return r;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -22,7 +22,7 @@
 #include "window/host_names.hpp"
 #include "window/http_server.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 constexpr size_t kChunk = 16 * 1024;        // of a response body, per writable turn
 constexpr size_t kTrimAfter = 1024 * 1024;  // an answer this large, freed: memory given back
@@ -200,4 +200,4 @@ struct HttpServer::Window {
   void forget(lws* wsi);
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

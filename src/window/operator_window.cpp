@@ -6,7 +6,7 @@
 #include "base/log.hpp"
 #include "config/key_file.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 // The status page's files: installed beside the program (PREFIX/share/mavswitch/www, which
@@ -30,7 +30,7 @@ bool loopback(const std::string& address) {
 
 }  // namespace
 
-OperatorWindow::OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config)
+OperatorWindow::OperatorWindow(Router& router, config::HttpConfig http, std::function<config::Config()> read_config)
     : router_(router), http_(std::move(http)), control_(router, std::move(read_config)) {}
 
 OperatorWindow::~OperatorWindow() { stop(); }
@@ -79,7 +79,7 @@ void OperatorWindow::start() {
   if (!http_.token_file.empty()) {
     std::string token, error;
     constexpr size_t kMaxToken = 4096;
-    if (!read_private_file(http_.token_file, "a token file", kMaxToken, &token, &error)) {
+    if (!config::read_private_file(http_.token_file, "a token file", kMaxToken, &token, &error)) {
       log::error("[Http] TokenFile: {}; the HTTP server stays off", error);
       return;
     }
@@ -151,4 +151,4 @@ void OperatorWindow::reload() {
   }
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -14,11 +14,11 @@
 #include "window/http_server.hpp"
 #include "window/vehicle_watch.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class OperatorWindow {
  public:
-  OperatorWindow(Router& router, HttpConfig http, std::function<Config()> read_config);
+  OperatorWindow(Router& router, config::HttpConfig http, std::function<config::Config()> read_config);
   ~OperatorWindow();
 
   EndpointControl& control() { return control_; }
@@ -50,7 +50,7 @@ class OperatorWindow {
   // Runs `job` on the blocking-work thread, counted (stop() waits for it); not once stopping.
   void run_later(std::function<void()> job);
   Router& router_;
-  HttpConfig http_;
+  config::HttpConfig http_;
   EndpointControl control_;
   std::function<std::string()> more_metrics_;
   const VehicleWatch* vehicles_ = nullptr;
@@ -66,4 +66,4 @@ class OperatorWindow {
   int jobs_ = 0;                                   // queued or running; under mutex_
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

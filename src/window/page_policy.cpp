@@ -1,6 +1,6 @@
 #include "window/page_policy.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 std::string page_policy(const std::string& map_tiles) {
   const std::string policy = "default-src 'self'";
@@ -12,4 +12,4 @@ std::string page_policy(const std::string& map_tiles) {
   return policy + "; img-src 'self' " + origin;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

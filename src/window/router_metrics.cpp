@@ -10,7 +10,7 @@
 
 #include "window/router_report.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 // Resident memory, open descriptors and CPU time of this process, as Prometheus' client
@@ -208,4 +208,4 @@ std::string metrics_text(const RouterSnapshot& s, bool per_link) {
   return x.text();
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

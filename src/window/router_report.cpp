@@ -7,7 +7,7 @@
 #include "fabric/vehicle_map.hpp"
 #include "transport/clock.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 using Json = nlohmann::json;
@@ -157,7 +157,7 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
   Json list = Json::array();
   const auto& routes = router.routing().routes();
   const routing::Millis now = transport::now_ms();  // the clock routing stamps with
-  const std::map<uint8_t, std::string> names = fleet_names();
+  const std::map<uint8_t, std::string> names = fabric::fleet_names();
   for (unsigned sys = 0; sys < 256; ++sys) {
     for (unsigned comp = 0; comp < 256; ++comp) {
       if (!routes.knows(uint8_t(sys), uint8_t(comp))) continue;
@@ -254,4 +254,4 @@ std::string rates_json(Router& router, const std::vector<rates::MessageRates::Ra
   return json_text(Json{{"enabled", enabled}, {"rates", std::move(list)}}, 2);
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

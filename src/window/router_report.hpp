@@ -14,7 +14,7 @@
 #include "router/router.hpp"
 #include "window/vehicle_watch.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 struct LinkSnapshot {
   std::string name;  // "radio 127.0.0.1:14550"
@@ -79,4 +79,4 @@ std::string systems_json(Router& router, const std::map<uint16_t, VehicleWatch::
 // thousands of peers would otherwise make thousands of series).
 std::string metrics_text(const RouterSnapshot& s, bool per_link);
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 void StatusTextHistory::add(uint8_t system, uint8_t component, const msg::Statustext& m, int64_t unix_ms) {
   const size_t length = strnlen(m.text.data(), m.text.size());
@@ -45,4 +45,4 @@ void StatusTextHistory::keep(uint8_t system, Line line) {
   lines.push_back(std::move(line));
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

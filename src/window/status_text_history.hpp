@@ -14,7 +14,7 @@
 
 #include "mavswitch/msg/statustext.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class StatusTextHistory {
  public:
@@ -46,4 +46,4 @@ class StatusTextHistory {
   std::map<uint16_t, Pending> pending_;  // system << 8 | component: at most one line each
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -9,7 +9,7 @@
 
 #include "base/file_read.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 constexpr size_t kMaxPem = 1 << 20;  // a certificate chain and its key are a few KiB
@@ -44,4 +44,4 @@ void check_certificate(const std::string& pem) {
   if (!key || X509_check_private_key(leaf.get(), key.get()) != 1) throw fail();
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

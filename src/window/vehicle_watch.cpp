@@ -9,7 +9,7 @@
 #include "mavswitch/msg/statustext.hpp"
 #include "mavswitch/msg/sys_status.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 constexpr uint8_t kAutopilotComponent = 1;  // MAV_COMP_ID_AUTOPILOT1
@@ -61,7 +61,7 @@ std::map<uint16_t, VehicleWatch::Heartbeat> VehicleWatch::heartbeats() const {
 std::string VehicleWatch::metrics(routing::Millis now) const {
   MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleWatch::metrics");
   std::string heard, armed, battery;
-  const std::map<uint8_t, std::string> names = fleet_names();  // checked names: letters, digits, '-', '_'
+  const std::map<uint8_t, std::string> names = fabric::fleet_names();  // checked names: letters, digits, '-', '_'
   for (unsigned sys = 0; sys < vehicles_.size(); ++sys) {
     const Vehicle& v = vehicles_[sys];
     if (v.heard == 0) continue;
@@ -86,4 +86,4 @@ std::string VehicleWatch::metrics(routing::Millis now) const {
          battery;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

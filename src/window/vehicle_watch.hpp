@@ -19,7 +19,7 @@
 #include "routing/types.hpp"
 #include "window/status_text_history.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class VehicleWatch {
  public:
@@ -54,4 +54,4 @@ class VehicleWatch {
   StatusTextHistory status_texts_;            // the router's thread's
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

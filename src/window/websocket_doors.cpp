@@ -4,7 +4,7 @@
 
 #include "config/config_keys.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 void WebSocketDoors::enter(transport::EndpointSpec& spec) {
   std::lock_guard lock(mutex_);
@@ -16,7 +16,8 @@ void WebSocketDoors::enter(transport::EndpointSpec& spec) {
 
 void WebSocketDoors::leave(const std::string& name) {
   std::lock_guard lock(mutex_);
-  std::erase_if(by_path_, [&](const auto& door) { return keys::lower(door.second.name) == keys::lower(name); });
+  std::erase_if(by_path_,
+                [&](const auto& door) { return config::keys::lower(door.second.name) == config::keys::lower(name); });
 }
 
 std::shared_ptr<transport::HandoffEntrance> WebSocketDoors::at(const std::string& path) const {
@@ -32,4 +33,4 @@ std::vector<std::pair<std::string, std::string>> WebSocketDoors::paths() const {
   return out;
 }
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

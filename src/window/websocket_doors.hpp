@@ -14,7 +14,7 @@
 #include "transport/endpoint.hpp"
 #include "transport/handoff.hpp"
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 
 class WebSocketDoors {
  public:
@@ -34,4 +34,4 @@ class WebSocketDoors {
   std::map<std::string, Door> by_path_;  // under mutex_
 };
 
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

@@ -9,11 +9,11 @@
 #include <random>
 #include <thread>
 
+#include "e2e/peers.hpp"
+#include "e2e/router_fixture.hpp"
 #include "library/command_exchange.hpp"
 #include "library/component.hpp"
 #include "library/transactions.hpp"
-#include "e2e/peers.hpp"
-#include "e2e/router_fixture.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"

@@ -95,7 +95,7 @@ void send_block(Peer& from, const LoggingAutopilot& autopilot, uint8_t sysid, ui
 
 class FlightLogTest : public ::testing::Test {
  protected:
-  void start(bool tcp, daemon::FlightLogOptions options = {}) {
+  void start(bool tcp, logs::FlightLogOptions options = {}) {
     options.dir = scratch_ / "logs";
     port_ = tcp ? free_tcp_port() : free_udp_port();
     rt_.router.add_endpoint(tcp ? tcp_server(port_) : udp_server(port_));
@@ -107,9 +107,9 @@ class FlightLogTest : public ::testing::Test {
       udp->connect_to(port_);
       link_ = std::move(udp);
     }
-    log_ = std::make_unique<daemon::FlightLog>(rt_.router, options);
+    log_ = std::make_unique<logs::FlightLog>(rt_.router, options);
   }
-  daemon::FlightLogStats stats() {
+  logs::FlightLogStats stats() {
     return rt_.on_loop([&] { return log_->stats(); });
   }
   fs::path finish() {  // the writer closes its file
@@ -132,7 +132,7 @@ class FlightLogTest : public ::testing::Test {
   RouterThread rt_;
   uint16_t port_ = 0;
   std::unique_ptr<Peer> link_;
-  std::unique_ptr<daemon::FlightLog> log_;
+  std::unique_ptr<logs::FlightLog> log_;
 };
 
 struct UlogCase {
@@ -168,7 +168,7 @@ TEST_P(UlogByteForByte, TheFileWrittenEqualsTheAutopilots) {
   std::cout << "[ result ] " << GetParam().file << (GetParam().tcp ? " over TCP: " : " over UDP: ") << ulog.size()
             << " bytes byte for byte; the router's thread spent "
             << cpu_seconds * 1000 / (static_cast<double>(ulog.size()) / 1e6) << " ms of CPU per MB of log\n";
-  const daemon::FlightLogStats s = stats();
+  const logs::FlightLogStats s = stats();
   rt_.router.settle();
   EXPECT_EQ(gcs.received().count_msgid(266) + gcs.received().count_msgid(267), 0u)
       << "the log stream goes to the writer only";
@@ -214,7 +214,7 @@ TEST_P(UlogLossy, WholeMessagesAndADropoutWhereEachGapWas) {
     rt_.router.settle();
     return still;
   }));
-  const daemon::FlightLogStats s = stats();
+  const logs::FlightLogStats s = stats();
   const fs::path file = finish();
   const UlogCheck out = check_ulog(read_bytes(file));
   ASSERT_TRUE(out.error.empty()) << out.error;
@@ -262,7 +262,7 @@ TEST_F(FlightLogTest, DataflashBlocksLostRepeatedAndReorderedMakeTheSameFile) {
   ASSERT_TRUE(ardupilot.wait_for_request(5000ms)) << "the writer never sent START";
   ASSERT_TRUE(ardupilot.stream_dataflash(input, 600ms));
   ASSERT_TRUE(wait_written(input.size() + 0)) << stats().bytes_written;
-  const daemon::FlightLogStats s = stats();
+  const logs::FlightLogStats s = stats();
   const fs::path file = finish();
   EXPECT_EQ(file.extension(), ".bin");
   EXPECT_TRUE(read_bytes(file) == input) << "the same bytes, each block where it belongs";
@@ -293,7 +293,7 @@ TEST_F(FlightLogTest, OnlyTheLoggedAutopilotWritesItsFlightLog) {
   ASSERT_TRUE(wait_until([&] { return stats().foreign >= 150; })) << stats().foreign;
   ASSERT_TRUE(ardupilot.stream_dataflash(input, 300ms));
   ASSERT_TRUE(wait_written(input.size()));
-  const daemon::FlightLogStats s = stats();
+  const logs::FlightLogStats s = stats();
   const fs::path file = finish();
   EXPECT_TRUE(read_bytes(file) == input) << "the vehicle's blocks, none of the attacker's";
   EXPECT_EQ(s.foreign, 150u);
@@ -366,7 +366,7 @@ TEST_F(FlightLogTest, MinFreeSpaceIsCheckedAsTheFlightLogGrows) {
   if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
   SmallDisk disk(scratch_ / "logs", "4m");
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): MinFreeSpace is not tested";
-  daemon::FlightLogOptions o;
+  logs::FlightLogOptions o;
   o.min_free_space = 3 << 20;  // of 4 MiB: the 1.5 MB log passes it
   start(false, o);
   LoggingAutopilot px4(*link_, kPx4);
@@ -402,8 +402,8 @@ TEST_F(FlightLogTest, WhileArmedMakesOneFilePerArmingAndNoneOtherwise) {
   const fs::path input = ulog_input("sample_px4_events.ulg");
   if (input.empty()) GTEST_SKIP() << "../shared/captures/ulog is not here: PX4's ULog files are needed";
   const std::vector<uint8_t> ulog = ulog_prefix(read_bytes(input), 300'000);
-  daemon::FlightLogOptions o;
-  o.mode = daemon::LogMode::kWhileArmed;
+  logs::FlightLogOptions o;
+  o.mode = config::LogMode::kWhileArmed;
   start(false, o);
   LoggingAutopilot px4(*link_, kPx4);
   EXPECT_FALSE(px4.wait_for_request(500ms, false)) << "disarmed: the log is not asked for";

@@ -17,29 +17,29 @@ using namespace mavswitch::test;
 using namespace std::chrono_literals;
 
 TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
-  daemon::HttpConfig config;
+  config::HttpConfig config;
   config.address = "127.0.0.1";
   config.port = free_tcp_port();
   std::promise<void> started, release;
   std::shared_future<void> released = release.get_future().share();
   std::thread worker;  // where the slow answer is worked out: the test's blocking-work thread
-  daemon::HttpServer server(
+  window::HttpServer server(
       config,
-      daemon::HttpServer::Hooks{
+      window::HttpServer::Hooks{
           .handler =
-              [&](const daemon::HttpRequest& r) {
-                if (r.path != "/slow") return daemon::HttpResponse(200, "text/plain", "quick\n");
-                daemon::HttpResponse later;
+              [&](const window::HttpRequest& r) {
+                if (r.path != "/slow") return window::HttpResponse(200, "text/plain", "quick\n");
+                window::HttpResponse later;
                 later.later = [&started, released] {
                   started.set_value();
                   released.wait_for(10s);
-                  return daemon::HttpResponse(201, "text/plain", "slow\n");
+                  return window::HttpResponse(201, "text/plain", "slow\n");
                 };
                 return later;
               },
           .find_websocket = [](const std::string&) { return nullptr; },
-          .open_text = [](const daemon::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
-          .admit = [](const daemon::HttpRequest&) { return 0; },
+          .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
+          .admit = [](const window::HttpRequest&) { return 0; },
           .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); },
           .tick = {}});
 
@@ -63,19 +63,19 @@ TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
 // write, here a reader that takes 16 KiB at a time with a pause between), so that a 4 MiB body
 // never has more than the stream's 256 KiB (and a read's worth) waiting.
 TEST(HttpWindow, AStreamedBodyIsHeldBackWhileItsReaderIsBehind) {
-  daemon::HttpConfig config;
+  config::HttpConfig config;
   config.address = "127.0.0.1";
   config.port = free_tcp_port();
   std::thread reader;
   std::atomic<size_t> most_waiting{0};
   std::string got;
-  daemon::HttpServer server(
+  window::HttpServer server(
       config,
-      daemon::HttpServer::Hooks{
+      window::HttpServer::Hooks{
           .handler =
-              [&](const daemon::HttpRequest& r) {
-                if (!r.body_stream) return daemon::HttpResponse(400, "text/plain", "not streamed\n");
-                daemon::HttpResponse answer;
+              [&](const window::HttpRequest& r) {
+                if (!r.body_stream) return window::HttpResponse(400, "text/plain", "not streamed\n");
+                window::HttpResponse answer;
                 answer.awaits = [&, body = r.body_stream, length = r.body_length](auto done) {
                   reader = std::thread([&, body, length, done] {
                     uint8_t chunk[16 * 1024];
@@ -87,15 +87,15 @@ TEST(HttpWindow, AStreamedBodyIsHeldBackWhileItsReaderIsBehind) {
                       got.append(reinterpret_cast<const char*>(chunk), body->take(chunk, sizeof chunk, &last));
                       std::this_thread::sleep_for(2ms);  // the vehicle's pace
                     }
-                    done(daemon::HttpResponse(got.size() == length ? 200 : 500, "text/plain",
+                    done(window::HttpResponse(got.size() == length ? 200 : 500, "text/plain",
                                               std::to_string(got.size())));
                   });
                 };
                 return answer;
               },
           .find_websocket = [](const std::string&) { return nullptr; },
-          .open_text = [](const daemon::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
-          .admit = [](const daemon::HttpRequest&) { return 0; },
+          .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
+          .admit = [](const window::HttpRequest&) { return 0; },
           .run_later = [](std::function<void()> job) { job(); },
           .tick = {}});
 
@@ -107,5 +107,5 @@ TEST(HttpWindow, AStreamedBodyIsHeldBackWhileItsReaderIsBehind) {
   EXPECT_TRUE(got == sent) << got.size() << " bytes of " << sent.size();
   std::cout << "[ figures  ] 4 MiB streamed; at most " << most_waiting.load() << " bytes waited for the reader\n";
   EXPECT_GT(most_waiting.load(), 128u * 1024) << "the reader was behind";
-  EXPECT_LE(most_waiting.load(), daemon::HttpServer::kStreamedBodyBytes + 128 * 1024) << "and the client held back";
+  EXPECT_LE(most_waiting.load(), window::HttpServer::kStreamedBodyBytes + 128 * 1024) << "and the client held back";
 }

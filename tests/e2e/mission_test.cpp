@@ -7,10 +7,10 @@
 #include <future>
 #include <iostream>
 
-#include "library/transactions.hpp"
 #include "e2e/fake_mission_vehicle.hpp"
 #include "e2e/peers.hpp"
 #include "e2e/router_fixture.hpp"
+#include "library/transactions.hpp"
 #include "services/mission_exchange.hpp"
 #include "services/mission_plan.hpp"
 

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "library/component.hpp"
 #include "e2e/router_fixture.hpp"
+#include "library/component.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
 

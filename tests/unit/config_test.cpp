@@ -10,7 +10,7 @@
 #include "support/test_support.hpp"
 
 using namespace mavswitch;
-using namespace mavswitch::daemon;
+using namespace mavswitch::config;
 namespace fs = std::filesystem;
 using Kind = transport::EndpointSpec::Kind;
 
@@ -25,7 +25,7 @@ class ConfigTest : public ::testing::Test {
       Config c;
       load_config_file(p, c);
       finish_config(c);
-    } catch (const ConfigError& e) {
+    } catch (const config::ConfigError& e) {
       return e.what();
     }
     return "(no error)";

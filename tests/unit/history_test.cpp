@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-namespace mavswitch::daemon {
+namespace mavswitch::window {
 namespace {
 
 TEST(History, ALinksSecondsAreTheDifferencesOfItsTotals) {
-  History h;
+  window::History h;
   h.links({{"udp a", 10, 5, 0, 0}}, 1000);  // new: nothing yet
   EXPECT_TRUE(h.link_history().at("udp a").seconds.empty());
   h.links({{"udp a", 110, 55, 3, 7}}, 2000);
@@ -31,25 +31,25 @@ TEST(History, ALinksSecondsAreTheDifferencesOfItsTotals) {
 }
 
 TEST(History, KeepsFifteenMinutesOfAtMostSixtyFourLinks) {
-  History h;
-  std::vector<History::LinkTotals> up;
+  window::History h;
+  std::vector<window::History::LinkTotals> up;
   for (int i = 0; i < 100; ++i) up.push_back({"link " + std::to_string(i), 0, 0, 0, 0});
-  for (uint64_t t = 0; t < History::kSeconds + 100; ++t) {
+  for (uint64_t t = 0; t < window::History::kSeconds + 100; ++t) {
     for (auto& l : up) l.rx += 10;
     h.links(up, int64_t(t) * 1000);
   }
-  EXPECT_EQ(h.link_history().size(), History::kMaxLinks);
+  EXPECT_EQ(h.link_history().size(), window::History::kMaxLinks);
   for (const auto& [name, link] : h.link_history()) {
-    EXPECT_EQ(link.seconds.size(), History::kSeconds) << name;
+    EXPECT_EQ(link.seconds.size(), window::History::kSeconds) << name;
     EXPECT_EQ(link.seconds.back().rx, 10u);
   }
 }
 
 TEST(History, ATrackKeepsAPointASecondForFifteenMinutes) {
-  History h;
+  window::History h;
   for (int64_t ms = 0; ms < 2000 * 1000; ms += 200) h.position(11, {ms, int32_t(ms), -int32_t(ms), 5000});
   const auto& track = h.tracks().at(11);
-  EXPECT_EQ(track.size(), History::kSeconds);
+  EXPECT_EQ(track.size(), window::History::kSeconds);
   for (size_t i = 1; i < track.size(); ++i) EXPECT_EQ(track[i].unix_ms - track[i - 1].unix_ms, 1000);
   EXPECT_EQ(track.back().unix_ms, 1999 * 1000) << "the newest kept";
   for (int s = 0; s < 300; ++s) h.position(uint8_t(s), {1, 0, 0, 0});
@@ -57,7 +57,7 @@ TEST(History, ATrackKeepsAPointASecondForFifteenMinutes) {
 }
 
 TEST(History, TheDocumentNamesVehiclesAndGivesDegreesAndMetres) {
-  History h;
+  window::History h;
   h.links({{"udp a", 0, 0, 0, 0}}, 1000);
   h.links({{"udp a", 20, 1, 0, 0}}, 2000);
   h.position(12, {5000, 473977418, 85455939, 12345});
@@ -72,4 +72,4 @@ TEST(History, TheDocumentNamesVehiclesAndGivesDegreesAndMetres) {
 }
 
 }  // namespace
-}  // namespace mavswitch::daemon
+}  // namespace mavswitch::window

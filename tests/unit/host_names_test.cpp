@@ -3,7 +3,7 @@
 
 #include "window/host_names.hpp"
 
-using mavswitch::daemon::HostNames;
+using mavswitch::window::HostNames;
 
 TEST(HostNames, LiteralAddressesLoopbackNamesAndConfiguredNamesPass) {
   const HostNames hosts({"drone.example"});

@@ -14,11 +14,11 @@
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/statustext.hpp"
 #include "protocol/parser.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/frames.hpp"
 #include "vehicle/json_feed.hpp"
 #include "vehicle/message_json.hpp"
 #include "vehicle/message_tree.hpp"
-#include "support/alloc_counter.hpp"
-#include "support/frames.hpp"
 
 namespace mavswitch {
 namespace {

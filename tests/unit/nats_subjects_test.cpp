@@ -16,7 +16,7 @@ namespace {
 
 std::string subject(const test::Bytes& frame, std::string_view prefix = "mavlink") {
   std::string out = "what an earlier frame left";  // the buffer is reused: nothing of it stays
-  daemon::fabric_subject(out, prefix, test::view_of(frame));
+  fabric::fabric_subject(out, prefix, test::view_of(frame));
   return out;
 }
 
@@ -35,7 +35,7 @@ TEST(NatsSubjects, TargetedFramesByTheirTarget) {
   p.target_system = 7;  // component 0: every component of system 7
   EXPECT_EQ(subject(test::frame_of(p, 255, 190)), "mavlink.to.7.0.PARAM_REQUEST_READ");
   EXPECT_EQ(subject(test::command_long(255, 190, 3, 1), "fleet.a"), "fleet.a.to.3.1.COMMAND_LONG");
-  EXPECT_EQ(daemon::interest_subject("fleet.a", 3), "fleet.a.to.3.>");
+  EXPECT_EQ(fabric::interest_subject("fleet.a", 3), "fleet.a.to.3.>");
 }
 
 TEST(NatsSubjects, AnUnknownMessageByItsId) {
@@ -46,7 +46,7 @@ TEST(NatsSubjects, AnUnknownMessageByItsId) {
 }
 
 TEST(NatsSubjects, SubjectsAndPatternsIntersectByNatsWildcards) {
-  using daemon::subjects_intersect;
+  using fabric::subjects_intersect;
   EXPECT_TRUE(subjects_intersect("m.from.1.1.HEARTBEAT", "m.from.1.1.HEARTBEAT"));
   EXPECT_TRUE(subjects_intersect("m.from.>", "m.from.1.1.HEARTBEAT"));
   EXPECT_TRUE(subjects_intersect("m.from.*.*.HEARTBEAT", "m.from.7.1.HEARTBEAT"));
@@ -63,7 +63,7 @@ TEST(NatsSubjects, SubjectsAndPatternsIntersectByNatsWildcards) {
 TEST(NatsSubjects, ANamedVehiclesSubjectsCarryItsName) {
   EXPECT_EQ(subject(test::heartbeat(1, 1), "mavlink.v1"), "mavlink.v1.from.1.1.HEARTBEAT");
   EXPECT_EQ(subject(test::command_long(255, 190, 1, 1), "mavlink.v2"), "mavlink.v2.to.1.1.COMMAND_LONG");
-  EXPECT_EQ(daemon::interest_subject("mavlink.v2", 1), "mavlink.v2.to.1.>");
+  EXPECT_EQ(fabric::interest_subject("mavlink.v2", 1), "mavlink.v2.to.1.>");
   EXPECT_EQ(fabric::subject_vehicle("mavlink.v2.from.1.1.HEARTBEAT", "mavlink"), "v2");
   EXPECT_EQ(fabric::subject_vehicle("fleet.mav.boat-7.to.255.190.COMMAND_ACK", "fleet.mav"), "boat-7");
   EXPECT_EQ(fabric::subject_vehicle("mavlink.from.1.1.HEARTBEAT", "mavlink"), "");
@@ -73,18 +73,18 @@ TEST(NatsSubjects, ANamedVehiclesSubjectsCarryItsName) {
 }
 
 TEST(VehicleMap, PatternsMatchRunsOfCharacters) {
-  EXPECT_TRUE(daemon::name_matches("boat-*", "boat-7"));
-  EXPECT_TRUE(daemon::name_matches("boat-*", "boat-"));
-  EXPECT_TRUE(daemon::name_matches("*", "anything"));
-  EXPECT_TRUE(daemon::name_matches("b*t-*-x", "boat-12-x"));
-  EXPECT_TRUE(daemon::name_matches("*-x", "a-x-x"));
-  EXPECT_FALSE(daemon::name_matches("boat-*", "boat"));
-  EXPECT_FALSE(daemon::name_matches("boat-*", "car-1"));
-  EXPECT_FALSE(daemon::name_matches("b*t-*-x", "boat-12-y"));
+  EXPECT_TRUE(fabric::name_matches("boat-*", "boat-7"));
+  EXPECT_TRUE(fabric::name_matches("boat-*", "boat-"));
+  EXPECT_TRUE(fabric::name_matches("*", "anything"));
+  EXPECT_TRUE(fabric::name_matches("b*t-*-x", "boat-12-x"));
+  EXPECT_TRUE(fabric::name_matches("*-x", "a-x-x"));
+  EXPECT_FALSE(fabric::name_matches("boat-*", "boat"));
+  EXPECT_FALSE(fabric::name_matches("boat-*", "car-1"));
+  EXPECT_FALSE(fabric::name_matches("b*t-*-x", "boat-12-y"));
 }
 
 TEST(VehicleMap, ListedNamesFirstThenPatternsTakeTheFreeIds) {
-  daemon::VehicleMap map("mavlink", {{"v1", 2}, {"v2", 0}, {"boat-*", 0}, {"v3", 1}});
+  fabric::VehicleMap map("mavlink", {{"v1", 2}, {"v2", 0}, {"boat-*", 0}, {"v3", 1}});
   ASSERT_EQ(map.vehicles().size(), 3u) << "the names listed, at once";
   EXPECT_EQ(map.summary(), "v1=2 v3=1 v2=3");
   bool numbered = false;
@@ -104,7 +104,7 @@ TEST(VehicleMap, ListedNamesFirstThenPatternsTakeTheFreeIds) {
 }
 
 TEST(VehicleMap, ASilentPatternVehicleGivesItsIdBackWhenIdsRunShort) {
-  daemon::VehicleMap map("mavlink", {{"boat-*", 0}});
+  fabric::VehicleMap map("mavlink", {{"boat-*", 0}});
   bool numbered = false;
   const auto none = [](uint8_t) { return false; };
   for (int n = 0; n < 255; ++n) {
@@ -122,7 +122,7 @@ TEST(VehicleMap, ASilentPatternVehicleGivesItsIdBackWhenIdsRunShort) {
 }
 
 TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
-  daemon::VehicleMap map("mavlink", {{"boat-1", 11}});
+  fabric::VehicleMap map("mavlink", {{"boat-1", 11}});
   bool numbered = false;
   auto* v = map.find(
       "boat-1", [](uint8_t) { return false; }, &numbered);
@@ -133,12 +133,12 @@ TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
   EXPECT_FALSE(map.hold(*v, "b", 6999, 5000));
   EXPECT_TRUE(map.hold(*v, "b", 7000, 5000)) << "a silent 5 s: the name passes";
   EXPECT_FALSE(map.hold(*v, "a", 7100, 5000));
-  EXPECT_NE(daemon::fleet_conflict_metrics().find(R"(vehicle="boat-1",holder="a",refused="b"} 2)"), std::string::npos)
-      << daemon::fleet_conflict_metrics();
+  EXPECT_NE(fabric::fleet_conflict_metrics().find(R"(vehicle="boat-1",holder="a",refused="b"} 2)"), std::string::npos)
+      << fabric::fleet_conflict_metrics();
 }
 
 TEST(VehicleMap, NamesHeardFollowTheConfiguredRule) {
-  daemon::VehicleMap map("mavlink", {{"*", 0}});
+  fabric::VehicleMap map("mavlink", {{"*", 0}});
   bool numbered = false;
   const auto none = [](uint8_t) { return false; };
   EXPECT_NE(map.find("boat_1-x", none, &numbered), nullptr);
@@ -149,9 +149,9 @@ TEST(VehicleMap, NamesHeardFollowTheConfiguredRule) {
 }
 
 TEST(FabricOrigins, TheRouterThatBeganFirstHoldsANameOnATieTheSmallerId) {
-  EXPECT_TRUE(daemon::began_before("mavlink.origin.18c-0000000000000002", "mavlink.origin.18d-0000000000000001"));
-  EXPECT_FALSE(daemon::began_before("mavlink.origin.18d-0000000000000001", "mavlink.origin.18c-0000000000000002"));
-  EXPECT_TRUE(daemon::began_before("fleet.origin.18c-01", "fleet.origin.18c-02"));
-  EXPECT_FALSE(daemon::began_before("mavlink.origin.impostor", "mavlink.origin.18c-01")) << "not ours: not yielded to";
-  EXPECT_FALSE(daemon::began_before("mavlink.origin.18c-01", "mavlink.origin.18c-01zz"));
+  EXPECT_TRUE(fabric::began_before("mavlink.origin.18c-0000000000000002", "mavlink.origin.18d-0000000000000001"));
+  EXPECT_FALSE(fabric::began_before("mavlink.origin.18d-0000000000000001", "mavlink.origin.18c-0000000000000002"));
+  EXPECT_TRUE(fabric::began_before("fleet.origin.18c-01", "fleet.origin.18c-02"));
+  EXPECT_FALSE(fabric::began_before("mavlink.origin.impostor", "mavlink.origin.18c-01")) << "not ours: not yielded to";
+  EXPECT_FALSE(fabric::began_before("mavlink.origin.18c-01", "mavlink.origin.18c-01zz"));
 }

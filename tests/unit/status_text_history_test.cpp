@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-using mavswitch::daemon::StatusTextHistory;
+using mavswitch::window::StatusTextHistory;
 namespace msg = mavswitch::msg;
 
 namespace {

@@ -30,7 +30,7 @@ namespace {
 class TelemetryLogTest : public ::testing::Test {
  protected:
   template <class M>
-  void write(daemon::TelemetryLog& log, const M& m, uint8_t sys = 1) {
+  void write(logs::TelemetryLog& log, const M& m, uint8_t sys = 1) {
     const test::Bytes frame = test::frame_of(m, sys, 1);
     log.write(test::view_of(frame));
   }
@@ -71,7 +71,7 @@ msg::Heartbeat heartbeat(bool armed) {
 
 TEST_F(TelemetryLogTest, RotatesBySizeAndKeepsAtMostMaxFiles) {
   {
-    daemon::TelemetryLog log({dir_, 1000, 3, 0, daemon::LogMode::kAlways, std::nullopt});
+    logs::TelemetryLog log({dir_, 1000, 3, 0, config::LogMode::kAlways, std::nullopt});
     write(log, heartbeat(false));         // the vehicle: logging starts
     for (uint32_t i = 0; i < 200; ++i) {  // 200 x (8 + 39) bytes: about ten files' worth
       msg::Attitude a;
@@ -97,7 +97,7 @@ TEST_F(TelemetryLogTest, NamesCountOnFromTheHighestIndexInTheDirectory) {
   std::ofstream(dir_ / "00041-2026-11-30_09-00-00.bin") << "a flight log of mavlink-router's";
   std::ofstream(dir_ / "00007-2026-11-29_09-00-00.tlog") << "";
   {
-    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+    logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kAlways, std::nullopt});
     write(log, heartbeat(false));
     const std::string name = log.current_file().filename().string();
     ASSERT_EQ(name.size(), std::string("00042-2026-12-02_10-00-00.tlog").size()) << name;
@@ -114,7 +114,7 @@ TEST_F(TelemetryLogTest, NamesCountOnFromTheHighestIndexInTheDirectory) {
 // not the vehicle's.
 TEST_F(TelemetryLogTest, AlwaysStartsAtTheVehiclesFirstHeartbeat) {
   {
-    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+    logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kAlways, std::nullopt});
     write(log, msg::Attitude{});
     msg::Heartbeat gcs;
     gcs.autopilot = 8;  // MAV_AUTOPILOT_INVALID
@@ -130,7 +130,7 @@ TEST_F(TelemetryLogTest, AlwaysStartsAtTheVehiclesFirstHeartbeat) {
 
 TEST_F(TelemetryLogTest, WhileArmedWritesOneFilePerArming) {
   {
-    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kWhileArmed, std::nullopt});
+    logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kWhileArmed, std::nullopt});
     msg::Attitude a;
     write(log, heartbeat(false));
     write(log, a);  // disarmed: not logged
@@ -151,7 +151,7 @@ TEST_F(TelemetryLogTest, WhileArmedWritesOneFilePerArming) {
 
 TEST_F(TelemetryLogTest, WhileArmedFollowsTheConfiguredSystemOnly) {
   {
-    daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kWhileArmed, uint8_t{7}});
+    logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kWhileArmed, uint8_t{7}});
     write(log, heartbeat(true), 1);  // another vehicle arms: not ours
     EXPECT_TRUE(files().empty());
     write(log, heartbeat(true), 7);
@@ -175,7 +175,7 @@ msg::Attitude attitude(uint32_t i) {
 TEST_F(TelemetryLogTest, AFullDiskPausesWithoutTornRecordsAndResumesWhenSpaceReturns) {
   test::SmallDisk disk(dir_, "4m");
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): the full-disk case is not tested";
-  daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+  logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kAlways, std::nullopt});
   disk.fill(dir_ / "filler", 100 * 1024);
   write(log, heartbeat(false));
   uint32_t i = 0;
@@ -209,7 +209,7 @@ TEST_F(TelemetryLogTest, FlightLogTransferIsLeftOutUnlessAskedFor) {
   for (const bool keep : {false, true}) {
     fs::remove_all(dir_);
     {
-      daemon::TelemetryLog log({dir_, 0, 0, 0, daemon::LogMode::kAlways, std::nullopt, keep});
+      logs::TelemetryLog log({dir_, 0, 0, 0, config::LogMode::kAlways, std::nullopt, keep});
       write(log, heartbeat(false));
       write(log, msg::RemoteLogDataBlock{});
       write(log, msg::RemoteLogBlockStatus{});
@@ -225,7 +225,7 @@ TEST_F(TelemetryLogTest, FlightLogTransferIsLeftOutUnlessAskedFor) {
 }
 
 TEST_F(TelemetryLogTest, ARotationThatCannotCreateItsFileSaysWhyAndResumes) {
-  daemon::TelemetryLog log({dir_, 500, 0, 0, daemon::LogMode::kAlways, std::nullopt});
+  logs::TelemetryLog log({dir_, 500, 0, 0, config::LogMode::kAlways, std::nullopt});
   write(log, heartbeat(false));
   fs::remove_all(dir_);
   std::ofstream(dir_) << "not a directory";
@@ -255,7 +255,7 @@ TEST_F(TelemetryLogTest, MinFreeSpaceIsCheckedWhileWriting) {
   test::SmallDisk disk(dir_, "4m");
   if (!disk.mounted())
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root): MinFreeSpace while writing is not tested";
-  daemon::TelemetryLog log({dir_, 0, 0, 1 << 20, daemon::LogMode::kAlways, std::nullopt});
+  logs::TelemetryLog log({dir_, 0, 0, 1 << 20, config::LogMode::kAlways, std::nullopt});
   write(log, heartbeat(false));
   for (uint32_t i = 0; i < 100; ++i) write(log, attitude(i));
   log.tick();
