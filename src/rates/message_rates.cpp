@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "library/command_exchange.hpp"
 #include "base/log.hpp"
+#include "library/command_exchange.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/system_time.hpp"
 #include "rates/interval_probe.hpp"
@@ -14,7 +14,7 @@ namespace mavswitch::rates {
 namespace {
 
 constexpr uint16_t kSetMessageInterval = 511;
-constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75;
+constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75, kCommandLong = 76;
 constexpr uint8_t kResultDenied = 2;
 constexpr int kTries = 3;                  // as a ground station would send a command (a second apart)
 constexpr int64_t kBusyMs = 1000;          // the same command to the component from elsewhere: asked again after
@@ -37,14 +37,29 @@ bool reachable(const routing::RouteTable& routes, uint8_t system, uint8_t compon
   return any;
 }
 
+// What the router hands here instead of routing (Router::RateRequests; asked only of ids 66 to
+// 76): MAV_CMD_SET_MESSAGE_INTERVAL (511) in a COMMAND_LONG or COMMAND_INT, or
+// REQUEST_DATA_STREAM, to a named system. Both commands keep the command id at payload byte 28
+// and the target system at 30.
+bool is_rate_request(const protocol::FrameView& f) noexcept {
+  const uint32_t id = f.msgid();
+  if (id == kRequestDataStream) return f.payload_byte(2) != 0;
+  if (id != kCommandLong && id != kCommandInt) return false;
+  return f.payload_byte(28) == (kSetMessageInterval & 0xFF) && f.payload_byte(29) == (kSetMessageInterval >> 8) &&
+         f.payload_byte(30) != 0;
+}
+
 }  // namespace
 
 MessageRates::MessageRates(Router& router, mavswitch::Component& component, double max_rate_hz)
     : router_(router),
       component_(component),
       min_interval_us_(max_rate_hz > 0 ? static_cast<int64_t>(std::llround(1e6 / max_rate_hz)) : 0) {
-  router_.take_rate_requests([this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
-                             [this](routing::LinkId link) { gone(link); });
+  router_.take_rate_requests({.first_id = kRequestDataStream,
+                              .last_id = kCommandLong,
+                              .is = &is_rate_request,
+                              .take = [this](routing::LinkId link, const protocol::FrameView& f) { request(link, f); },
+                              .gone = [this](routing::LinkId link) { gone(link); }});
   subscriptions_.push_back(component_.subscribe<msg::SystemTime>(
       [this](const msg::SystemTime& t, const protocol::FrameView& f) {
         const auto it = targets_.find(component_key(f.sysid(), f.compid()));
@@ -90,7 +105,6 @@ void MessageRates::request(routing::LinkId link, const protocol::FrameView& f) {
   // made of a wish for a made-up component.
   if (!reachable(router_.routing().routes(), key.system, key.component)) return;
   const int64_t wished = interval < 0 ? kOff : static_cast<int64_t>(std::llround(interval));
-  (void)kCommandInt;
   wish(link, key, wished, &asker);
 }
 

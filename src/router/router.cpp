@@ -204,10 +204,9 @@ uint64_t Router::next_signing_timestamp() noexcept {
   return next;
 }
 
-void Router::take_rate_requests(RateRequestFn requests, std::function<void(routing::LinkId)> gone) {
+void Router::take_rate_requests(RateRequests requests) {
   if (running()) throw std::logic_error("Router::take_rate_requests after run()");
   rate_requests_ = std::move(requests);
-  link_gone_ = std::move(gone);
 }
 
 void Router::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {

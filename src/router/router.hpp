@@ -86,12 +86,17 @@ class Router final {
   // sends anything: routed to at once, as a link it was heard on. Router thread (or before run()).
   void pin(routing::LinkId link, uint8_t sysid, uint8_t compid);
 
-  // Message rates (rates/): a request for a message's rate (a MAV_CMD_SET_MESSAGE_INTERVAL
-  // command, REQUEST_DATA_STREAM) from a link whose endpoint takes part (EndpointSpec::
-  // message_rates) is not routed but handed to `requests` on the router's thread, with the id
-  // of the link it came on; `gone` hears of every link that goes, there too. Before run().
-  using RateRequestFn = std::function<void(routing::LinkId, const protocol::FrameView&)>;
-  void take_rate_requests(RateRequestFn requests, std::function<void(routing::LinkId)> gone);
+  // Message rates (rates/): a frame that `is` a request for a message's rate (rates/ knows what
+  // one is: `is` is asked only of message ids first_id..last_id) from a link whose endpoint
+  // takes part (EndpointSpec::message_rates) is not routed but handed to `take` on the router's
+  // thread, with the id of the link it came on; `gone` hears of every link that goes, there too.
+  struct RateRequests {
+    uint32_t first_id = 0, last_id = 0;
+    bool (*is)(const protocol::FrameView&) noexcept = nullptr;
+    std::function<void(routing::LinkId, const protocol::FrameView&)> take;
+    std::function<void(routing::LinkId)> gone;
+  };
+  void take_rate_requests(RateRequests requests);  // before run()
   // What link `id`'s peer gets of stream (sysid, compid, msgid) from now on: at most one every
   // interval_us, the newest (transport::Link::wish). Router thread.
   void wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us);
@@ -227,8 +232,7 @@ class Router final {
   std::vector<Tap> taps_;
   std::atomic<uint64_t> spoofed_answers_{0};
   log::Throttle spoof_lines_;
-  RateRequestFn rate_requests_;                     // set before run(), read by the workers
-  std::function<void(routing::LinkId)> link_gone_;  // the same
+  RateRequests rate_requests_;  // set before run(), read by the workers
   mutable std::mutex link_names_mutex_;
   std::vector<std::string> link_names_;  // by link id, under link_names_mutex_
   std::vector<Instance> instances_;      // last: endpoints close before the workers go

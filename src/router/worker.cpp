@@ -87,7 +87,8 @@ void Worker::link_up(transport::Link& link) {
 void Worker::link_down(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_down");
   if (link.id >= links_.size() || links_[link.id].wire != &link) return;
-  if (router_.link_gone_) router_.event_loop().post([router = &router_, id = link.id] { router->link_gone_(id); });
+  if (router_.rate_requests_.gone)
+    router_.event_loop().post([router = &router_, id = link.id] { router->rate_requests_.gone(id); });
   link.endpoint().retire(counters_of(link), link.parser_stats());
   router_.placements_.clear_direct(link.id);  // no new reader finds its DirectTarget: retire it
   router_.routing_.remove_link(link.id);
@@ -200,20 +201,6 @@ void Worker::route_deferred() {
   }
 }
 
-namespace {
-
-// A peer asking for a message's rate from a component: MAV_CMD_SET_MESSAGE_INTERVAL (511) in a
-// COMMAND_LONG or COMMAND_INT, or REQUEST_DATA_STREAM, to a named system.
-constexpr uint32_t kRequestDataStream = 66, kCommandInt = 75, kCommandLong = 76;
-bool is_rate_request(const protocol::FrameView& f) noexcept {
-  const uint32_t id = f.msgid();
-  if (id == kRequestDataStream) return f.payload_byte(2) != 0;
-  if (id != kCommandLong && id != kCommandInt) return false;
-  return f.payload_byte(28) == 0xFF && f.payload_byte(29) == 0x01 && f.payload_byte(30) != 0;  // 511, target
-}
-
-}  // namespace
-
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
   if (link.id >= links_.size()) return;
   if (deciding_) [[unlikely]] {  // sent by a component's handler this decision called: after it
@@ -227,11 +214,11 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
     if (frame.msgid() == msg::RadioStatus::kId) [[unlikely]]  // the radio on this link; routed on as well
       here.radio = {msg::RadioStatus::decode(frame.payload()), loop_.now(), here.radio.reports + 1};
   }
-  // Three compares on every frame; the rest only for these few messages.
-  if (frame.msgid() - kRequestDataStream <= kCommandLong - kRequestDataStream) [[unlikely]] {
+  // Two compares on every frame; the rest only for the few messages rates/ named.
+  const Router::RateRequests& rates = router_.rate_requests_;
+  if (frame.msgid() - rates.first_id <= rates.last_id - rates.first_id && rates.is != nullptr) [[unlikely]] {
     // A link that may not command asks no rates either: its request is dropped as a command.
-    if (router_.rate_requests_ && link.endpoint().spec().message_rates && is_rate_request(frame) &&
-        !router_.routing_.denies_commands(link.id)) {
+    if (link.endpoint().spec().message_rates && rates.is(frame) && !router_.routing_.denies_commands(link.id)) {
       take_rate_request(link.id, frame);
       return;
     }
@@ -243,8 +230,7 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 void Worker::take_rate_request(routing::LinkId from, const protocol::FrameView& frame) {
   router_.event_loop().post(
       [router = &router_, from, bytes = std::vector<uint8_t>(frame.bytes().begin(), frame.bytes().end())] {
-        if (router->rate_requests_)
-          router->rate_requests_(from, protocol::view_checked(router->routing_table(), bytes));
+        router->rate_requests_.take(from, protocol::view_checked(router->routing_table(), bytes));
       });
 }
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Every `file:function` that docs/ARCHITECTURE.md walks through still exists.
+
+The walks (the life of a frame, the crossings) name places in the code as `dir/file.cpp:Name`,
+`file.cpp:Class::name` or `dir/file.hpp`. A rename that leaves the page behind fails here: the
+file must be found under src/ (by its path, or by its name when that is unique) and the last
+part of the name must appear in it as a word.
+"""
+import pathlib
+import re
+import sys
+
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+page = (root / "docs" / "ARCHITECTURE.md").read_text()
+sources = [p for p in (root / "src").rglob("*") if p.suffix in (".cpp", ".hpp")]
+ref = re.compile(r"`([\w/]+\.(?:cpp|hpp))(?::([\w:~]+))?`")
+
+
+def find(name):
+    if "/" in name:
+        hits = [p for p in sources if p.as_posix().endswith("src/" + name)]
+    else:
+        hits = [p for p in sources if p.name == name]
+    return hits[0] if len(hits) == 1 else None
+
+
+missing = []
+checked = 0
+for m in ref.finditer(page):
+    file, function = m.group(1), m.group(2)
+    path = find(file)
+    checked += 1
+    if path is None:
+        missing.append(f"{file}: no such file under src/ (or more than one)")
+        continue
+    if function and not re.search(r"\b" + re.escape(function.split("::")[-1]) + r"\b", path.read_text()):
+        missing.append(f"{file}:{function}: {function.split('::')[-1]} is not in {path.relative_to(root)}")
+if checked == 0:
+    sys.exit("docs/ARCHITECTURE.md names no `file:function`: the walk is gone")
+for line in missing:
+    print(line)
+print(f"{checked} places named, {len(missing)} missing")
+sys.exit(1 if missing else 0)
