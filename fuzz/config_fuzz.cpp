@@ -7,19 +7,20 @@
 #include "window/http_api.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace daemon = mavswitch::daemon;
+  namespace config = mavswitch::config;
+  namespace window = mavswitch::window;
   const std::string body(reinterpret_cast<const char*>(data), size);
-  config::Config config;
+  config::Config read;
   try {
     if (window::is_json(body)) {
       std::string error;
       const auto section = window::section_of(body, &error);
       if (!section) return 0;
-      config::load_config_section(*section, "fuzz.json", config);
+      config::load_config_section(*section, "fuzz.json", read);
     } else {
-      config::load_config_text(body, "fuzz.conf", config);
+      config::load_config_text(body, "fuzz.conf", read);
     }
-    config::finish_config(config);
+    config::finish_config(read);
   } catch (const config::ConfigError&) {
   }
   return 0;
