@@ -104,6 +104,11 @@ void ComponentCore::dispatch(const protocol::FrameView& f) {
   // relaxed: a count for statistics; nothing else is published through it.
   delivered_.fetch_add(1, std::memory_order_relaxed);
   if (newest_) newest_->add(f, newest_clock_->now());
+  if (index_->may_want(f.msgid())) dispatch_to_subscribers(f);
+}
+
+// Out of line: a frame nobody subscribed to does not pay for its stack and registers.
+void ComponentCore::dispatch_to_subscribers(const protocol::FrameView& f) {
   const std::shared_ptr<const SubscriberIndex> index = index_;
   alignas(std::max_align_t) unsigned char decoded[kDecodeBufferSize];
   bool have_decoded = false;

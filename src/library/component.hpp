@@ -65,6 +65,7 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   uint8_t next_seq() noexcept { return seq_.fetch_add(1, std::memory_order_relaxed); }
   // Router thread: a frame routed to it, to its subscribers (inside the routing decision).
   void dispatch(const protocol::FrameView& frame);
+  void dispatch_to_subscribers(const protocol::FrameView& frame);
   // Router thread: its link is up (routed to as sysid/compid from now on) / going.
   void link_up(ComponentLink& link);
   void link_down() noexcept { link_ = nullptr; }

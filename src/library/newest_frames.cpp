@@ -1,5 +1,7 @@
 #include "library/newest_frames.hpp"
 
+#include <endian.h>
+
 #include <cstring>
 
 namespace mavswitch {
@@ -19,13 +21,14 @@ float NewestFrames::Slot::frequency_at(transport::Millis now) const noexcept {
 namespace {
 
 // The payload's bytes in 16-byte pieces, the last one ending at its end (overlapping the one
-// before): a few moves for a telemetry message, and never a byte read past the payload.
+// before): two moves for most telemetry, and never a byte read past the payload.
 inline void copy_payload(uint8_t* to, const uint8_t* from, size_t n) noexcept {
   if (n < 16) {
     std::memcpy(to, from, n);
     return;
   }
-  for (size_t i = 0; i + 16 < n; i += 16) std::memcpy(to + i, from + i, 16);
+  std::memcpy(to, from, 16);
+  for (size_t i = 16; i + 16 < n; i += 16) std::memcpy(to + i, from + i, 16);
   std::memcpy(to + n - 16, from + n - 16, 16);
 }
 
@@ -35,18 +38,32 @@ void NewestFrames::add(const protocol::FrameView& frame, transport::Millis now) 
   // The header read once: sequence, system and component sit together, 2 bytes (v1) or 4 (v2)
   // in, and the payload as far again past them plus 2.
   const uint8_t* data = frame.data();
-  const size_t in = frame.is_v2() ? 4 : 2;
+  const size_t in = 2 + 2 * size_t{frame.is_v2()};
   const uint8_t* header = data + in;
-  const uint64_t key = uint64_t{header[1]} << 40 | uint64_t{header[2]} << 32 | frame.msgid();
-  size_t i = slot_of(key);
-  while (table_[i].key != key) {
-    if (table_[i].key == kEmpty) return made(frame, now, i);
-    i = (i + 1) & mask_;
-  }
-  Slot& s = slots_[table_[i].index];
+  uint16_t source;  // system and component, as key_of() puts them: one load
+  std::memcpy(&source, header + 1, 2);
+  const uint64_t key = uint64_t{le16toh(source)} << 32 | frame.msgid();
+  const Entry& e = table_[slot_of(key)];
+  // Usually found at once; a collision or a new key goes out of line, which keeps this path
+  // free of calls (and of the registers they need).
+  if (e.key != key) return add_probing(frame, now, key);
+  Slot& s = *e.slot;
   s.payload_len = data[1];
   copy_payload(s.payload.data(), header + in + 2, data[1]);
   s.sequence = header[0];
+  ++s.counter;
+  s.last = now;
+}
+
+void NewestFrames::add_probing(const protocol::FrameView& frame, transport::Millis now, uint64_t key) {
+  size_t i = slot_of(key);
+  while (table_[i].key != key && table_[i].key != kEmpty) i = (i + 1) & mask_;
+  if (table_[i].key == kEmpty) return made(frame, now, i);
+  Slot& s = *table_[i].slot;
+  const auto payload = frame.payload();
+  s.payload_len = static_cast<uint8_t>(payload.size());
+  copy_payload(s.payload.data(), payload.data(), payload.size());
+  s.sequence = frame.seq();
   ++s.counter;
   s.last = now;
 }
@@ -63,7 +80,7 @@ void NewestFrames::made(const protocol::FrameView& frame, transport::Millis now,
   std::memcpy(s.payload.data(), payload.data(), payload.size());
   s.counter = s.window_counter = 1;  // the window counts the frames after the one it starts at
   s.first = s.last = s.window_start = now;
-  table_[at] = {key_of(s.system, s.component, s.msgid), uint32_t(slots_.size() - 1)};
+  table_[at] = {key_of(s.system, s.component, s.msgid), &s};
   if (slots_.size() * 4 > table_.size()) grow();
 }
 
@@ -89,7 +106,7 @@ void NewestFrames::roll(Slot& s, transport::Millis now) noexcept {
 
 std::vector<NewestFrames::Slot> NewestFrames::copy(transport::Millis now) {
   for (Slot& s : slots_) roll(s, now);
-  return slots_;
+  return {slots_.begin(), slots_.end()};
 }
 
 std::vector<NewestFrames::Slot> NewestFrames::copy(uint32_t msgid, transport::Millis now) {

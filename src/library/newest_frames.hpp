@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "protocol/frame.hpp"
@@ -51,17 +52,18 @@ class NewestFrames {
   static constexpr uint64_t kEmpty = ~uint64_t{0};  // no key is all ones (message ids are 24 bits)
   struct Entry {
     uint64_t key = kEmpty;
-    uint32_t index = 0;  // into slots_
+    Slot* slot = nullptr;  // in slots_, which never moves a slot
   };
   static uint64_t key_of(uint8_t system, uint8_t component, uint32_t msgid) noexcept {
-    return uint64_t{system} << 40 | uint64_t{component} << 32 | msgid;
+    return uint64_t{component} << 40 | uint64_t{system} << 32 | msgid;
   }
   size_t slot_of(uint64_t key) const noexcept { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_); }
-  void made(const protocol::FrameView& frame, transport::Millis now, size_t at);  // a new slot, at table_[at]
+  void made(const protocol::FrameView& frame, transport::Millis now, size_t at);            // a new slot, at table_[at]
+  void add_probing(const protocol::FrameView& frame, transport::Millis now, uint64_t key);  // not found at once
   void grow();
   void roll(Slot& s, transport::Millis now) noexcept;
 
-  std::vector<Slot> slots_;
+  std::deque<Slot> slots_;
   // Open addressing, at most a quarter full: a probe usually finds the key at once.
   std::vector<Entry> table_ = std::vector<Entry>(64);
   size_t mask_ = 63;

@@ -23,6 +23,8 @@ SubscriberIndex SubscriberIndex::built_from(std::vector<std::shared_ptr<Subscrib
     while (next.table_[slot].key != kEmpty) slot = (slot + 1) & (capacity - 1);
     next.table_[slot] = {key, static_cast<uint32_t>(i), static_cast<uint32_t>(end)};
     next.kinds_ |= 1u << kind_of(key);
+    const uint32_t msgid = static_cast<uint32_t>(key & 0xFFFFFFFFu);
+    if (msgid != kAllMessages) next.ids_[(msgid >> 6) & (kIdWords - 1)] |= uint64_t{1} << (msgid & 63);
     i = end;
   }
   return next;

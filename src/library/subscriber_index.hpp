@@ -33,6 +33,11 @@ class SubscriberIndex {
   SubscriberIndex without(uint64_t id) const;
   std::shared_ptr<Subscriber> find(uint64_t id) const;
   size_t size() const noexcept { return all_.size(); }
+  // False when no subscriber can want a message of this id: a bit test, so that a frame nobody
+  // asked for costs no lookup (most of a vehicle's telemetry, for the router's own component).
+  bool may_want(uint32_t msgid) const noexcept {
+    return (kinds_ & kAllKinds) != 0 || (ids_[(msgid >> 6) & (kIdWords - 1)] >> (msgid & 63) & 1) != 0;
+  }
 
   // Subscribers for (sysid, msgid): exact, any system, all messages, then everything; within
   // each, in the order they subscribed. A kind nobody subscribed with costs no lookup.
@@ -52,7 +57,9 @@ class SubscriberIndex {
  private:
   static constexpr uint32_t kAnySystem = 256;
   static constexpr uint32_t kAllMessages = 1u << 24;
-  static constexpr uint64_t kEmpty = ~uint64_t{0};  // no key is all ones
+  static constexpr uint64_t kEmpty = ~uint64_t{0};          // no key is all ones
+  static constexpr unsigned kAllKinds = 1u << 2 | 1u << 3;  // kinds that take every message
+  static constexpr size_t kIdWords = 16;                    // ids_: 1,024 bits, by id modulo 1,024
   static uint64_t key_of(uint32_t sys, uint32_t msg) { return (uint64_t{sys} << 32) | msg; }
   static uint64_t key_of(const MessageFilter& f) {
     return key_of(f.source_system ? *f.source_system : kAnySystem, f.message_id ? *f.message_id : kAllMessages);
@@ -80,7 +87,8 @@ class SubscriberIndex {
   std::vector<Subscriber*> ordered_;              // grouped by key, each group in that order
   std::vector<Bucket> table_;
   unsigned shift_ = 64;
-  unsigned kinds_ = 0;  // bit kind_of(key) set when some subscriber has a key of that kind
+  unsigned kinds_ = 0;           // bit kind_of(key) set when some subscriber has a key of that kind
+  uint64_t ids_[kIdWords] = {};  // bit (id modulo 1,024) set when some subscriber names that id
 };
 
 }  // namespace mavswitch::library_detail

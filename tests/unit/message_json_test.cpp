@@ -13,6 +13,7 @@
 #include "mavswitch/msg/gps_status.hpp"
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/statustext.hpp"
+#include "protocol/encoder.hpp"
 #include "protocol/parser.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/frames.hpp"
@@ -307,6 +308,34 @@ TEST(NewestFrames, ASlotsFrameIsKeptWithoutAllocating) {
   test::AllocationCounter counter;
   for (int i = 0; i < 1000; ++i) newest.add(test::view_of(frame), i);
   EXPECT_EQ(counter.count(), 0u);
+}
+
+TEST(NewestFrames, EveryPayloadLengthIsKeptExactlyInBothVersions) {
+  // FILE_TRANSFER_PROTOCOL: any length up to 254 parses; each frame of one key replaces the last,
+  // longer and shorter, so a copy in pieces that ran short or long would show.
+  const auto* info = dialect::builtin::message_table().find(110);
+  ASSERT_NE(info, nullptr);
+  NewestFrames newest;
+  for (const bool v1 : {false, true}) {
+    for (size_t len = 1; len <= info->max_len; len += (len < 40 ? 1 : 13)) {
+      std::vector<uint8_t> payload(len);
+      for (size_t i = 0; i < len; ++i) payload[i] = uint8_t(1 + (i * 7 + len) % 250);  // no zero: v2 keeps it all
+      test::Bytes frame(protocol::kMaxFrameLen);
+      const protocol::FrameHeader header{.seq = uint8_t(len), .sysid = 3, .compid = 4, .msgid = 110};
+      frame.resize(v1 ? protocol::encode_v1(header, payload, info->crc_extra, frame)
+                      : protocol::encode_v2(header, payload, info->crc_extra, frame));
+      const protocol::FrameView view = test::view_of(frame);
+      ASSERT_EQ(view.payload_len(), len);
+      newest.add(view, transport::Millis(len));
+      const auto kept = newest.copy(110, transport::Millis(len));
+      ASSERT_EQ(kept.size(), 1u);
+      const auto want = view.payload();
+      ASSERT_EQ(kept[0].payload_len, want.size()) << len;
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), kept[0].payload.begin())) << "length " << len;
+      EXPECT_EQ(kept[0].sequence, uint8_t(len));
+      EXPECT_EQ(kept[0].last, transport::Millis(len));
+    }
+  }
 }
 
 TEST(NewestFrames, InventedSystemsStopAtTheBound) {

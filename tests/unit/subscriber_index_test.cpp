@@ -38,6 +38,20 @@ TEST(SubscriberIndex, OnlyMatchingKeysAreVisited) {
   EXPECT_EQ(index.size(), 105u);
 }
 
+TEST(SubscriberIndex, AMessageNobodyNamedIsNotWanted) {
+  SubscriberIndex index;
+  EXPECT_FALSE(index.may_want(0));
+  index = index.with(sub(1, {.message_id = 30})).with(sub(2, {.source_system = 1, .message_id = 12000}));
+  EXPECT_TRUE(index.may_want(30));
+  EXPECT_TRUE(index.may_want(12000));
+  EXPECT_FALSE(index.may_want(33));
+  EXPECT_FALSE(index.may_want(0));
+  EXPECT_TRUE(index.may_want(30 + 1024)) << "ids share bits modulo 1,024: a lookup says no";
+  EXPECT_EQ(visits(index, 1, 30 + 1024), 0u);
+  EXPECT_TRUE(index.with(sub(3, {.source_system = 1})).may_want(33)) << "a subscriber to every message wants all";
+  EXPECT_TRUE(index.with(sub(4, {})).may_want(33));
+}
+
 TEST(SubscriberIndex, CopyOnWriteLeavesTheOldSnapshotIntact) {
   const SubscriberIndex before = SubscriberIndex{}.with(sub(1, {})).with(sub(2, {}));
   const SubscriberIndex after = before.without(1);
