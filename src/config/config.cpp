@@ -38,14 +38,7 @@ void check_endpoint(EndpointConfig& e, uint16_t& next_udp_port) {
   const auto& s = e.spec;
   const std::string where = e.spec.name + " (" + e.source + ")";
   if (s.kind == Kind::kSerial && s.device.empty()) throw ConfigError(where + ": Device is required");
-  if (e.section_type == "udpendpoint" && !e.mode_set) {  // as mavlink-router: no default to guess
-    throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + s.name + "]");
-  }
-  if (s.kind == Kind::kMade && e.nats.urls.empty()) throw ConfigError(where + ": Url is required");  // NATS
-  if (!e.nats.vehicle.empty() && !e.nats.vehicles.empty()) {
-    throw ConfigError(where + ": Vehicle and Vehicles together: a router serves one vehicle (Vehicle) or takes " +
-                      "vehicles of the fleet (Vehicles), not both");
-  }
+  if (const SectionType* t = section_type(e.section_type); t != nullptr && t->check != nullptr) t->check(where, e);
   const bool addressed = s.kind == Kind::kUdpServer || s.kind == Kind::kUdpClient || s.kind == Kind::kTcpClient;
   if (addressed && s.address.empty()) throw ConfigError(where + ": Address is required");
   if (s.kind == Kind::kUdpServer && !e.port_set) throw ConfigError(where + ": Port is required in server mode");
@@ -136,38 +129,13 @@ class SectionReader {
     if (name.find_first_of(" \t") != std::string::npos) w.fail("a section name has no blanks");
     if (const std::string why = text_problem(name, kMaxName); !why.empty()) w.fail("the name " + why);
     section_ = Section::kEndpoint;
-    if (type == "websocketendpoint") {  // a path on the HTTP server, not a socket of its own
-      if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") !=
-          std::string::npos)
-        w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
-      endpoint_ = &endpoint_for(config_, Kind::kWebSocket, type, name, at);
-      if (endpoint_->spec.path.empty()) endpoint_->spec.path = "/mavlink/" + name;
-      kind_keys_ = &websocket_keys();
-      return;
-    }
-    if (type == "natsendpoint") {  // a connection to a NATS cluster, made by fabric/
-      endpoint_ = &endpoint_for(config_, Kind::kMade, type, name, at);
-      kind_keys_ = &nats_keys();
-      return;
-    }
-    // Each endpoint section: the kind it makes (UDP's Mode may change it) and its own keys.
-    struct SectionType {
-      const char* name;
-      Kind kind;
-      const std::map<std::string, Setter>& (*keys)();
-    };
-    static constexpr SectionType kTypes[] = {{"uartendpoint", Kind::kSerial, uart_keys},
-                                             {"udpendpoint", Kind::kUdpClient, udp_keys},
-                                             {"tcpendpoint", Kind::kTcpClient, tcp_keys},
-                                             {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys}};
-    const auto* t =
-        std::find_if(std::begin(kTypes), std::end(kTypes), [&](const SectionType& st) { return type == st.name; });
-    if (t == std::end(kTypes))
+    type_ = section_type(type);
+    if (type_ == nullptr)
       w.fail(
           "unknown section type (General, Http, UartEndpoint, UdpEndpoint, TcpEndpoint, TcpServerEndpoint, "
           "WebSocketEndpoint, NatsEndpoint)");
-    endpoint_ = &endpoint_for(config_, t->kind, type, name, at);
-    kind_keys_ = &t->keys();
+    endpoint_ = &endpoint_for(config_, type_->kind, type, name, at);
+    if (type_->named != nullptr) type_->named(w, name, *endpoint_);
   }
 
   // `raw_key` as written; `at` names the key's place.
@@ -189,10 +157,10 @@ class SectionReader {
       case Section::kGeneral: set_general(w, key, value, config_); break;
       case Section::kHttp: set_http(w, key, value, config_.http); break;
       case Section::kEndpoint: {
-        auto it = kind_keys_->find(key);
-        if (it == kind_keys_->end() && (kind_keys_ == &websocket_keys() || kind_keys_ == &nats_keys()))
-          w.fail("unknown key in this section");
-        if (it == kind_keys_->end()) {
+        const auto& own = type_->keys();
+        auto it = own.find(key);
+        if (it == own.end() && !type_->common_keys) w.fail("unknown key in this section");
+        if (it == own.end()) {
           it = common_endpoint_keys().find(key);
           if (it == common_endpoint_keys().end()) w.fail("unknown key in this section");
         }
@@ -209,7 +177,7 @@ class SectionReader {
   Config& config_;
   Section section_ = Section::kNone;
   EndpointConfig* endpoint_ = nullptr;
-  const std::map<std::string, Setter>* kind_keys_ = nullptr;
+  const SectionType* type_ = nullptr;     // the endpoint section's
   std::map<std::string, int> keys_seen_;  // in the section being read: key -> its line
 };
 

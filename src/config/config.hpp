@@ -67,6 +67,7 @@ struct EndpointConfig {
   std::string port_at;     // "file:line" of its Port key
   std::string keys;        // every "key=value" it was given, in order: a reload compares them
   NatsSettings nats;       // [NatsEndpoint]
+  std::string path;        // [WebSocketEndpoint]: its path on the HTTP server
 };
 
 // [Http]: the operator's window (daemon/http/): status page, /metrics, the JSON API.
@@ -124,9 +125,9 @@ struct GeneralConfig {
 struct Config {
   GeneralConfig general;
   HttpConfig http;
-  // Every endpoint the router's workers serve, [WebSocketEndpoint NAME] included (a path on the
-  // HTTP server, its clients served by the window's thread; spec.max_peers: MaxClients), and
-  // [NatsEndpoint NAME] (kind kMade: its maker comes from fabric/, set by the window's control).
+  // Every endpoint the router's workers serve, [WebSocketEndpoint NAME] (a path on the HTTP
+  // server, its clients served by the window's thread; spec.max_peers: MaxClients) and
+  // [NatsEndpoint NAME] included: both kMade, their makers set by the window's EndpointControl.
   std::vector<EndpointConfig> endpoints;
   std::vector<std::string> warnings;  // keys accepted but not (yet) acting: said loudly at start
 };

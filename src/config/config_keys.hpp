@@ -56,6 +56,23 @@ void with_policy_keys(std::map<std::string, Setter>& keys);
 const std::map<std::string, Setter>& websocket_keys();
 // [NatsEndpoint] (nats_keys.cpp): the cluster, credentials, TLS, subjects, and the policy keys.
 const std::map<std::string, Setter>& nats_keys();
+// One endpoint section type: the kind it makes, its keys, and what is particular to it. The
+// types made above transport (kMade) keep all of that here, so nothing else tests for them.
+struct SectionType {
+  const char* name;  // lower case: "udpendpoint"
+  transport::EndpointSpec::Kind kind;
+  const std::map<std::string, Setter>& (*keys)();
+  bool common_keys;  // takes common_endpoint_keys() besides its own (the socket kinds)
+  // On the section's first header: a name it cannot take fails at `w`; defaults that follow from
+  // the name. May be null.
+  void (*named)(const Where& w, const std::string& name, EndpointConfig& e);
+  // Once every file is read: what it must hold (throws ConfigError naming `where`). May be null.
+  void (*check)(const std::string& where, const EndpointConfig& e);
+};
+// Every section type an endpoint can be written in; null when `name` is none of them.
+const SectionType* section_type(std::string_view name);
+// [NatsEndpoint]'s (nats_keys.cpp).
+extern const SectionType kNatsSection;
 // [General]: `key` lower-cased.
 void set_general(const Where& w, const std::string& key, std::string_view v, Config& c);
 bool get_bool(const Where& w, std::string_view v);

@@ -140,4 +140,20 @@ const std::map<std::string, Setter>& nats_keys() {
   return keys;
 }
 
+namespace {
+
+void check_nats(const std::string& where, const EndpointConfig& e) {
+  if (e.nats.urls.empty()) throw ConfigError(where + ": Url is required");
+  if (!e.nats.vehicle.empty() && !e.nats.vehicles.empty()) {
+    throw ConfigError(where + ": Vehicle and Vehicles together: a router serves one vehicle (Vehicle) or takes " +
+                      "vehicles of the fleet (Vehicles), not both");
+  }
+}
+
+}  // namespace
+
+// A connection to a NATS cluster, made by fabric/ (nats_maker).
+const SectionType kNatsSection{"natsendpoint", transport::EndpointSpec::Kind::kMade, nats_keys, false, nullptr,
+                               check_nats};
+
 }  // namespace mavswitch::config::keys

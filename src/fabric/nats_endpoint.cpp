@@ -18,6 +18,8 @@ class NatsMaker final : public transport::EndpointMaker {
             int64_t route_timeout)
       : settings_(settings), signing_(std::move(signing)), route_timeout_(route_timeout) {}
   const char* kind() const noexcept override { return "nats"; }
+  // Its endpoint describes itself (the servers without their credentials, the connection's state).
+  std::string where(const transport::EndpointSpec&) const override { return {}; }
   std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
     return std::make_unique<NatsEndpoint>(std::move(spec), host, settings_, signing_, route_timeout_);
   }

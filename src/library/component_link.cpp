@@ -38,6 +38,7 @@ class ComponentMaker final : public transport::EndpointMaker {
  public:
   explicit ComponentMaker(std::weak_ptr<ComponentCore> core) : core_(std::move(core)) {}
   const char* kind() const noexcept override { return "component"; }
+  std::string where(const transport::EndpointSpec&) const override { return {}; }  // its endpoint says who it is
   std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
     auto core = core_.lock();
     if (!core) throw std::runtime_error("the component is gone");

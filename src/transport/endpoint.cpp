@@ -15,19 +15,18 @@ const char* kind_name(const EndpointSpec& spec) noexcept {
     case EndpointSpec::Kind::kUdpClient: return "udp-client";
     case EndpointSpec::Kind::kTcpServer: return "tcp-server";
     case EndpointSpec::Kind::kTcpClient: return "tcp-client";
-    case EndpointSpec::Kind::kWebSocket: return "websocket";
     case EndpointSpec::Kind::kMade: return spec.maker != nullptr ? spec.maker->kind() : "made";
   }
   return "?";
 }
 
 std::string Endpoint::describe() const {
-  std::string where = spec_.kind == EndpointSpec::Kind::kSerial ? spec_.device
-                      : spec_.kind == EndpointSpec::Kind::kWebSocket
-                          ? spec_.path
+  std::string where = spec_.maker != nullptr ? spec_.maker->where(spec_)
+                      : spec_.kind == EndpointSpec::Kind::kSerial
+                          ? spec_.device
                           : (spec_.address.find(':') != std::string::npos ? "[" + spec_.address + "]" : spec_.address) +
                                 ":" + std::to_string(spec_.port);
-  return std::string(kind_name(spec_)) + " " + spec_.name + " " + where;
+  return std::string(kind_name(spec_)) + " " + spec_.name + (where.empty() ? "" : " " + where);
 }
 
 bool Endpoint::admits(const SocketAddress& peer) {
@@ -67,7 +66,6 @@ std::unique_ptr<Endpoint> make_endpoint(EndpointSpec spec, LinkHost& host) {
     case EndpointSpec::Kind::kUdpClient: return make_udp_client_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kTcpServer: return make_tcp_server_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kTcpClient: return make_tcp_client_endpoint(std::move(spec), host);
-    case EndpointSpec::Kind::kWebSocket: return make_handoff_endpoint(std::move(spec), host);
     case EndpointSpec::Kind::kMade:
       if (spec.maker == nullptr) throw std::runtime_error(spec.name + ": nothing makes this kind of endpoint");
       return spec.maker->make(std::move(spec), host);

@@ -20,13 +20,14 @@
 namespace mavswitch::transport {
 
 struct ListenerGroup;
-class HandoffEntrance;
 class EndpointMaker;
 
 struct EndpointSpec {
-  // kWebSocket: links another thread serves (the HTTP window's clients), through `entrance`.
-  // kMade: links a library drives on the worker's loop (the NATS fabric), made by `maker`.
-  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient, kWebSocket, kMade };
+  // The kinds of socket transport makes itself, and kMade: endpoints a layer above makes through
+  // `maker` (the window's WebSocket clients, the NATS fabric, an in-process component). What is
+  // particular to a made kind (its keys, what it needs, how it reads) is its maker's and its
+  // own folder's, not tested for anywhere else.
+  enum class Kind { kSerial, kUdpServer, kUdpClient, kTcpServer, kTcpClient, kMade };
   Kind kind = Kind::kUdpClient;
   std::string name;
 
@@ -37,9 +38,7 @@ struct EndpointSpec {
   std::string address;  // UDP/TCP: host name or numeric address (no brackets)
   uint16_t port = 0;
 
-  std::string path;                            // WebSocket: the HTTP path its clients connect to
-  std::shared_ptr<HandoffEntrance> entrance;   // WebSocket: how the serving thread opens links
-  std::shared_ptr<const EndpointMaker> maker;  // kMade: the layer that knows the library
+  std::shared_ptr<const EndpointMaker> maker;  // kMade: the layer that makes it
 
   Millis retry_timeout = 5000;             // TCP client: longest wait between reconnects; 0: never
   Millis idle_timeout = 30000;             // UDP server: a peer silent this long is forgotten
@@ -66,7 +65,7 @@ struct EndpointSpec {
   Millis max_delay = 250;  // MaxDelay: status and telemetry older than this are not sent
 };
 
-// "udp-server", "websocket", or what its maker calls it ("nats").
+// "udp-server", or what its maker calls it ("websocket", "nats", "component").
 const char* kind_name(const EndpointSpec& spec) noexcept;
 // Servers (UDP and TCP): they accept peers rather than reach out to one.
 inline bool listens(const EndpointSpec& spec) noexcept {
@@ -162,13 +161,15 @@ struct ListenerGroup {
   std::atomic<size_t> peers{0};           // over all members: MaxPeers caps the endpoint as a whole
 };
 
-// Endpoints of a kind transport does not know (kMade): a layer above, which knows the library
-// that drives their links, makes them. Their links are transport::Links all the same, on the
-// worker the router places them on.
+// Endpoints of a kind transport does not know (kMade): a layer above, which knows the thread or
+// library that drives their links, makes them. Their links are transport::Links all the same, on
+// the worker the router places them on.
 class EndpointMaker {
  public:
   virtual ~EndpointMaker() = default;
   virtual const char* kind() const noexcept = 0;
+  // Where its endpoint is, for describe() ("/mavlink/gcs", a cluster's servers); may be empty.
+  virtual std::string where(const EndpointSpec& spec) const = 0;
   virtual std::unique_ptr<Endpoint> make(EndpointSpec spec, LinkHost& host) const = 0;
 };
 

@@ -12,6 +12,5 @@ std::unique_ptr<Endpoint> make_udp_server_endpoint(EndpointSpec spec, LinkHost& 
 std::unique_ptr<Endpoint> make_udp_client_endpoint(EndpointSpec spec, LinkHost& host);
 std::unique_ptr<Endpoint> make_tcp_server_endpoint(EndpointSpec spec, LinkHost& host);
 std::unique_ptr<Endpoint> make_tcp_client_endpoint(EndpointSpec spec, LinkHost& host);
-std::unique_ptr<Endpoint> make_handoff_endpoint(EndpointSpec spec, LinkHost& host);  // transport/handoff
 
 }  // namespace mavswitch::transport

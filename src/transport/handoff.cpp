@@ -89,9 +89,10 @@ class HandoffLink final : public Link {
 // The links of one entrance, on one worker.
 class HandoffEndpoint final : public Endpoint {
  public:
-  using Endpoint::Endpoint;
+  HandoffEndpoint(EndpointSpec spec, LinkHost& host, std::shared_ptr<HandoffEntrance> entrance)
+      : Endpoint(std::move(spec), host), entrance_(std::move(entrance)) {}
   ~HandoffEndpoint() override {
-    if (entrance_ == nullptr) return;
+    if (!started_) return;
     {
       std::lock_guard lock(entrance_->mutex_);
       entrance_->loop_ = nullptr;
@@ -105,8 +106,8 @@ class HandoffEndpoint final : public Endpoint {
 
   void start() override {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::start");
-    if (spec_.entrance == nullptr) throw std::runtime_error(describe() + ": nothing serves it");
-    entrance_ = spec_.entrance;
+    if (entrance_ == nullptr) throw std::runtime_error(describe() + ": nothing serves it");
+    started_ = true;
     std::lock_guard lock(entrance_->mutex_);
     entrance_->loop_ = &host_.loop();
     entrance_->endpoint_ = this;
@@ -115,7 +116,7 @@ class HandoffEndpoint final : public Endpoint {
   void for_each_link(const std::function<void(const Link&)>& f) const override {
     for (const auto& l : links_) f(*l);
   }
-  uint64_t refused_full() const noexcept override { return spec_.entrance ? spec_.entrance->refused() : 0; }
+  uint64_t refused_full() const noexcept override { return entrance_ ? entrance_->refused() : 0; }
 
   void adopt(const std::shared_ptr<Handoff>& handoff) {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffEndpoint::adopt");
@@ -139,7 +140,8 @@ class HandoffEndpoint final : public Endpoint {
     entrance_->gone();
   }
 
-  std::shared_ptr<HandoffEntrance> entrance_;
+  const std::shared_ptr<HandoffEntrance> entrance_;
+  bool started_ = false;  // attached to the entrance
   std::vector<std::unique_ptr<HandoffLink>> links_;
   log::Throttle client_lines_;  // clients come and go as they please: a connect loop floods nothing
 };
@@ -230,8 +232,9 @@ std::shared_ptr<Handoff> HandoffEntrance::open(std::string peer, std::function<v
   return handoff;
 }
 
-std::unique_ptr<Endpoint> make_handoff_endpoint(EndpointSpec spec, LinkHost& host) {
-  return std::make_unique<HandoffEndpoint>(std::move(spec), host);
+std::unique_ptr<Endpoint> make_handoff_endpoint(EndpointSpec spec, LinkHost& host,
+                                                std::shared_ptr<HandoffEntrance> entrance) {
+  return std::make_unique<HandoffEndpoint>(std::move(spec), host, std::move(entrance));
 }
 
 }  // namespace mavswitch::transport

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "transport/endpoint.hpp"
+
 namespace mavswitch::transport {
 
 class EventLoop;
@@ -77,8 +79,8 @@ class Handoff : public std::enable_shared_from_this<Handoff> {
   HandoffLink* link_ = nullptr;      // the worker's: null before it is up and once it is down
 };
 
-// How a serving thread opens links on a handoff endpoint: one per endpoint, shared by its spec
-// (EndpointSpec::entrance) and the serving thread, and attached to the endpoint while it is open.
+// How a serving thread opens links on a handoff endpoint: one per endpoint, shared by its maker
+// and the serving thread, and attached to the endpoint while it is open.
 class HandoffEntrance : public std::enable_shared_from_this<HandoffEntrance> {
  public:
   // At most `max_links` at once (MaxClients), each with at most `max_queued_frames` waiting.
@@ -102,5 +104,9 @@ class HandoffEntrance : public std::enable_shared_from_this<HandoffEntrance> {
   std::atomic<size_t> links_{0};         // open or opening
   std::atomic<uint64_t> refused_{0};
 };
+
+// The endpoint whose links `entrance` opens (its maker's, a layer above: window/websocket_doors).
+std::unique_ptr<Endpoint> make_handoff_endpoint(EndpointSpec spec, LinkHost& host,
+                                                std::shared_ptr<HandoffEntrance> entrance);
 
 }  // namespace mavswitch::transport

@@ -12,13 +12,23 @@
 
 namespace mavswitch::window {
 
+EndpointControl::EndpointControl(Router& router, std::function<config::Config()> read_config)
+    : router_(router), read_config_(std::move(read_config)) {
+  makers_["natsendpoint"] = [this](config::EndpointConfig& e) {
+    e.spec.maker = fabric::nats_maker(e.nats, e.signing, router_.routing().route_timeout());
+  };
+  serve_websockets(false);
+}
+
+void EndpointControl::serve_websockets(bool served) {
+  makers_["websocketendpoint"] = [this, served](config::EndpointConfig& e) {
+    if (!served) throw std::runtime_error("[WebSocketEndpoint] needs the HTTP server ([Http] Port is 0): not served");
+    doors_.enter(e.spec, e.path);
+  };
+}
+
 bool EndpointControl::started_with(size_t index, config::EndpointConfig& e) {
   std::lock_guard lock(mutex_);
-  if (e.spec.kind == transport::EndpointSpec::Kind::kWebSocket && !websockets_served_) {
-    log::warning("{}: [WebSocketEndpoint] {} needs the HTTP server ([Http] Port is 0): not served", e.source,
-                 e.spec.name);
-    return false;
-  }
   try {
     prepare(e);
   } catch (const std::runtime_error& err) {
@@ -30,10 +40,10 @@ bool EndpointControl::started_with(size_t index, config::EndpointConfig& e) {
 }
 
 void EndpointControl::prepare(config::EndpointConfig& e) {
-  using Kind = transport::EndpointSpec::Kind;
-  if (e.spec.kind == Kind::kWebSocket) doors_.enter(e.spec);
-  if (e.spec.kind == Kind::kMade)
-    e.spec.maker = fabric::nats_maker(e.nats, e.signing, router_.routing().route_timeout());
+  if (e.spec.kind != transport::EndpointSpec::Kind::kMade) return;  // transport makes it alone
+  const auto maker = makers_.find(e.section_type);
+  if (maker == makers_.end()) throw std::runtime_error("[" + e.section_type + "] endpoints are not made here");
+  maker->second(e);
 }
 
 EndpointControl::Result EndpointControl::add(std::string_view section_text) {
@@ -68,11 +78,13 @@ EndpointControl::Result EndpointControl::remove(const std::string& name) {
 }
 
 EndpointControl::Result EndpointControl::open(config::EndpointConfig e) {
-  const bool websocket = e.spec.kind == transport::EndpointSpec::Kind::kWebSocket;
-  if (websocket && !websockets_served_) return {409, "WebSocket endpoints need the HTTP server"};
   try {
     const routing::LinkPolicy policy = policy_of(router_, e, false);
-    prepare(e);
+    try {
+      prepare(e);
+    } catch (const std::runtime_error& err) {  // nothing makes it here, or its path is served already
+      return {409, e.spec.name + ": " + err.what()};
+    }
     const size_t index = router_.open_endpoint(e.spec, policy);
     open_[config::keys::lower(e.spec.name)] = {index, e.keys};
     log::info("{}: opened", router_.endpoint_description(index));
@@ -80,9 +92,10 @@ EndpointControl::Result EndpointControl::open(config::EndpointConfig e) {
   } catch (const config::ConfigError& err) {
     return {400, err.what()};
   } catch (const Router::StartError& err) {
-    if (websocket) doors_.leave(e.spec.name);
+    doors_.leave(e.spec.name);  // a WebSocket endpoint's path serves nothing now
     return {409, err.what()};
-  } catch (const std::runtime_error& err) {  // its path is served already
+  } catch (const std::runtime_error& err) {
+    doors_.leave(e.spec.name);
     return {409, e.spec.name + ": " + err.what()};
   }
 }

@@ -19,12 +19,11 @@ namespace mavswitch::window {
 class EndpointControl {
  public:
   // `read_config` reads the configuration again, as at start (throws ConfigError).
-  EndpointControl(Router& router, std::function<config::Config()> read_config)
-      : router_(router), read_config_(std::move(read_config)) {}
+  EndpointControl(Router& router, std::function<config::Config()> read_config);
 
-  // `websockets_served`: an HTTP server is configured to serve [WebSocketEndpoint]s. Before
-  // started_with().
-  void serve_websockets(bool websockets_served) { websockets_served_ = websockets_served; }
+  // `served`: an HTTP server is configured to serve [WebSocketEndpoint]s (false: they are
+  // refused, said). Before started_with().
+  void serve_websockets(bool served);
   // An endpoint the router is to start with, as the router will number it (before start):
   // false when it cannot be served here (a WebSocket endpoint without the HTTP server; said).
   bool started_with(size_t index, config::EndpointConfig& e);
@@ -52,15 +51,16 @@ class EndpointControl {
     std::string keys;  // as configured: a reload compares them
   };
   Result open(config::EndpointConfig e);
-  // What an endpoint of a kind the window serves, or fabric/ makes, needs before the router
-  // opens it: a WebSocket endpoint's door, a NATS endpoint's maker. Throws std::runtime_error.
+  // A made endpoint (kMade) gets its maker, by its section type's entry in makers_: a WebSocket
+  // endpoint's door, a NATS endpoint's connection settings. Throws std::runtime_error.
   void prepare(config::EndpointConfig& e);
   Result close(const std::string& name);
   std::mutex mutex_;
   Router& router_;
   std::function<config::Config()> read_config_;
   std::map<std::string, Open> open_;  // by name, lower-cased
-  bool websockets_served_ = false;
+  // By section type (lower case): what makes its endpoints. Set at construction.
+  std::map<std::string, std::function<void(config::EndpointConfig&)>> makers_;
   WebSocketDoors doors_;  // locks its own
 };
 

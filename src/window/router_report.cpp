@@ -136,10 +136,11 @@ std::string endpoints_json(Router& router) {
       const transport::EndpointSpec& spec = router.endpoint_spec(i);
       Json j = {
           {"name", spec.name}, {"kind", transport::kind_name(spec)}, {"description", router.endpoint_description(i)}};
-      if (spec.kind == transport::EndpointSpec::Kind::kSerial) {
+      // Where a socket is; a made endpoint's description says where it is (a path, a cluster).
+      if (!spec.device.empty()) {
         j["device"] = spec.device;
         j["baud"] = spec.bauds;
-      } else if (spec.kind != transport::EndpointSpec::Kind::kMade) {  // a NATS endpoint's description says it
+      } else if (spec.maker == nullptr) {
         j["address"] = spec.address;
         j["port"] = spec.port;
       }

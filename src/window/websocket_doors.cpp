@@ -5,13 +5,34 @@
 #include "config/config_keys.hpp"
 
 namespace mavswitch::window {
+namespace {
 
-void WebSocketDoors::enter(transport::EndpointSpec& spec) {
+// [WebSocketEndpoint]s' maker: handoff endpoints (transport/handoff) whose links the window's
+// thread opens through the entrance its path serves.
+class WebSocketMaker final : public transport::EndpointMaker {
+ public:
+  WebSocketMaker(std::string path, std::shared_ptr<transport::HandoffEntrance> entrance)
+      : path_(std::move(path)), entrance_(std::move(entrance)) {}
+  const char* kind() const noexcept override { return "websocket"; }
+  std::string where(const transport::EndpointSpec&) const override { return path_; }
+  std::unique_ptr<transport::Endpoint> make(transport::EndpointSpec spec, transport::LinkHost& host) const override {
+    return transport::make_handoff_endpoint(std::move(spec), host, entrance_);
+  }
+
+ private:
+  const std::string path_;
+  const std::shared_ptr<transport::HandoffEntrance> entrance_;
+};
+
+}  // namespace
+
+void WebSocketDoors::enter(transport::EndpointSpec& spec, const std::string& path) {
   std::lock_guard lock(mutex_);
-  if (const auto it = by_path_.find(spec.path); it != by_path_.end())
-    throw std::runtime_error("the WebSocket endpoint '" + it->second.name + "' serves " + spec.path);
-  spec.entrance = std::make_shared<transport::HandoffEntrance>(spec.max_peers, spec.datagram_queue_frames);
-  by_path_[spec.path] = {spec.name, spec.entrance};
+  if (const auto it = by_path_.find(path); it != by_path_.end())
+    throw std::runtime_error("the WebSocket endpoint '" + it->second.name + "' serves " + path);
+  auto entrance = std::make_shared<transport::HandoffEntrance>(spec.max_peers, spec.datagram_queue_frames);
+  spec.maker = std::make_shared<WebSocketMaker>(path, entrance);
+  by_path_[path] = {spec.name, std::move(entrance)};
 }
 
 void WebSocketDoors::leave(const std::string& name) {

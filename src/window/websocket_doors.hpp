@@ -18,9 +18,9 @@ namespace mavswitch::window {
 
 class WebSocketDoors {
  public:
-  // Gives a [WebSocketEndpoint]'s spec its entrance and serves its path with it. Throws
-  // std::runtime_error when another endpoint serves the path.
-  void enter(transport::EndpointSpec& spec);
+  // Gives a [WebSocketEndpoint]'s spec its maker, whose endpoint's links come through `path`'s
+  // entrance, and serves the path. Throws std::runtime_error when another endpoint serves it.
+  void enter(transport::EndpointSpec& spec, const std::string& path);
   void leave(const std::string& name);  // no new client comes through its path
   std::shared_ptr<transport::HandoffEntrance> at(const std::string& path) const;  // null: none
   std::vector<std::pair<std::string, std::string>> paths() const;                 // (name, path)

@@ -76,12 +76,11 @@ struct Served {
   std::unique_ptr<Endpoint> endpoint;
   explicit Served(size_t max_links, size_t max_frames = 512) {
     EndpointSpec spec;
-    spec.kind = EndpointSpec::Kind::kWebSocket;
+    spec.kind = EndpointSpec::Kind::kMade;
     spec.name = "gcs";
-    spec.path = "/mavlink/gcs";
-    spec.entrance = entrance = std::make_shared<HandoffEntrance>(max_links, max_frames);
+    entrance = std::make_shared<HandoffEntrance>(max_links, max_frames);
     worker.on_loop([&] {
-      endpoint = make_endpoint(spec, worker);
+      endpoint = make_handoff_endpoint(spec, worker, entrance);
       endpoint->start();
     });
   }
@@ -109,7 +108,7 @@ TEST(Handoff, BytesFromTheServingThreadAreParsedOnTheWorkerAsAnyLinksAre) {
     EXPECT_EQ(s.worker.up[0]->peer(), "127.0.0.1:50000");
     EXPECT_EQ(s.worker.up[0]->counters().frames_in, 2u);
     EXPECT_EQ(s.worker.up[0]->counters().bytes_in, both.size());
-    EXPECT_EQ(s.endpoint->describe(), "websocket gcs /mavlink/gcs");
+    EXPECT_EQ(s.endpoint->describe(), "made gcs :0") << "no maker here: the window's WebSocketMaker says the path";
   });
 }
 
