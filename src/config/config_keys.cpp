@@ -339,38 +339,4 @@ void set_general(const Where& w, const std::string& key, std::string_view v, Con
   }
 }
 
-namespace {
-
-// A WebSocket endpoint is a path on the HTTP server, not a socket of its own.
-void name_websocket(const Where& w, const std::string& name, EndpointConfig& e) {
-  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != std::string::npos)
-    w.fail("a WebSocket endpoint's name is letters, digits, '-' and '_' (it is in its path)");
-  if (e.path.empty()) e.path = "/mavlink/" + name;
-}
-
-// As mavlink-router: a UDP section says its mode, there is no default to guess.
-void check_udp(const std::string&, const EndpointConfig& e) {
-  if (!e.mode_set)
-    throw ConfigError(e.source + ": Mode: required (Normal, a client, or Server) in [UdpEndpoint " + e.spec.name + "]");
-}
-
-}  // namespace
-
-const SectionType* section_type(std::string_view name) {
-  using Kind = transport::EndpointSpec::Kind;
-  // UDP's Mode may change the kind it makes (a server).
-  static const SectionType kTypes[] = {
-      {"uartendpoint", Kind::kSerial, uart_keys, true, nullptr, nullptr},
-      {"udpendpoint", Kind::kUdpClient, udp_keys, true, nullptr, check_udp},
-      {"tcpendpoint", Kind::kTcpClient, tcp_keys, true, nullptr, nullptr},
-      {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys, true, nullptr, nullptr},
-      {"websocketendpoint", Kind::kMade, websocket_keys, false, name_websocket, nullptr},
-      kNatsSection,
-  };
-  for (const SectionType& t : kTypes) {
-    if (name == t.name) return &t;
-  }
-  return nullptr;
-}
-
 }  // namespace mavswitch::config::keys
