@@ -32,6 +32,16 @@ inline void copy_payload(uint8_t* to, const uint8_t* from, size_t n) noexcept {
   std::memcpy(to + n - 16, from + n - 16, 16);
 }
 
+// A slot's newest frame: its payload, sequence, count and time.
+inline void keep(NewestFrames::Slot& s, const uint8_t* payload, uint8_t len, uint8_t sequence,
+                 transport::Millis now) noexcept {
+  s.payload_len = len;
+  copy_payload(s.payload.data(), payload, len);
+  s.sequence = sequence;
+  ++s.counter;
+  s.last = now;
+}
+
 }  // namespace
 
 void NewestFrames::add(const protocol::FrameView& frame, transport::Millis now) {
@@ -47,25 +57,14 @@ void NewestFrames::add(const protocol::FrameView& frame, transport::Millis now) 
   // Usually found at once; a collision or a new key goes out of line, which keeps this path
   // free of calls (and of the registers they need).
   if (e.key != key) return add_probing(frame, now, key);
-  Slot& s = *e.slot;
-  s.payload_len = data[1];
-  copy_payload(s.payload.data(), header + in + 2, data[1]);
-  s.sequence = header[0];
-  ++s.counter;
-  s.last = now;
+  keep(*e.slot, header + in + 2, data[1], header[0], now);
 }
 
 void NewestFrames::add_probing(const protocol::FrameView& frame, transport::Millis now, uint64_t key) {
   size_t i = slot_of(key);
   while (table_[i].key != key && table_[i].key != kEmpty) i = (i + 1) & mask_;
   if (table_[i].key == kEmpty) return made(frame, now, i);
-  Slot& s = *table_[i].slot;
-  const auto payload = frame.payload();
-  s.payload_len = static_cast<uint8_t>(payload.size());
-  copy_payload(s.payload.data(), payload.data(), payload.size());
-  s.sequence = frame.seq();
-  ++s.counter;
-  s.last = now;
+  keep(*table_[i].slot, frame.payload().data(), frame.payload_len(), frame.seq(), now);
 }
 
 void NewestFrames::made(const protocol::FrameView& frame, transport::Millis now, size_t at) {
