@@ -78,22 +78,25 @@ try {
   check(rows === 'copter-1 copter-2 copter-3', `and each row of the systems table (${rows})`)
   if (shots) await page.screenshot({ path: path.join(shots, 'fleet-desktop.png'), fullPage: true })
 
-  // copter-2 flies: GUIDED, armed once its EKF lets it (about 40 s after boot), up to 15 m.
-  const guided = await command(12, 'MAV_CMD_DO_SET_MODE', [1, 4])
-  check(guided.status === 200, `GUIDED asked of copter-2 (${JSON.stringify(guided.json)})`)
-  const armed = await until(async () => {
-    const r = await command(12, 'MAV_CMD_COMPONENT_ARM_DISARM', [1])
-    if (r.json?.result === 'MAV_RESULT_ACCEPTED') return true
-    await new Promise((resolve) => setTimeout(resolve, 1000)) // SITL's EKF, not the router, decides when
-    return false
-  }, 120000)
-  check(armed, 'copter-2 armed through the API')
-  const takeoff = await command(12, 'MAV_CMD_NAV_TAKEOFF', [0, 0, 0, 0, 0, 0, 15])
-  check(takeoff.json?.result === 'MAV_RESULT_ACCEPTED', `took off (${JSON.stringify(takeoff.json)})`)
   const fact = (name) => page.evaluate((n) => {
     const f = document.querySelector(`#vehicles .card[data-system="12"] .fact[data-fact="${n}"] .value`)
     return f ? f.textContent : ''
   }, name)
+  // copter-2 flies: GUIDED, armed once its EKF lets it (about 40 s after boot), up to 15 m.
+  // ArduPilot refuses GUIDED (MAV_RESULT_FAILED) until it has a position, so both are asked again,
+  // once a second, until the vehicle says yes; SITL's EKF, not the router, decides when.
+  const guided = await until(async () => {
+    const r = await command(12, 'MAV_CMD_DO_SET_MODE', [1, 4])
+    return r.json?.result === 'MAV_RESULT_ACCEPTED' && until(async () => /GUIDED/.test(await fact('mode')), 5000)
+  }, 120000, 1000)
+  check(guided, `copter-2 in GUIDED through the API (${await fact('mode')})`)
+  const armed = await until(async () => {
+    const r = await command(12, 'MAV_CMD_COMPONENT_ARM_DISARM', [1])
+    return r.json?.result === 'MAV_RESULT_ACCEPTED'
+  }, 120000, 1000)
+  check(armed, 'copter-2 armed through the API')
+  const takeoff = await command(12, 'MAV_CMD_NAV_TAKEOFF', [0, 0, 0, 0, 0, 0, 15])
+  check(takeoff.json?.result === 'MAV_RESULT_ACCEPTED', `took off (${JSON.stringify(takeoff.json)})`)
   const up = await until(async () => { const a = await fact('altitude'); return parseFloat(a) >= 8 ? a : '' }, 60000)
   check(up, `the card shows it climbing (${up})`)
   check(/^ARMED · \d+:\d\d in flight$/.test(await fact('armed')), `armed, and for how long (${await fact('armed')})`)

@@ -53,13 +53,13 @@ export const freePort = async (kind) => {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Until pred() (sync or async) is truthy, looked at every 20 ms, for at most `ms`; its last value.
-export const until = async (pred, ms = 10000) => {
+// Until pred() (sync or async) is truthy, looked at every `every` ms, for at most `ms`; its last value.
+export const until = async (pred, ms = 10000, every = 20) => {
   const end = Date.now() + ms
   for (;;) {
     const v = await pred()
     if (v || Date.now() > end) return v
-    await sleep(20)
+    await sleep(every)
   }
 }
 
