@@ -17,50 +17,58 @@ namespace mavswitch {
 namespace {
 
 // Runs f on the loop's thread and waits until it has run; what it throws is thrown here. A
-// loop that stops before it took f up never will: then f is withdrawn (it runs nowhere) and
-// Router::Stopped is thrown, so that a thread outside the router (an HTTP request, a reload)
-// is not left waiting at shutdown. What f throws crosses as plain values and is thrown anew
-// here: an exception object shared by two threads is freed by whichever lets go last, through
-// reference counts the sanitizers cannot see.
-void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f, const std::function<bool()>& running) {
-  enum : int { kWaiting, kTaken, kWithdrawn };
+// loop that stops before it took f up never will: it destroys the job unrun, the job's Dropped
+// settles the call as stopped, and Router::Stopped is thrown, so that a thread outside the router
+// (an HTTP request, a reload) is not left waiting at shutdown. No timeout, no polling. What f
+// throws crosses as plain values and is thrown anew here: an exception object shared by two
+// threads is freed by whichever lets go last, through reference counts the sanitizers cannot see.
+void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f) {
   enum class Outcome { kPending, kDone, kStartError, kStopped, kFailed };
   struct Call {
-    std::atomic<int> state{kWaiting};
     std::mutex mutex;
     std::condition_variable done;
     Outcome outcome = Outcome::kPending;  // under mutex
     std::string what;                     // under mutex
     size_t endpoint = 0;                  // under mutex: of a StartError
+
+    void settle(Outcome o, std::string w = {}, size_t e = 0) {
+      {
+        std::lock_guard lock(mutex);
+        outcome = o, what = std::move(w), endpoint = e;
+      }
+      done.notify_all();
+    }
+  };
+  // Shared by every copy of the job and destroyed with the last, on the loop's thread (or the
+  // poster's, when the loop had closed): a job destroyed unrun settles its call as stopped.
+  struct Dropped {
+    std::shared_ptr<Call> call;
+    bool ran = false;
+    ~Dropped() {
+      if (!ran) call->settle(Outcome::kStopped);
+    }
   };
   const auto call = std::make_shared<Call>();
-  loop.post([call, &f] {
-    int waiting = kWaiting;
-    if (!call->state.compare_exchange_strong(waiting, kTaken)) return;  // withdrawn: f's frame is gone
-    Outcome outcome = Outcome::kDone;
-    std::string what;
-    size_t endpoint = 0;
+  auto dropped = std::make_shared<Dropped>();
+  dropped->call = call;
+  loop.post([dropped = std::move(dropped), &f] {  // the job holds the only reference
+    Call& c = *dropped->call;
+    dropped->ran = true;
     try {
       f();
+      c.settle(Outcome::kDone);
     } catch (const Router::StartError& e) {
-      outcome = Outcome::kStartError, what = e.what(), endpoint = e.endpoint;
+      c.settle(Outcome::kStartError, e.what(), e.endpoint);
     } catch (const Router::Stopped&) {
-      outcome = Outcome::kStopped;
+      c.settle(Outcome::kStopped);
     } catch (const std::exception& e) {
-      outcome = Outcome::kFailed, what = e.what();
+      c.settle(Outcome::kFailed, e.what());
+    } catch (...) {
+      c.settle(Outcome::kFailed, "an exception that is not a std::exception");
     }
-    {
-      std::lock_guard lock(call->mutex);
-      call->outcome = outcome, call->what = std::move(what), call->endpoint = endpoint;
-    }
-    call->done.notify_all();
   });
   std::unique_lock lock(call->mutex);
-  while (
-      !call->done.wait_for(lock, std::chrono::milliseconds(50), [&] { return call->outcome != Outcome::kPending; })) {
-    int waiting = kWaiting;
-    if (!running() && call->state.compare_exchange_strong(waiting, kWithdrawn)) throw Router::Stopped();
-  }
+  call->done.wait(lock, [&] { return call->outcome != Outcome::kPending; });
   switch (call->outcome) {
     case Outcome::kStartError: throw Router::StartError(call->endpoint, call->what);
     case Outcome::kStopped: throw Router::Stopped();
@@ -158,7 +166,7 @@ void Router::run_on_loop(const std::function<void()>& f) {
     f();
     return;
   }
-  post_and_wait(event_loop(), f, [this] { return running(); });
+  post_and_wait(event_loop(), f);
 }
 
 // Only worker 0 and threads outside the router wait for a worker, so no two workers ever wait
@@ -173,7 +181,7 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
     f();
     return;
   }
-  post_and_wait(w.loop(), f, [&w] { return w.thread_id() != std::thread::id{}; });
+  post_and_wait(w.loop(), f);
 }
 
 void Router::pin(routing::LinkId link, uint8_t sysid, uint8_t compid) {

@@ -141,9 +141,15 @@ void EventLoop::cancel(TimerId id) {
 void EventLoop::post(std::function<void()> work) {
   {
     std::lock_guard lock(posted_mutex_);
-    posted_.push_back(std::move(work));
+    if (!closed_) {
+      posted_.push_back(std::move(work));
+      work = nullptr;
+    }
   }
-  wake();
+  if (work == nullptr) {
+    wake();
+  }
+  // else: closed, and `work` is destroyed unrun as it goes out of scope, outside the lock.
 }
 
 void EventLoop::wake() {
@@ -214,6 +220,10 @@ void EventLoop::run() {
   MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::run (a second thread)");
   // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  {
+    std::lock_guard lock(posted_mutex_);
+    closed_ = false;
+  }
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
@@ -248,6 +258,13 @@ void EventLoop::run() {
     run_timers();
     if (iteration_end_) iteration_end_();
   }
+  std::vector<std::function<void()>> unrun;
+  {
+    std::lock_guard lock(posted_mutex_);
+    closed_ = true;
+    unrun.swap(posted_);
+  }
+  unrun.clear();  // destroyed unrun, outside the lock: their destructors may post elsewhere
   // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::thread::id{}, std::memory_order_relaxed);
 }

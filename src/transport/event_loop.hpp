@@ -59,7 +59,9 @@ class EventLoop {
     after_wake_ = std::move(after);
   }
 
-  // Thread-safe: runs `work` on the loop's thread soon.
+  // Thread-safe: runs `work` on the loop's thread soon. Work the loop will not run (posted after
+  // run() returned, or still queued when it did) is destroyed there and then, unrun: a caller
+  // waiting on it learns so from what its destructor does, without watching the loop.
   void post(std::function<void()> work);
   // Thread-safe: makes the loop run one more iteration soon (another thread queued it work it
   // drains at iteration end).
@@ -121,7 +123,8 @@ class EventLoop {
   std::function<void()> iteration_end_;
   std::function<void()> before_sleep_, after_wake_;
   std::mutex posted_mutex_;
-  std::vector<std::function<void()>> posted_;
+  std::vector<std::function<void()>> posted_;  // under posted_mutex_
+  bool closed_ = false;                        // under posted_mutex_: run() has returned
   bool stop_requested_ = false;
   Millis now_ = now_ms();
   std::atomic<uint64_t> busy_us_{0};  // written by the owner only

@@ -18,10 +18,17 @@ inline VehicleData::Answer error_answer(int status, const std::string& why) {
 }
 
 // A request's one answer, shared by the work on the router's thread and the boundary that catches
-// what that work throws: whichever comes first answers, the other finds it answered.
+// what that work throws: whichever comes first answers, the other finds it answered. Work the
+// router's loop drops unrun as it stops (EventLoop::post) lets go of it unanswered: then it
+// answers 503 itself, rather than leave the client waiting for its timeout.
 class OnceAnswer {
  public:
   explicit OnceAnswer(std::function<void(VehicleData::Answer)> answer) : answer_(std::move(answer)) {}
+  OnceAnswer(const OnceAnswer&) = delete;
+  OnceAnswer& operator=(const OnceAnswer&) = delete;
+  ~OnceAnswer() {
+    if (answer_) answer_(error_answer(503, "the router is stopping"));
+  }
   void operator()(VehicleData::Answer a) {
     if (!answer_) return;
     auto answer = std::move(answer_);

@@ -1,13 +1,15 @@
 // The event loop's timers: they fire when due (not before), periodic ones keep firing, a
 // cancelled one never does, and one added by a callback is picked up. And input held back: a
 // held fd is not reported readable, keeps its other interests, and is reported once released.
-// Every test ends the loop itself, with a deadline timer as a backstop.
+// Posted work runs, or is destroyed unrun the moment the loop will not run it. Every test ends
+// the loop itself, with a deadline timer as a backstop.
 #include <gtest/gtest.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -152,4 +154,62 @@ TEST(EventLoop, AnOwnerOnlyCallOffTheOwnersThreadAborts) {
   run_bounded(loop);
   EXPECT_EQ(loop.timer_count(), 1u) << "the backstop, still set";
 #endif
+}
+
+namespace {
+// Counts, through a shared flag, whether a job ran and whether it has been destroyed.
+struct Witness {
+  bool ran = false;
+  bool destroyed = false;
+};
+std::function<void()> job(const std::shared_ptr<Witness>& w) {
+  struct Mark {
+    std::shared_ptr<Witness> w;
+    ~Mark() { w->destroyed = true; }
+  };
+  auto mark = std::make_shared<Mark>();
+  mark->w = w;
+  return [mark = std::move(mark)] { mark->w->ran = true; };
+}
+}  // namespace
+
+// post_and_wait's waiters (router.cpp) rely on this: the loop never keeps a job it will not run.
+TEST(EventLoopPosts, WorkPostedBeforeTheFirstRunRuns) {
+  EventLoop loop;
+  auto w = std::make_shared<Witness>();
+  loop.post(job(w));
+  loop.post([&] { loop.stop(); });
+  run_bounded(loop);
+  EXPECT_TRUE(w->ran);
+  EXPECT_TRUE(w->destroyed);
+}
+
+TEST(EventLoopPosts, WorkLeftQueuedWhenTheLoopStopsIsDestroyedUnrunAsRunReturns) {
+  EventLoop loop;
+  auto w = std::make_shared<Witness>();
+  // stop() and the job that posts land in one batch: the loop is stopping when w's job is queued.
+  loop.post([&] {
+    loop.stop();
+    loop.post([&] { loop.post(job(w)); });
+  });
+  run_bounded(loop);
+  EXPECT_FALSE(w->ran);
+  EXPECT_TRUE(w->destroyed);
+}
+
+TEST(EventLoopPosts, WorkPostedAfterRunReturnedIsDestroyedUnrunAtOnceAndANewRunTakesPostsAgain) {
+  EventLoop loop;
+  loop.post([&] { loop.stop(); });
+  run_bounded(loop);
+  auto late = std::make_shared<Witness>();
+  loop.post(job(late));
+  EXPECT_FALSE(late->ran);
+  EXPECT_TRUE(late->destroyed);
+  auto again = std::make_shared<Witness>();
+  loop.after(0, [&] {
+    loop.post(job(again));
+    loop.post([&] { loop.stop(); });
+  });
+  run_bounded(loop);
+  EXPECT_TRUE(again->ran);
 }
