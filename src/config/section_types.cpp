@@ -23,14 +23,14 @@ void check_udp(const std::string&, const EndpointConfig& e) {
 }  // namespace
 
 const SectionType* section_type(std::string_view name) {
-  using Kind = transport::EndpointSpec::Kind;
+  using K = transport::EndpointSpec::Kind;  // not Kind: config_keys.cpp's, in a unity build
   // UDP's Mode may change the kind it makes (a server).
   static const SectionType kTypes[] = {
-      {"uartendpoint", Kind::kSerial, uart_keys, true, nullptr, nullptr},
-      {"udpendpoint", Kind::kUdpClient, udp_keys, true, nullptr, check_udp},
-      {"tcpendpoint", Kind::kTcpClient, tcp_keys, true, nullptr, nullptr},
-      {"tcpserverendpoint", Kind::kTcpServer, tcp_server_keys, true, nullptr, nullptr},
-      {"websocketendpoint", Kind::kMade, websocket_keys, false, name_websocket, nullptr},
+      {"uartendpoint", K::kSerial, uart_keys, true, nullptr, nullptr},
+      {"udpendpoint", K::kUdpClient, udp_keys, true, nullptr, check_udp},
+      {"tcpendpoint", K::kTcpClient, tcp_keys, true, nullptr, nullptr},
+      {"tcpserverendpoint", K::kTcpServer, tcp_server_keys, true, nullptr, nullptr},
+      {"websocketendpoint", K::kMade, websocket_keys, false, name_websocket, nullptr},
       kNatsSection,
   };
   for (const SectionType& t : kTypes) {
