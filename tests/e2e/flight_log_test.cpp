@@ -49,7 +49,7 @@ UlogCheck check_ulog(const std::vector<uint8_t>& f) {
       c.error = "a torn message header at " + std::to_string(at);
       return c;
     }
-    const size_t end = at + 3 + (f[at] | f[at + 1] << 8);
+    const size_t end = at + 3 + static_cast<size_t>(f[at] | f[at + 1] << 8);
     if (end > f.size()) {
       c.error = "a torn message at " + std::to_string(at);
       return c;

@@ -25,7 +25,7 @@ std::vector<std::pair<size_t, size_t>> ulog_messages(const std::vector<uint8_t>&
   std::vector<std::pair<size_t, size_t>> out{{0, 16}};
   size_t at = 16;
   while (at + 3 <= ulog.size()) {
-    const size_t end = at + 3 + (ulog[at] | ulog[at + 1] << 8);
+    const size_t end = at + 3 + static_cast<size_t>(ulog[at] | ulog[at + 1] << 8);
     if (end > ulog.size()) break;
     out.emplace_back(at, end);
     at = end;

@@ -192,7 +192,8 @@ TEST(UdpServer, SpeaksIpv6) {
 // Coalescing on: one datagram. Off: one frame per datagram, whether the frames of equal size
 // leave in one segmentation-offload send (GSO, the default) or one send each.
 TEST(UdpClient, CoalescesWhatIsQueuedTogetherUnlessTurnedOff) {
-  for (const auto& [coalesce, gso] : {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
+  for (const auto& way : {std::pair{true, true}, std::pair{false, true}, std::pair{false, false}}) {
+    const bool coalesce = way.first, gso = way.second;  // not a structured binding: lambdas capture it
     RouterThread rt;
     UdpPeer gcs;
     const uint16_t server_port = free_udp_port();
