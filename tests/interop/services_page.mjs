@@ -148,11 +148,11 @@ try {
   await page.click('#act-disarm')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
   if (shots) await page.screenshot({ path: path.join(shots, 'services-confirm.png') })
-  await page.click('#confirm button[value="cancel"]')
+  await (await page.waitForSelector('#confirm button[value="cancel"]', { visible: true, timeout: 10000 })).click()
   check(/not sent/.test(await until(() => page.$eval('#action-said', (e) => e.textContent), 5000)), 'a cancelled action is not sent')
   await page.click('#act-disarm')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
-  await page.click('#confirm-ok')
+  await (await page.waitForSelector('#confirm-ok', { visible: true, timeout: 10000 })).click()
   const result = await until(() => page.$eval('#action-said', (e) => (/MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
   check(/^Disarm: MAV_RESULT_ACCEPTED$/.test(result), `a confirmed action shows the vehicle's answer (${result})`)
   // A mode from the copter's own list (a plane's are not offered), set behind the same confirmation.
@@ -161,7 +161,7 @@ try {
   await page.select('#mode', 'ALT_HOLD')
   await page.click('#act-mode')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
-  await page.click('#confirm-ok')
+  await (await page.waitForSelector('#confirm-ok', { visible: true, timeout: 10000 })).click()
   const moded = await until(() => page.$eval('#action-said', (e) => (/^Mode.*MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
   const customMode = await until(async () => {
     const hb = await api('GET', '/v1/mavlink/vehicles/1/components/1/messages/HEARTBEAT')
