@@ -49,11 +49,13 @@ bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds tim
 
 void pace(std::chrono::milliseconds between) { std::this_thread::sleep_for(between); }
 
-size_t Received::count_msgid(uint32_t msgid) const {
+size_t Received::count_msgid(uint32_t msgid, uint8_t sysid, uint8_t compid) const {
   size_t n = 0;
   for (const auto& f : frames) {
     const auto p = protocol::probe_frame(dialect::builtin::message_table(), f.data(), f.size());
-    if (p.status == protocol::Probe::Status::kFrame && p.frame.msgid() == msgid) ++n;
+    if (p.status == protocol::Probe::Status::kFrame && p.frame.msgid() == msgid &&
+        (sysid == 0 || p.frame.sysid() == sysid) && (compid == 0 || p.frame.compid() == compid))
+      ++n;
   }
   return n;
 }

@@ -37,7 +37,8 @@ struct Received {
   std::vector<Bytes> frames;
   std::vector<uint16_t> source_ports;  // UDP: the port each datagram came from, in order
   protocol::ParserStats stats;
-  size_t count_msgid(uint32_t msgid) const;
+  // Frames of `msgid`; only from system `sysid` and component `compid` where each is not 0.
+  size_t count_msgid(uint32_t msgid, uint8_t sysid = 0, uint8_t compid = 0) const;
 };
 
 class Peer {
