@@ -5,7 +5,7 @@
 // the workers that received its frames, in parallel. Ordering across workers is not owed
 // (UDP); each source's frames are routed by one worker, so their order holds.
 //
-// A DirectTarget is what the owner publishes in the router's placements (placements.hpp); the
+// A DirectTarget is what the owner publishes in its link record (link_records.hpp); the
 // writer reads it per frame and uses it only until the end of that iteration (see epochs.hpp
 // for its lifetime).
 // Peers of one UDP server share its socket, so their datagrams leave in one sendmmsg.

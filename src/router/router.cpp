@@ -84,24 +84,25 @@ unsigned workers_wanted(const RouterOptions& options) {
 }  // namespace
 
 Router::Router(RouterOptions options)
-    : table_(options.message_table ? options.message_table : &dialect::builtin::message_table()),
-      epochs_(workers_wanted(options)) {
-  routing_.set_route_timeout(options.route_timeout);
-  routing_.set_dedup_period(options.dedup_period);
-  routing_.set_failover(options.failover);
-  routing_.on_switch([this](const std::string& group, routing::LinkId from, routing::LinkId to) {
+    : shared_(options.message_table ? *options.message_table : dialect::builtin::message_table(),
+              workers_wanted(options)) {
+  shared_.routing.set_route_timeout(options.route_timeout);
+  shared_.routing.set_dedup_period(options.dedup_period);
+  shared_.routing.set_failover(options.failover);
+  shared_.routing.on_switch([this](const std::string& group, routing::LinkId from, routing::LinkId to) {
     log::warning("group {}: traffic to the vehicle moves from {} to {}", group, link_name(from), link_name(to));
   });
-  routing_.set_sniffer_sysid(options.sniffer_sysid);
+  shared_.routing.set_sniffer_sysid(options.sniffer_sysid);
   const unsigned n = workers_wanted(options);
   std::vector<Worker*> all;
   for (unsigned w = 0; w < n; ++w) {
-    workers_.push_back(std::make_unique<Worker>(*this, w, w == 0 ? routing_.context(0) : routing_.add_context()));
+    workers_.push_back(
+        std::make_unique<Worker>(shared_, w, w == 0 ? shared_.routing.context(0) : shared_.routing.add_context()));
     all.push_back(workers_.back().get());
   }
   for (auto& w : workers_) w->connect(all);
   for (auto& w : workers_) w->connect_outbound();
-  event_loop().every(1000, [this] { routing_.expire(event_loop().now()); });
+  event_loop().every(1000, [this] { shared_.routing.expire(event_loop().now()); });
 }
 
 Router::~Router() {
@@ -109,25 +110,14 @@ Router::~Router() {
   instances_.clear();
 }
 
-void Router::name_link(routing::LinkId id, std::string name) {
-  std::lock_guard lock(link_names_mutex_);
-  if (link_names_.size() <= id) link_names_.resize(id + 1);
-  link_names_[id] = std::move(name);
-}
-
-std::string Router::link_name(routing::LinkId id) const {
-  std::lock_guard lock(link_names_mutex_);
-  return id < link_names_.size() ? link_names_[id] : fmt::format("link {}", id);
-}
-
 transport::EventLoop& Router::event_loop() { return workers_[0]->loop(); }
 
 bool Router::from_home(const protocol::FrameView& frame) {
   const routing::LinkId source = workers_[0]->source();
-  const routing::LinkId home = routing_.routes().home_link(frame.sysid(), frame.compid());
+  const routing::LinkId home = shared_.routing.routes().home_link(frame.sysid(), frame.compid());
   if (source == home || source == routing::kNoLink) return true;  // kNoLink: not from a link
-  const routing::LinkPolicy* a = routing_.find_policy(source);
-  const routing::LinkPolicy* b = home != routing::kNoLink ? routing_.find_policy(home) : nullptr;
+  const routing::LinkPolicy* a = shared_.routing.find_policy(source);
+  const routing::LinkPolicy* b = home != routing::kNoLink ? shared_.routing.find_policy(home) : nullptr;
   if (a != nullptr && b != nullptr && a->group >= 0 && a->group == b->group) return true;
   // relaxed: a count for statistics; nothing else is published through it.
   spoofed_answers_.fetch_add(1, std::memory_order_relaxed);
@@ -186,41 +176,35 @@ void Router::run_on_worker(size_t worker, const std::function<void()>& f) {
 
 void Router::pin(routing::LinkId link, uint8_t sysid, uint8_t compid) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::pin");
-  routing_.pin(link, sysid, compid, event_loop().now());
-}
-
-void Router::at_iteration_end(std::function<void()> f) { workers_[0]->at_iteration_end(std::move(f)); }
-
-void Router::run_taps(const protocol::FrameView& frame) {
-  for (auto& tap : taps_) tap(frame);
+  shared_.routing.pin(link, sysid, compid, event_loop().now());
 }
 
 void Router::restore_signing_clock(uint64_t last) noexcept {
-  uint64_t current = signing_last_.load();
-  while (current < last && !signing_last_.compare_exchange_weak(current, last)) {
+  uint64_t current = shared_.signing_last.load();
+  while (current < last && !shared_.signing_last.compare_exchange_weak(current, last)) {
   }
 }
 
-uint64_t Router::next_signing_timestamp() noexcept {
+uint64_t Shared::next_signing_timestamp() noexcept {
   const uint64_t now = protocol::signing_timestamp_now();
   // relaxed: only the value's growth matters; it publishes nothing.
-  uint64_t current = signing_last_.load(std::memory_order_relaxed);
+  uint64_t current = signing_last.load(std::memory_order_relaxed);
   uint64_t next;
   do {
     next = std::max(now, current + 1);
-  } while (!signing_last_.compare_exchange_weak(current, next, std::memory_order_relaxed));
+  } while (!signing_last.compare_exchange_weak(current, next, std::memory_order_relaxed));
   return next;
 }
 
 void Router::take_rate_requests(RateRequests requests) {
   if (running()) throw std::logic_error("Router::take_rate_requests after run()");
-  rate_requests_ = std::move(requests);
+  shared_.rate_requests = std::move(requests);
 }
 
 void Router::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::wish");
   // relaxed: set before the link is routable; Routing::add_link publishes it (release).
-  const uint32_t owner = placements_.at(id).owner.load(std::memory_order_relaxed);
+  const uint32_t owner = shared_.links.at(id).owner.load(std::memory_order_relaxed);
   if (owner >= workers_.size()) return;
   Worker* w = workers_[owner].get();
   if (owner == 0)
@@ -231,7 +215,7 @@ void Router::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t ms
 
 void Router::send_to(routing::LinkId id, std::span<const uint8_t> frame) {
   MAVSWITCH_ASSERT_OWNER(event_loop(), "Router::send_to");
-  workers_[0]->send_alone(id, protocol::view_checked(*table_, frame));
+  workers_[0]->send_alone(id, protocol::view_checked(shared_.table, frame));
 }
 
 std::string Router::endpoint_description(size_t i) {

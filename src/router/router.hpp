@@ -24,9 +24,8 @@
 
 #include "base/log.hpp"
 #include "protocol/message_table.hpp"
-#include "router/epochs.hpp"
-#include "router/placements.hpp"
 #include "router/radio_report.hpp"
+#include "router/shared.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
 #include "transport/endpoint.hpp"
@@ -63,7 +62,7 @@ class Router final {
   size_t open_endpoint(transport::EndpointSpec spec, routing::LinkPolicy policy = {});
   void close_endpoint(size_t i);
   bool endpoint_closed(size_t i) const { return i < closed_.size() && closed_[i]; }
-  int group_index(const std::string& name) { return routing_.group_index(name); }
+  int group_index(const std::string& name) { return shared_.routing.group_index(name); }
 
   // Opens every endpoint. One that cannot be opened (a port in use) throws StartError, or, given
   // `on_error`, is reported to it and left closed while the others open.
@@ -79,23 +78,15 @@ class Router final {
   // Called with every frame received (after routing), one frame at a time, on the router's
   // thread: telemetry logs. Other workers pass their frames to it on a ring of their own.
   // Taps are added before start().
-  using Tap = std::function<void(const protocol::FrameView& frame)>;
-  void add_tap(Tap tap) { taps_.push_back(std::move(tap)); }
+  using Tap = mavswitch::Tap;
+  void add_tap(Tap tap) { shared_.taps.push_back(std::move(tap)); }
 
   // An in-process component's link (see library/) is known to stand for (sysid, compid) before it
   // sends anything: routed to at once, as a link it was heard on. Router thread (or before run()).
   void pin(routing::LinkId link, uint8_t sysid, uint8_t compid);
 
-  // Message rates (rates/): a frame that `is` a request for a message's rate (rates/ knows what
-  // one is: `is` is asked only of message ids first_id..last_id) from a link whose endpoint
-  // takes part (EndpointSpec::message_rates) is not routed but handed to `take` on the router's
-  // thread, with the id of the link it came on; `gone` hears of every link that goes, there too.
-  struct RateRequests {
-    uint32_t first_id = 0, last_id = 0;
-    bool (*is)(const protocol::FrameView&) noexcept = nullptr;
-    std::function<void(routing::LinkId, const protocol::FrameView&)> take;
-    std::function<void(routing::LinkId)> gone;
-  };
+  // Message rates (rates/): requests for a message's rate are handed to rates/ (shared.hpp).
+  using RateRequests = mavswitch::RateRequests;
   void take_rate_requests(RateRequests requests);  // before run()
   // What link `id`'s peer gets of stream (sysid, compid, msgid) from now on: at most one every
   // interval_us, the newest (transport::Link::wish). Router thread.
@@ -130,20 +121,17 @@ class Router final {
 
   // The router thread's loop (worker 0): timers and posted work for the API and the daemon.
   transport::EventLoop& event_loop();
-  // Runs f once when the router thread's current loop iteration has ended, after the links'
-  // writes: work that gathers frames writes its batch there. Router thread.
-  void at_iteration_end(std::function<void()> f);
   size_t worker_count() const noexcept { return workers_.size(); }
 
   // The clock our signatures carry (10 µs units since 2015): never goes backwards, even across
   // restarts when the last value is restored from where the daemon persisted it.
   // relaxed: a value read to persist; it publishes nothing.
-  uint64_t signing_clock() const noexcept { return signing_last_.load(std::memory_order_relaxed); }
+  uint64_t signing_clock() const noexcept { return shared_.signing_last.load(std::memory_order_relaxed); }
   void restore_signing_clock(uint64_t last) noexcept;
 
   // The message table frames are validated with.
-  const protocol::MessageTable& routing_table() const { return *table_; }
-  const routing::Routing& routing() const { return routing_; }
+  const protocol::MessageTable& routing_table() const { return shared_.table; }
+  const routing::Routing& routing() const { return shared_.routing; }
 
   // Endpoints as added (an endpoint served by several workers counts once), closed ones too.
   // The list changes only on the router's thread (open_endpoint, close_endpoint): a thread
@@ -192,11 +180,10 @@ class Router final {
   // input waited in the kernel's buffers meanwhile).
   uint64_t input_pauses() const;
   // What a link is called in a log line ("radio1 127.0.0.1:14560"), kept from its link_up for
-  // messages said on any thread. Links come and go rarely: a lock.
-  std::string link_name(routing::LinkId id) const;
+  // messages said on any thread.
+  std::string link_name(routing::LinkId id) const { return shared_.links.name(id); }
 
  private:
-  friend class Worker;
   struct Instance {
     size_t spec_index;
     size_t worker;
@@ -211,14 +198,8 @@ class Router final {
   uint64_t sum_over_workers(uint64_t (Worker::*count)() const noexcept) const;
   uint64_t sum_over_instances(size_t endpoint_index, uint64_t (transport::Endpoint::*count)() const noexcept);
   void sum_totals(size_t endpoint_index, transport::Endpoint::Totals& sum);
-  uint64_t next_signing_timestamp() noexcept;  // for the workers' signing links
-  void run_taps(const protocol::FrameView& frame);
-  void name_link(routing::LinkId id, std::string name);
 
-  const protocol::MessageTable* table_;
-  routing::Routing routing_;
-  Placements placements_;  // where each link lives: its owner, its DirectTarget
-  Epochs epochs_;          // when a link's DirectTarget, which every worker may read, can be freed
+  Shared shared_;  // what the workers read: routing, link records, taps, rate requests
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<transport::EndpointSpec> specs_;
   std::vector<std::shared_ptr<const routing::LinkPolicy>> policies_;  // per endpoint
@@ -228,14 +209,9 @@ class Router final {
   std::atomic<std::thread::id> loop_thread_{};
   const std::thread::id built_on_ = std::this_thread::get_id();  // may call run_on_loop() before run()
   std::atomic<bool> has_run_{false};
-  std::atomic<uint64_t> signing_last_{0};
-  std::vector<Tap> taps_;
   std::atomic<uint64_t> spoofed_answers_{0};
   log::Throttle spoof_lines_;
-  RateRequests rate_requests_;  // set before run(), read by the workers
-  mutable std::mutex link_names_mutex_;
-  std::vector<std::string> link_names_;  // by link id, under link_names_mutex_
-  std::vector<Instance> instances_;      // last: endpoints close before the workers go
+  std::vector<Instance> instances_;  // last: endpoints close before the workers go
 };
 
 }  // namespace mavswitch

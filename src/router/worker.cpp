@@ -10,12 +10,11 @@
 
 #include "base/log.hpp"
 #include "protocol/signing.hpp"
-#include "router/router.hpp"
 
 namespace mavswitch {
 
-Worker::Worker(Router& router, size_t index, routing::RoutingContext& context)
-    : router_(router), index_(index), context_(context), resolver_(loop_), direct_(index) {
+Worker::Worker(Shared& shared, size_t index, routing::RoutingContext& context)
+    : shared_(shared), index_(index), context_(context), resolver_(loop_), direct_(index) {
   loop_.on_iteration_end([this] { end_iteration(); });
   loop_.every(kTrimPeriod, [this] { trim_queues(); });
 }
@@ -29,8 +28,8 @@ Worker::~Worker() { stop_and_join(); }
 // and only after a burst: pages touched again cost a fault each).
 void Worker::trim_queues() {
   size_t released = direct_.trim();
-  for (Destination& d : links_) {
-    if (d.wire != nullptr) released += d.wire->trim_queues();
+  for (transport::Link* link : owned_) {
+    if (link != nullptr) released += link->trim_queues();
   }
 #ifdef __GLIBC__
   if (released >= kReturnToSystem) malloc_trim(0);
@@ -58,12 +57,7 @@ void Worker::stop_and_join() {
   thread_.join();
 }
 
-const protocol::MessageTable& Worker::message_table() const { return *router_.table_; }
-
-Worker::Destination& Worker::slot(routing::LinkId id) {
-  if (id >= links_.size()) links_.resize(id + 1);
-  return links_[id];
-}
+const protocol::MessageTable& Worker::message_table() const { return shared_.table; }
 
 void Worker::link_up(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_up");
@@ -73,27 +67,27 @@ void Worker::link_up(transport::Link& link) {
   }
   const auto policy = policies_.find(&link.endpoint());
   if (policy == policies_.end()) throw std::logic_error("Worker::link_up: an endpoint this worker does not run");
-  const routing::LinkId id = router_.routing_.add_link(policy->second, [&](routing::LinkId added) {
-    router_.placements_.set(added, static_cast<uint32_t>(index_), direct.get());
+  const std::string& endpoint = link.endpoint().spec().name;
+  std::string name = endpoint.empty() ? link.peer() : endpoint + " " + link.peer();
+  const routing::LinkId id = shared_.routing.add_link(policy->second, [&](routing::LinkId added) {
+    shared_.links.open(added, static_cast<uint32_t>(index_), link, std::move(direct), std::move(name));
   });
   link.id = id;
-  if (link.endpoint().spec().name.empty())
-    router_.name_link(id, link.peer());
-  else
-    router_.name_link(id, link.endpoint().spec().name + " " + link.peer());
-  slot(id) = {&link, std::make_unique<routing::SequenceTracker>(), {}, std::move(direct)};
+  if (id >= owned_.size()) owned_.resize(id + 1, nullptr);
+  owned_[id] = &link;
 }
 
 void Worker::link_down(transport::Link& link) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::link_down");
-  if (link.id >= links_.size() || links_[link.id].wire != &link) return;
-  if (router_.rate_requests_.gone)
-    router_.event_loop().post([router = &router_, id = link.id] { router->rate_requests_.gone(id); });
+  if (link.id >= owned_.size() || owned_[link.id] != &link) return;
+  if (shared_.rate_requests.gone)
+    workers_[0]->loop().post([shared = &shared_, id = link.id] { shared->rate_requests.gone(id); });
   link.endpoint().retire(counters_of(link), link.parser_stats());
-  router_.placements_.clear_direct(link.id);  // no new reader finds its DirectTarget: retire it
-  router_.routing_.remove_link(link.id);
-  if (links_[link.id].direct) retired_.emplace_back(router_.epochs_.retire(), std::move(links_[link.id].direct));
-  links_[link.id] = {};
+  // The record first: once routing has the id back, another worker may take it.
+  std::unique_ptr<DirectTarget> direct = shared_.links.close(link.id);
+  owned_[link.id] = nullptr;
+  shared_.routing.remove_link(link.id);
+  if (direct) retired_.emplace_back(shared_.epochs.retire(), std::move(direct));
   std::erase(to_flush_, &link);
   link.id = routing::kNoLink;
 }
@@ -113,11 +107,13 @@ void Worker::close(transport::Endpoint& endpoint) {
 }
 
 const routing::SequenceTracker* Worker::sequences(routing::LinkId id) const {
-  return id < links_.size() ? links_[id].sequences.get() : nullptr;
+  const LinkRecord* r = own(id);
+  return r != nullptr ? r->sequences.get() : nullptr;
 }
 
 const RadioReport* Worker::radio(routing::LinkId id) const {
-  return id < links_.size() && links_[id].radio.reports != 0 ? &links_[id].radio : nullptr;
+  const LinkRecord* r = own(id);
+  return r != nullptr && r->radio.reports != 0 ? &r->radio : nullptr;
 }
 
 transport::LinkCounters Worker::counters_of(const transport::Link& link) const {
@@ -132,12 +128,13 @@ transport::LinkCounters Worker::counters_of(const transport::Link& link) const {
 }
 
 const DirectTarget* Worker::direct_target(routing::LinkId id) const {
-  return id < links_.size() ? links_[id].direct.get() : nullptr;
+  const LinkRecord* r = own(id);
+  return r != nullptr ? r->published.get() : nullptr;
 }
 
 // Inlined into frame_in(), the per-frame path, and into route() for the components' frames.
 [[gnu::always_inline]] inline void Worker::route_here(routing::LinkId from, const protocol::FrameView& frame) {
-  routing::Routing& routing = router_.routing_;
+  routing::Routing& routing = shared_.routing;
   if (routing.verifies_signing(from)) context_.set_signing_now(protocol::signing_timestamp_now());
   const routing::LinkId outer = source_;  // a deferred frame is routed inside another's route_here
   source_ = from;
@@ -148,7 +145,7 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
     routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
   }
   if (!remote_owners_.empty()) hand_over_gathered(frame);
-  if (!router_.taps_.empty()) tap(frame);
+  if (!shared_.taps.empty()) tap(frame);
   deciding_ = false;
   if (!deferred_.empty() && !routing_deferred_) [[unlikely]]
     route_deferred();
@@ -164,11 +161,10 @@ routing::LinkId Worker::source() const {
 // copy of the decision, so that the common one carries nothing for it.
 void Worker::route_traced(routing::LinkId from, const protocol::FrameView& frame) {
   std::vector<routing::LinkId> to;
-  const routing::Verdict verdict =
-      router_.routing_.route(context_, from, frame, loop_.now(), [&](routing::LinkId link) {
-        to.push_back(link);
-        deliver(link, frame);
-      });
+  const routing::Verdict verdict = shared_.routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId link) {
+    to.push_back(link);
+    deliver(link, frame);
+  });
   const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
   log::trace("route: {}/{} {} (#{}) seq {} from link {}: {}{}{}", frame.sysid(), frame.compid(), name, frame.msgid(),
              frame.seq(), from, routing::verdict_name(verdict), to.empty() ? "" : " to links ", fmt::join(to, ", "));
@@ -202,12 +198,12 @@ void Worker::route_deferred() {
 }
 
 void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
-  if (link.id >= links_.size()) return;
+  if (link.id >= owned_.size()) return;
   if (deciding_) [[unlikely]] {  // sent by a component's handler this decision called: after it
     deferred_.push_back({link.id, frame, {frame.bytes().begin(), frame.bytes().end()}});
     return;
   }
-  Destination& here = links_[link.id];
+  LinkRecord& here = shared_.links.at(link.id);  // this worker's: the link is
   using Path = transport::Link::Path;
   if (link.path() == Path::kWire) [[likely]] {
     here.sequences->record(frame.sysid(), frame.compid(), frame.seq());
@@ -215,10 +211,10 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
       here.radio = {msg::RadioStatus::decode(frame.payload()), loop_.now(), here.radio.reports + 1};
   }
   // Two compares on every frame; the rest only for the few messages rates/ named.
-  const Router::RateRequests& rates = router_.rate_requests_;
+  const RateRequests& rates = shared_.rate_requests;
   if (frame.msgid() - rates.first_id <= rates.last_id - rates.first_id && rates.is != nullptr) [[unlikely]] {
     // A link that may not command asks no rates either: its request is dropped as a command.
-    if (link.endpoint().spec().message_rates && rates.is(frame) && !router_.routing_.denies_commands(link.id)) {
+    if (link.endpoint().spec().message_rates && rates.is(frame) && !shared_.routing.denies_commands(link.id)) {
       take_rate_request(link.id, frame);
       return;
     }
@@ -228,36 +224,36 @@ void Worker::frame_in(transport::Link& link, const protocol::FrameView& frame) {
 
 // Not routed: the router's message rates (rates/) answer it, on the router's thread.
 void Worker::take_rate_request(routing::LinkId from, const protocol::FrameView& frame) {
-  router_.event_loop().post(
-      [router = &router_, from, bytes = std::vector<uint8_t>(frame.bytes().begin(), frame.bytes().end())] {
-        router->rate_requests_.take(from, protocol::view_checked(router->routing_table(), bytes));
+  workers_[0]->loop().post(
+      [shared = &shared_, from, bytes = std::vector<uint8_t>(frame.bytes().begin(), frame.bytes().end())] {
+        shared->rate_requests.take(from, protocol::view_checked(shared->table, bytes));
       });
 }
 
 void Worker::wish(routing::LinkId id, uint8_t sysid, uint8_t compid, uint32_t msgid, int64_t interval_us) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::wish");
-  if (id >= links_.size() || links_[id].wire == nullptr) return;  // gone meanwhile
-  links_[id].wire->wish(sysid, compid, msgid, interval_us);
-  if (links_[id].direct) {  // other workers stop writing to it themselves: it is shaped now
-    router_.placements_.clear_direct(id);
-    retired_.emplace_back(router_.epochs_.retire(), std::move(links_[id].direct));
-  }
+  LinkRecord* r = own(id);
+  if (r == nullptr) return;  // gone meanwhile
+  r->link->wish(sysid, compid, msgid, interval_us);
+  // Other workers stop writing to it themselves: it is shaped now.
+  if (std::unique_ptr<DirectTarget> direct = shared_.links.withdraw_direct(id))
+    retired_.emplace_back(shared_.epochs.retire(), std::move(direct));
 }
 
 void Worker::send_alone(routing::LinkId to, const protocol::FrameView& frame) {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::send_alone");
-  if (router_.routing_.signs_out(to))
+  if (shared_.routing.signs_out(to))
     deliver_signed(to, frame);
   else
     send(to, frame, frame.bytes());
 }
 
 void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
-  if (router_.routing_.signs_out(to)) [[unlikely]] {
+  if (shared_.routing.signs_out(to)) [[unlikely]] {
     deliver_signed(to, frame);
     return;
   }
-  const Placements::Entry& place = router_.placements_.at(to);
+  const LinkRecord& place = shared_.links.at(to);
   // relaxed: set before the link is routable; Routing::add_link publishes it (release).
   const uint32_t owner = place.owner.load(std::memory_order_relaxed);
   if (owner == index_) {
@@ -274,19 +270,19 @@ void Worker::deliver(routing::LinkId to, const protocol::FrameView& frame) {
 
 // Out of line: its frame-sized buffer and the signing stay off the common path.
 void Worker::deliver_signed(routing::LinkId to, const protocol::FrameView& frame) {
-  const routing::LinkPolicy* policy = router_.routing_.find_policy(to);
+  const routing::LinkPolicy* policy = shared_.routing.find_policy(to);
   if (policy == nullptr) return;  // its owner just closed it
   const auto& gate = *policy->signing;
   uint8_t signed_frame[protocol::kMaxFrameLen];
   const size_t n =
-      protocol::sign_frame(frame, gate.key(), gate.policy().link_id, router_.next_signing_timestamp(), signed_frame);
+      protocol::sign_frame(frame, gate.key(), gate.policy().link_id, shared_.next_signing_timestamp(), signed_frame);
   // MAVLink 1 cannot be signed: it goes as it is, and the peer's own policy decides.
   policy->signing->count_out(n != 0);
   send(to, frame, n != 0 ? std::span<const uint8_t>{signed_frame, n} : frame.bytes());
 }
 
 void Worker::send(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
-  const Placements::Entry& place = router_.placements_.at(to);
+  const LinkRecord& place = shared_.links.at(to);
   // relaxed: set before the link is routable; Routing::add_link publishes it (release).
   const uint32_t owner = place.owner.load(std::memory_order_relaxed);
   if (owner == index_) {
@@ -299,8 +295,8 @@ void Worker::send(routing::LinkId to, const protocol::FrameView& frame, std::spa
 }
 
 void Worker::write_here(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes) {
-  if (to >= links_.size()) return;
-  if (transport::Link* link = links_[to].wire) link->send(frame, bytes);
+  if (to >= owned_.size()) return;
+  if (transport::Link* link = owned_[to]) link->send(frame, bytes);
 }
 
 void Worker::end_iteration() {

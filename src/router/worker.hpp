@@ -22,6 +22,7 @@
 #include "router/frame_ring.hpp"
 #include "router/input_pause.hpp"
 #include "router/radio_report.hpp"
+#include "router/shared.hpp"
 #include "routing/counter.hpp"
 #include "routing/routing.hpp"
 #include "routing/sequence_tracker.hpp"
@@ -31,11 +32,9 @@
 
 namespace mavswitch {
 
-class Router;
-
 class Worker final : public transport::LinkHost {
  public:
-  Worker(Router& router, size_t index, routing::RoutingContext& context);
+  Worker(Shared& shared, size_t index, routing::RoutingContext& context);
   ~Worker();
 
   // Creates this worker's inbound rings (one from each other worker, and worker 0's tap rings),
@@ -87,20 +86,17 @@ class Worker final : public transport::LinkHost {
   transport::Resolver& resolver() override { return resolver_; }
 
  private:
-  struct Destination {
-    transport::Link* wire = nullptr;
-    std::unique_ptr<routing::SequenceTracker> sequences;
-    RadioReport radio;                     // reports == 0 until the link carries a RADIO_STATUS
-    std::unique_ptr<DirectTarget> direct;  // published for the other workers (datagram links)
-  };
-
-  Destination& slot(routing::LinkId id);
+  // Link `id`'s record when this worker owns it; null otherwise (the record may be another
+  // worker's to write).
+  LinkRecord* own(routing::LinkId id) const noexcept {
+    return id < owned_.size() && owned_[id] != nullptr ? &shared_.links.at(id) : nullptr;
+  }
   void route_here(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_deferred();
   [[gnu::noinline]] void take_rate_request(routing::LinkId from, const protocol::FrameView& frame);
   [[gnu::noinline]] void route_traced(routing::LinkId from, const protocol::FrameView& frame);
   // The routing decision's callback: where a frame for link `to` goes (signed when routing says
-  // the link signs; then by the router's placements: this worker, a direct write, or the owner's
+  // the link signs; then by the link's record: this worker, a direct write, or the owner's
   // ring).
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
   [[gnu::noinline]] void deliver_signed(routing::LinkId to, const protocol::FrameView& frame);
@@ -123,12 +119,14 @@ class Worker final : public transport::LinkHost {
   static constexpr size_t kReturnToSystem = size_t{1} << 20;  // bytes freed by one trim
   void trim_queues();
 
-  Router& router_;
+  Shared& shared_;
   size_t index_;
   routing::RoutingContext& context_;
   transport::EventLoop loop_;
   transport::Resolver resolver_;
-  std::vector<Destination> links_;  // by link id; only links this worker owns are set
+  // The links this worker owns, by id (null: not its own). Only what says "mine": the rest of
+  // what is known of a link is its record (shared_.links).
+  std::vector<transport::Link*> owned_;
   // The routing policy of each endpoint instance this worker runs (few: a map).
   std::unordered_map<const transport::Endpoint*, std::shared_ptr<const routing::LinkPolicy>> policies_;
   std::vector<transport::Link*> to_flush_;

@@ -14,9 +14,9 @@ void Worker::connect(const std::vector<Worker*>& all) {
   if (all.size() > 1) {
     // Asleep, a worker holds no DirectTarget; awake, it drains at its iteration's end, so a
     // producer need not wake it.
-    loop_.on_sleep([this] { router_.epochs_.idle(index_); },
+    loop_.on_sleep([this] { shared_.epochs.idle(index_); },
                    [this] {
-                     router_.epochs_.announce(index_);
+                     shared_.epochs.announce(index_);
                      // relaxed: a hint; awake, the worker drains at its iteration's end, so a stale value costs a spare
                      // wake.
                      armed_.store(false, std::memory_order_relaxed);
@@ -68,7 +68,7 @@ void Worker::hand_over(size_t owner, std::span<const routing::LinkId> to, const 
 // frames they received on their tap rings.
 void Worker::tap(const protocol::FrameView& frame) {
   if (index_ == 0) {
-    router_.run_taps(frame);
+    shared_.run_taps(frame);
   } else if (!tap_outbound_->push({}, frame, frame.bytes())) {
     ++ring_drops_;
   }
@@ -76,9 +76,9 @@ void Worker::tap(const protocol::FrameView& frame) {
 
 void Worker::end_direct_writes() {
   direct_.flush();
-  router_.epochs_.announce(index_);
+  shared_.epochs.announce(index_);
   if (retired_.empty()) return;
-  std::erase_if(retired_, [&](const auto& r) { return router_.epochs_.safe(r.first); });
+  std::erase_if(retired_, [&](const auto& r) { return shared_.epochs.safe(r.first); });
 }
 
 void Worker::exchange_batches() {
@@ -107,7 +107,7 @@ void Worker::drain_inbound() {
     // A tap ring drained too: its producer may wait for room on either.
     const bool tap_room_wanted =
         w < tap_inbound_.size() && tap_inbound_[w] &&
-        tap_inbound_[w]->drain_frames([&](const protocol::FrameView& frame) { router_.run_taps(frame); });
+        tap_inbound_[w]->drain_frames([&](const protocol::FrameView& frame) { shared_.run_taps(frame); });
     if (room_wanted || tap_room_wanted) workers_[w]->loop_.wake();  // it holds its input until we make room
   }
 }
