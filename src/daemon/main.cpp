@@ -265,16 +265,14 @@ int main(int argc, char** argv) {
   window.add_own_component(own.system_id(), own.component_id(), "mavswitch: the router");
   if (flight_log)
     window.add_own_component(general.log_writer_system, general.log_writer_component, "mavswitch: flight log writer");
-  window.add_metrics([&] {  // the log writers and the vehicles' state live on the router's thread
+  window.add_metrics([&] {  // on the router's thread, where the log writers and the vehicles' state live
     std::string text = fmt::format(
         "# HELP mavswitch_build_info The running mavswitchd's version and the commit it was built from.\n"
         "# TYPE mavswitch_build_info gauge\n"
         "mavswitch_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
         MAVSWITCH_VERSION, MAVSWITCH_SHA);
-    router.run_on_loop([&] {
-      text += log_metrics(tlog.get(), flight_log.get());
-      text += vehicles.metrics(router.event_loop().now());
-    });
+    text += log_metrics(tlog.get(), flight_log.get());
+    text += vehicles.metrics(router.event_loop().now());
     return text + fabric::fleet_conflict_metrics();
   });
   // The window opens once the router runs: its requests call into the router's thread, which

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "base/log.hpp"
+#include "base/no_wait.hpp"
 #include "dialect/builtin.hpp"
 #include "protocol/signing.hpp"
 #include "router/worker.hpp"
@@ -23,6 +24,7 @@ namespace {
 // throws crosses as plain values and is thrown anew here: an exception object shared by two
 // threads is freed by whichever lets go last, through reference counts the sanitizers cannot see.
 void post_and_wait(transport::EventLoop& loop, const std::function<void()>& f) {
+  no_wait::check("Router::run_on_loop");
   enum class Outcome { kPending, kDone, kStartError, kStopped, kFailed };
   struct Call {
     std::mutex mutex;

@@ -9,6 +9,7 @@
 
 #include "base/fault.hpp"
 #include "base/json_text.hpp"
+#include "base/once.hpp"
 #include "vehicle/vehicle_data.hpp"
 
 namespace mavswitch::vehicle {
@@ -17,27 +18,12 @@ inline VehicleData::Answer error_answer(int status, const std::string& why) {
   return {status, json_text(nlohmann::json{{"error", why}})};
 }
 
-// A request's one answer, shared by the work on the router's thread and the boundary that catches
-// what that work throws: whichever comes first answers, the other finds it answered. Work the
-// router's loop drops unrun as it stops (EventLoop::post) lets go of it unanswered: then it
-// answers 503 itself, rather than leave the client waiting for its timeout.
-class OnceAnswer {
+// A vehicle request's one answer (base/once.hpp): 503 when the router's loop drops its work unrun
+// as it stops (EventLoop::post).
+class OnceAnswer : public Once<VehicleData::Answer> {
  public:
-  explicit OnceAnswer(std::function<void(VehicleData::Answer)> answer) : answer_(std::move(answer)) {}
-  OnceAnswer(const OnceAnswer&) = delete;
-  OnceAnswer& operator=(const OnceAnswer&) = delete;
-  ~OnceAnswer() {
-    if (answer_) answer_(error_answer(503, "the router is stopping"));
-  }
-  void operator()(VehicleData::Answer a) {
-    if (!answer_) return;
-    auto answer = std::move(answer_);
-    answer_ = nullptr;
-    answer(std::move(a));
-  }
-
- private:
-  std::function<void(VehicleData::Answer)> answer_;
+  explicit OnceAnswer(std::function<void(VehicleData::Answer)> answer)
+      : Once(std::move(answer), error_answer(503, "the router is stopping")) {}
 };
 
 // `work` with the fault boundary around it: what it throws is counted and logged (fault.hpp) and

@@ -63,17 +63,26 @@ void VehicleData::frame(const protocol::FrameView& f) {
 }
 
 std::vector<NewestFrames::Slot> VehicleData::newest(uint32_t msgid) const {
-  std::vector<NewestFrames::Slot> slots;
-  router_.run_on_loop([&] { slots = newest_->copy(msgid, transport::now_ms()); });
-  return slots;
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "VehicleData::newest");
+  return msgid != 0 ? newest_->copy(msgid, transport::now_ms()) : newest_->copy(transport::now_ms());
 }
 
-VehicleData::Answer VehicleData::tree(std::string_view pointer, size_t room) const {
-  const auto render = [&] {
-    std::vector<NewestFrames::Slot> slots;
-    router_.run_on_loop([&] { slots = newest_->copy(transport::now_ms()); });
-    return render_tree(slots, json_, WallTimes::now());
-  };
+std::optional<VehicleData::Answer> VehicleData::tree_rendered(std::string_view pointer, size_t room) const {
+  if (!pointer.empty() && pointer != "/") return std::nullopt;
+  std::lock_guard lock(rendered_.mutex);
+  if (!rendered_.text) return std::nullopt;
+  if (std::chrono::steady_clock::now() - rendered_.at < std::chrono::milliseconds(kTreeRenderMs))
+    return Answer{200, "", rendered_.text};
+  if (rendered_.text->size() > room)
+    return Answer{503, json_text(nlohmann::json{{"error",
+                                                 "answers not yet read by their clients fill the window's "
+                                                 "memory; try again shortly"}})};
+  return std::nullopt;
+}
+
+VehicleData::Answer VehicleData::tree(std::string_view pointer, size_t room,
+                                      const std::vector<NewestFrames::Slot>& slots) const {
+  const auto render = [&] { return render_tree(slots, json_, WallTimes::now()); };
   if (pointer.empty() || pointer == "/") {
     std::lock_guard lock(rendered_.mutex);  // one render for the readers of the whole who come together
     const auto now = std::chrono::steady_clock::now();
@@ -132,7 +141,8 @@ std::optional<std::unordered_set<uint32_t>> VehicleData::matching(const std::str
 
 std::shared_ptr<JsonFeed> VehicleData::open(JsonFeed::Filter filter, std::function<void()> wake) {
   auto feed = std::make_shared<JsonFeed>(std::move(filter), std::move(wake));
-  router_.run_on_loop([&] {
+  // Posted, not waited for: the client hears what is routed once the router's thread took it.
+  router_.event_loop().post([this, feed] {
     feeds_.push_back(feed);
     if (!subscription_.active())
       subscription_ = component_.subscribe(MessageFilter{}, [this](const protocol::FrameView& f) { frame(f); });

@@ -53,13 +53,18 @@ class VehicleData {
   // The whole tree, rendered at most this often: readers within it share one text (and the
   // window holds it once however slowly they read).
   static constexpr routing::Millis kTreeRenderMs = 100;
-  // Not the router's thread: the tree, or its node at a JSON pointer ("/vehicles/1/components/1/
-  // messages/ATTITUDE/message/roll"); 404 naming the path when there is none. `room`: the bytes
-  // the caller can still hold for answers; a new render of the whole that would not fit (as
-  // large as the last) is not made: 503.
-  Answer tree(std::string_view pointer, size_t room = SIZE_MAX) const;
-  // Not the router's thread: the newest frame of message `msgid` from each system and component.
-  std::vector<NewestFrames::Slot> newest(uint32_t msgid) const;
+  // The tree is read in two steps, so that no thread waits for another: its slots copied on the
+  // router's thread (`newest()`), then rendered on the reader's (`tree`). The tree, or its node at
+  // a JSON pointer ("/vehicles/1/components/1/messages/ATTITUDE/message/roll"); 404 naming the
+  // path when there is none. `room`: the bytes the caller can still hold for answers; a new
+  // render of the whole that would not fit (as large as the last) is not made: 503.
+  Answer tree(std::string_view pointer, size_t room, const std::vector<NewestFrames::Slot>& slots) const;
+  // The whole tree's render when one made within kTreeRenderMs stands (or the 503 `tree` would
+  // give): no slots need copying for it. Nothing otherwise. The reader's thread.
+  std::optional<Answer> tree_rendered(std::string_view pointer, size_t room) const;
+  // The router's thread: the newest frame of every message (0) or of message `msgid` from each
+  // system and component.
+  std::vector<NewestFrames::Slot> newest(uint32_t msgid = 0) const;
   // Any thread: a {"header":...,"message":...} text (POST /v1/mavlink, a WebSocket client's
   // message) encoded and sent; 400 naming what is wrong, 503 when the router's queue is full.
   Answer send(std::string_view body) const;

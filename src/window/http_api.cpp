@@ -17,6 +17,7 @@
 #include "config/config_keys.hpp"
 #include "fabric/vehicle_map.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
+#include "window/router_gather.hpp"
 #include "window/router_report.hpp"
 
 namespace mavswitch::window {
@@ -113,10 +114,9 @@ bool HttpApi::token_matches(const HttpRequest& request) const {
          CRYPTO_memcmp(request.authorization.data(), expected.data(), expected.size()) == 0;
 }
 
-std::map<uint16_t, VehicleWatch::Heartbeat> HttpApi::heartbeats() {
-  std::map<uint16_t, VehicleWatch::Heartbeat> got;
-  if (options_.vehicles != nullptr) router_.run_on_loop([&] { got = options_.vehicles->heartbeats(); });
-  return got;
+std::map<uint16_t, VehicleWatch::Heartbeat> HttpApi::heartbeats() const {
+  MAVSWITCH_ASSERT_OWNER(router_.event_loop(), "HttpApi::heartbeats");
+  return options_.vehicles != nullptr ? options_.vehicles->heartbeats() : std::map<uint16_t, VehicleWatch::Heartbeat>{};
 }
 
 int HttpApi::admits_websocket(const HttpRequest& request) const {
@@ -152,23 +152,45 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (auto answer = vehicle_data(request)) return std::move(*answer);
   if (!reads) return change(request);
   const std::string& path = request.path;
+  // What the router knows is gathered on its thread and rendered here (router_gather.hpp).
+  const auto snapshot = [this] { return snapshot_on_router(router_); };
   if (path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8",
-            metrics_text(take_snapshot(router_), options_.metrics_per_link) +
-                (options_.more_metrics ? options_.more_metrics() : "")};
+    return gathered(
+        router_, bell_,
+        [this] {
+          return std::pair{snapshot_on_router(router_), options_.more_metrics ? options_.more_metrics() : ""};
+        },
+        [this](const std::pair<RouterSnapshot, std::string>& got) {
+          return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                              metrics_text(got.first, options_.metrics_per_link) + got.second};
+        });
   }
-  if (path == "/api/v1/links") return {200, "application/json", links_json(take_snapshot(router_)) + "\n"};
-  if (path == "/api/v1/stats") return {200, "application/json", stats_json(take_snapshot(router_)) + "\n"};
-  if (path == kEndpoints) return {200, "application/json", endpoints_json(router_) + "\n"};
-  if (path == "/api/v1/systems")
-    return {200, "application/json", systems_json(router_, heartbeats(), options_.own_components) + "\n"};
-  if (path == "/api/v1/statustext") return {200, "application/json", status_text_json() + "\n"};
+  const auto json = [](std::string text) { return HttpResponse{200, "application/json", std::move(text) + "\n"}; };
+  if (path == "/api/v1/links")
+    return gathered(router_, bell_, snapshot, [json](const RouterSnapshot& s) { return json(links_json(s)); });
+  if (path == "/api/v1/stats")
+    return gathered(router_, bell_, snapshot, [json](const RouterSnapshot& s) { return json(stats_json(s)); });
+  if (path == kEndpoints)
+    return gathered(router_, bell_, snapshot, [json](const RouterSnapshot& s) { return json(endpoints_json(s)); });
+  if (path == "/api/v1/systems") {
+    return gathered(
+        router_, bell_, [this] { return heartbeats(); },
+        [this, json](const std::map<uint16_t, VehicleWatch::Heartbeat>& beats) {
+          return json(systems_json(router_, beats, options_.own_components));
+        });
+  }
+  if (path == "/api/v1/statustext") return status_texts();
   if (path == "/api/v1/history")
     return {200, "application/json", history_.json(fabric::fleet_names(), unix_now_ms()) + "\n"};
   if (path == "/api/v1/rates") {
-    std::vector<rates::MessageRates::Rate> list;
-    if (options_.rates != nullptr) router_.run_on_loop([&] { list = options_.rates->rates(); });
-    return {200, "application/json", rates_json(router_, list, options_.rates != nullptr) + "\n"};
+    return gathered(
+        router_, bell_,
+        [this] {
+          return options_.rates != nullptr ? options_.rates->rates() : std::vector<rates::MessageRates::Rate>{};
+        },
+        [this, json](const std::vector<rates::MessageRates::Rate>& list) {
+          return json(rates_json(router_, list, options_.rates != nullptr));
+        });
   }
   if (path == "/api/v1/events") {
     HttpResponse events(200, "text/event-stream");
@@ -212,11 +234,18 @@ HttpResponse HttpApi::page_file(const std::string& path) const {
 }
 
 // Each system's last STATUSTEXT lines, oldest first: what a page opened now shows before going live.
-std::string HttpApi::status_text_json() {
+HttpResponse HttpApi::status_texts() {
+  using Lines = std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>>;
+  return gathered(
+      router_, bell_, [this] { return options_.vehicles != nullptr ? options_.vehicles->status_texts() : Lines{}; },
+      [](const Lines& all) {
+        return HttpResponse{200, "application/json", status_text_json(all) + "\n"};
+      });
+}
+
+std::string status_text_json(const std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>>& all) {
   static constexpr const char* kSeverities[] = {"EMERGENCY", "ALERT",  "CRITICAL", "ERROR",
                                                 "WARNING",   "NOTICE", "INFO",     "DEBUG"};
-  std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>> all;
-  if (options_.vehicles != nullptr) router_.run_on_loop([&] { all = options_.vehicles->status_texts(); });
   Json systems = Json::array();
   for (const auto& [system, lines] : all) {
     Json list = Json::array();
@@ -233,9 +262,29 @@ std::string HttpApi::status_text_json() {
   return json_text(Json{{"systems", std::move(systems)}}, 2);
 }
 
+// Gathers the second's state on the router's thread; the window keeps its history and the event
+// streams' state from it when it comes back.
 void HttpApi::tick() {
+  struct Second {
+    Live live;
+    std::vector<NewestFrames::Slot> positions;
+  };
+  gather<Second>(
+      router_, bell_,
+      [this] {
+        return Second{{snapshot_on_router(router_), heartbeats()},
+                      options_.data != nullptr ? options_.data->newest(msg::GlobalPositionInt::kId)
+                                               : std::vector<NewestFrames::Slot>{}};
+      },
+      [this](Second second) {
+        keep(second.live.snapshot, second.positions);
+        live_ = std::move(second.live);
+        live_text_.clear();
+      });
+}
+
+void HttpApi::keep(const RouterSnapshot& s, const std::vector<NewestFrames::Slot>& positions) {
   const int64_t now = unix_now_ms();
-  const RouterSnapshot s = take_snapshot(router_);
   std::vector<History::LinkTotals> up;
   for (const EndpointSnapshot& e : s.endpoints) {
     for (const LinkSnapshot& l : e.links) {
@@ -246,9 +295,8 @@ void HttpApi::tick() {
     }
   }
   history_.links(up, now);
-  if (options_.data == nullptr) return;
   const vehicle::WallTimes clock = vehicle::WallTimes::now();
-  for (const NewestFrames::Slot& slot : options_.data->newest(msg::GlobalPositionInt::kId)) {
+  for (const NewestFrames::Slot& slot : positions) {
     if (slot.component != 1) continue;  // the autopilot's
     const auto p = msg::GlobalPositionInt::decode({slot.payload.data(), slot.payload_len});
     const auto at =
@@ -258,15 +306,20 @@ void HttpApi::tick() {
 }
 
 std::string HttpApi::live_state() {
-  const RouterSnapshot s = take_snapshot(router_);
+  if (!live_text_.empty()) return live_text_;
+  const Live empty;  // before the first second came back: nothing yet
+  const Live& live = live_ ? *live_ : empty;
+  const RouterSnapshot& s = live.snapshot;
   // Endpoints with no link up (a UDP server no peer has sent to yet): listed all the same.
   Json waiting = Json::array();
   for (const auto& e : s.endpoints) {
     if (e.links.empty()) waiting.push_back({{"endpoint", e.name}, {"kind", e.kind}, {"description", e.description}});
   }
-  return "{\"links\":" + links_json(s, false) + ",\"waiting\":" + json_text(waiting) +
-         ",\"systems\":" + systems_json(router_, heartbeats(), options_.own_components, false) +
-         ",\"routed\":" + std::to_string(s.routing.frames) + "}";
+  std::string text = "{\"links\":" + links_json(s, false) + ",\"waiting\":" + json_text(waiting) +
+                     ",\"systems\":" + systems_json(router_, live.heartbeats, options_.own_components, false) +
+                     ",\"routed\":" + std::to_string(s.routing.frames) + "}";
+  if (live_) live_text_ = text;
+  return text;
 }
 
 HttpResponse HttpApi::change(const HttpRequest& request) {

@@ -9,11 +9,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "vehicle/vehicle_data.hpp"
+#include "window/bell.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/history.hpp"
 #include "window/http_server.hpp"
@@ -36,7 +39,7 @@ class HttpApi {
     std::string map_tiles;  // [Http] MapTiles, for the page
     std::string page_dir;   // the status page's files; empty: none installed
     bool loopback_listener = true;
-    std::function<std::string()> more_metrics;       // appended to /metrics
+    std::function<std::string()> more_metrics;       // appended to /metrics; run on the router's thread
     const VehicleWatch* vehicles = nullptr;          // what components' HEARTBEATs said; read on the router's thread
     const rates::MessageRates* rates = nullptr;      // each link's message rates; read on the router's thread
     vehicle::VehicleData* data = nullptr;            // the vehicles' messages (mavlink2rest's API); null: none
@@ -45,6 +48,10 @@ class HttpApi {
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
+
+  // How the router's thread posts back what it gathered (router_gather.hpp); the server rings
+  // the same bell (HttpServer::Hooks::bell).
+  std::shared_ptr<Bell> bell() const { return bell_; }
 
   HttpResponse handle(const HttpRequest& request);
   // Once a second, on the window's thread: the history's next second.
@@ -63,10 +70,13 @@ class HttpApi {
 
  private:
   bool token_matches(const HttpRequest& request) const;
-  std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats();
+  // Router's thread: what VehicleWatch heard (none without one).
+  std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats() const;
   HttpResponse page_file(const std::string& path) const;
-  std::string live_state();        // one event of /api/v1/events
-  std::string status_text_json();  // /api/v1/statustext
+  std::string live_state();     // one event of /api/v1/events: the last second's, rendered once
+  HttpResponse status_texts();  // /api/v1/statustext
+  // The window's thread: a second's state into the history.
+  void keep(const RouterSnapshot& s, const std::vector<NewestFrames::Slot>& positions);
   HttpResponse change(const HttpRequest& request);
   std::optional<HttpResponse> vehicle_data(const HttpRequest& request);  // mavlink2rest's paths; none: not one
   HttpResponse vehicle_request(const HttpRequest& request);              // /v1/vehicles/...
@@ -76,7 +86,16 @@ class HttpApi {
   Router& router_;
   EndpointControl& control_;
   Options options_;
+  std::shared_ptr<Bell> bell_ = std::make_shared<Bell>();
   History history_;  // the window's thread
+  // What the last tick gathered for the event streams (the window's thread): rendered once, at
+  // the first stream's event after it, however many streams there are.
+  struct Live {
+    RouterSnapshot snapshot;
+    std::map<uint16_t, VehicleWatch::Heartbeat> heartbeats;
+  };
+  std::optional<Live> live_;
+  std::string live_text_;
 };
 
 // A JSON POST body as a config section: {"section": "UdpEndpoint", "name": "gcs", "Mode":
@@ -85,6 +104,8 @@ class HttpApi {
 std::optional<config::ConfigSection> section_of(const std::string& body, std::string* error);
 // Whether a body is JSON (an object), else INI text.
 bool is_json(const std::string& body);
+// /api/v1/statustext's document: each system's last STATUSTEXT lines, oldest first.
+std::string status_text_json(const std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>>& all);
 // {"result": message} under 300, {"error": message} from 300 on.
 HttpResponse json_message(int status, const std::string& message);
 // A query parameter's value, percent-decoded ("filter" of "filter=RC_.%2A&system=1"); none when absent.

@@ -17,6 +17,7 @@
 #include "base/fault.hpp"
 #include "base/file_read.hpp"
 #include "base/log.hpp"
+#include "base/no_wait.hpp"
 #include "router/router.hpp"
 #include "transport/event_loop.hpp"
 #include "window/http_window.hpp"
@@ -207,7 +208,15 @@ void HttpServer::Window::on_pace(lws_sorted_usec_list_t* sul) {
 }
 
 void HttpServer::Window::woke() {
-  bell->take(woken);
+  bell->take(woken, due);
+  for (auto& job : due) {
+    try {
+      job();
+    } catch (...) {
+      fault::caught("a job posted to the window");
+    }
+  }
+  due.clear();
   pace.spacing = static_cast<lws_usec_t>(woken.size()) * kUsPerSession;
   for (const auto& wake : woken) {
     wake->listed.store(false);  // before the look: a ring from now on lists it again
@@ -240,6 +249,7 @@ void HttpServer::Window::forget(lws* wsi) {
 HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(std::make_unique<Window>()) {
   Window& w = *window_;
   w.hooks = std::move(hooks);
+  if (w.hooks.bell) w.bell = w.hooks.bell;
   w.hosts = HostNames(config.server_names);
   w.content_policy = page_policy(config.map_tiles);
   w.tls = !config.certificate.empty();
@@ -296,6 +306,7 @@ HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(
   {
     std::lock_guard lock(w.bell->mutex);
     w.bell->context = w.context;
+    if (!w.bell->ready.empty() || !w.bell->jobs.empty()) lws_cancel_service(w.context);  // posted before
   }
   lws_vhost* vhost = lws_get_vhost_by_name(w.context, "mavswitch");
   const int bound = vhost != nullptr ? lws_get_vhost_listen_port(vhost) : -1;
@@ -303,6 +314,9 @@ HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(
   w.thread = std::thread([&w] {
     pthread_setname_np(pthread_self(), "mavswitch-http");  // as top -H and /proc show it
     w.owner = std::this_thread::get_id();
+    // It serves every client: it gathers from the router by posting (router_gather.hpp), and
+    // work that waits goes to the blocking-work thread (HttpResponse::later).
+    no_wait::mark("the window's thread");
     w.second.window = &w;
     if (w.hooks.tick) lws_sul_schedule(w.context, 0, &w.second.sul, Window::on_second, LWS_US_PER_SEC);
     while (!w.stopping.load()) lws_service(w.context, 0);
@@ -312,10 +326,7 @@ HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(
 HttpServer::~HttpServer() {
   Window& w = *window_;
   w.stopping = true;
-  {
-    std::lock_guard lock(w.bell->mutex);
-    w.bell->context = nullptr;  // links that outlive the window ring nothing
-  }
+  w.bell->stop();  // links that outlive the window ring nothing; jobs left are dropped
   lws_cancel_service(w.context);
   w.thread.join();
   w.owner = std::this_thread::get_id();  // what closing every connection calls runs here now

@@ -80,6 +80,8 @@ class TextSocket {
   virtual void close() = 0;  // the client went
 };
 
+struct Bell;
+
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
@@ -103,6 +105,9 @@ class HttpServer {
     RunLater run_later;
     // Once a second on the window's thread (what the window keeps a history of); may be empty.
     std::function<void()> tick;
+    // How other threads post work to the window's thread (bell.hpp): given, so that the
+    // handler can post before the server exists; null: the server makes its own.
+    std::shared_ptr<Bell> bell;
   };
   static constexpr size_t kMaxBody = 64 * 1024;  // a config section fits many times over
   // A vehicle's mission (a .plan of thousands of items) or parameter file may be larger, a few

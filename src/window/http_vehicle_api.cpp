@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "window/http_api.hpp"
+#include "window/router_gather.hpp"
 
 // mavlink2rest's API on the window (the tree, the helper, /info, the JSON WebSocket) and the
 // vehicles' commands and parameters: requests turned into calls of vehicle::VehicleData.
@@ -68,10 +69,19 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
     if (!under(path, root)) continue;
     if (data == nullptr) return json_message(404, "the vehicle data is off");
     if (get) {
-      vehicle::VehicleData::Answer a = data->tree(std::string_view(path).substr(root.size()), request.room);
-      HttpResponse r{a.status, "application/json", a.shared ? "" : std::move(a.body) + "\n"};
-      r.shared_body = std::move(a.shared);
-      return r;
+      const auto http = [](vehicle::VehicleData::Answer a) {
+        HttpResponse r{a.status, "application/json", a.shared ? "" : std::move(a.body) + "\n"};
+        r.shared_body = std::move(a.shared);
+        return r;
+      };
+      const std::string pointer = path.substr(root.size());
+      if (auto rendered = data->tree_rendered(pointer, request.room)) return http(std::move(*rendered));
+      // The slots copied on the router's thread, rendered here (router_gather.hpp).
+      return gathered(
+          router_, bell_, [data] { return data->newest(); },
+          [data, http, pointer, room = request.room](const std::vector<NewestFrames::Slot>& slots) {
+            return http(data->tree(pointer, room, slots));
+          });
     }
     if (request.method != "POST" || path != root) return json_message(405, request.method + " is not used here");
     if (const int refused = admits_websocket(request); refused != 0)

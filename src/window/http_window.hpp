@@ -19,6 +19,7 @@
 
 #include "base/log.hpp"
 #include "transport/handoff.hpp"
+#include "window/bell.hpp"
 #include "window/host_names.hpp"
 #include "window/http_server.hpp"
 
@@ -36,34 +37,6 @@ std::string header(lws* wsi, lws_token_indexes token);
 HttpRequest request_of(lws* wsi);
 // "127.0.0.1:50412"
 std::string peer_of(lws* wsi);
-
-// One session's place on the bell's list: listed at most once until the window's thread takes
-// the list. Shared with whatever wakes the session (its link, a job), which may outlive it.
-struct Wake {
-  lws* wsi = nullptr;  // the window's thread's
-  std::atomic<bool> listed{false};
-};
-
-// How other threads (the workers, flushing a WebSocket client's frames; a job with an answer)
-// wake the window's thread for a session: the session goes on a list, so that a wake-up touches
-// only the sessions with work, not every one. It wakes nothing once the window stopped.
-struct Bell {
-  std::mutex mutex;
-  lws_context* context = nullptr;            // under mutex; null once the window stops
-  std::vector<std::shared_ptr<Wake>> ready;  // under mutex
-  void ring(const std::shared_ptr<Wake>& wake) {
-    if (wake->listed.exchange(true)) return;  // listed already: one look for many rings
-    std::lock_guard lock(mutex);
-    ready.push_back(wake);
-    if (ready.size() == 1 && context != nullptr) lws_cancel_service(context);  // one wake for the list
-  }
-  // The window's thread: the sessions listed since the last take, in `out` (emptied first).
-  void take(std::vector<std::shared_ptr<Wake>>& out) {
-    out.clear();
-    std::lock_guard lock(mutex);
-    out.swap(ready);
-  }
-};
 
 // One connection: an HTTP request being read or answered, an event stream, or a WebSocket
 // client. The window's thread only, but `wake`, which another thread rings (Bell).
@@ -129,6 +102,7 @@ struct HttpServer::Window {
   std::atomic<bool> stopping{false};
   std::shared_ptr<Bell> bell = std::make_shared<Bell>();
   std::vector<std::shared_ptr<Wake>> woken;  // the window's thread: the bell's list, taken
+  std::vector<std::function<void()>> due;    // the window's thread: the bell's jobs, taken
   // What another thread calls to have session `s` looked at (its writable turn, a held body).
   std::function<void()> waker(const Session& s) const {
     return [bell = bell, wake = s.wake] { bell->ring(wake); };

@@ -115,6 +115,7 @@ void OperatorWindow::start() {
                    .admit = [this](const HttpRequest& r) { return api_->admits_websocket(r); },
                    .run_later = [this](std::function<void()> job) { run_later(std::move(job)); },
                    .tick = [this] { api_->tick(); },
+                   .bell = api_->bell(),
                });
     log::info("http: listening on {}", server_->url());
     for (const auto& [name, path] : doors.paths())

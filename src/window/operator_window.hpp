@@ -30,7 +30,7 @@ class OperatorWindow {
   // Closes the HTTP server and waits for the jobs it gave the blocking-work thread: called as
   // soon as the router stops, before what its requests read (the log writers) goes away.
   void stop();
-  // More of /metrics (the log writers'), in the exposition format; called on an HTTP thread.
+  // More of /metrics (the log writers'), in the exposition format; called on the router's thread.
   void add_metrics(std::function<std::string()> more) { more_metrics_ = std::move(more); }
   // Where the systems' HEARTBEATs are kept (the API's systems); it outlives stop(). Before start().
   void add_vehicles(const VehicleWatch* vehicles) { vehicles_ = vehicles; }

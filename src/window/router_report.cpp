@@ -68,34 +68,34 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingSta
           {"command_denied", r.commands_denied}};
 }
 
-RouterSnapshot take_snapshot(Router& router) {
+RouterSnapshot snapshot_on_router(Router& router) {
+  MAVSWITCH_ASSERT_OWNER(router.event_loop(), "snapshot_on_router");
   RouterSnapshot s;
-  router.run_on_loop([&] {
-    for (size_t i = 0; i < router.endpoint_count(); ++i) {
-      if (router.endpoint_closed(i)) continue;
-      EndpointSnapshot e;
-      e.index = i;
-      e.name = router.endpoint_spec(i).name;
-      e.kind = transport::kind_name(router.endpoint_spec(i));
-      e.description = router.endpoint_description(i);
-      e.totals = router.endpoint_totals(i);
-      router.for_each_link(i, [&](const Router::LinkReport& r) {
-        LinkSnapshot l{router.link_name(r.link.id),
-                       r.link.peer(),
-                       r.worker,
-                       r.counters,
-                       r.link.parser_stats(),
-                       r.sequences != nullptr ? r.sequences->lost() : 0,
-                       r.queue_storage,
-                       r.queued,
-                       r.radio != nullptr ? std::optional<RadioReport>(*r.radio) : std::nullopt,
-                       r.radio != nullptr ? transport::now_ms() - r.radio->heard_ms : 0};
-        e.sequence_lost += l.sequence_lost;
-        e.links.push_back(std::move(l));
-      });
-      s.endpoints.push_back(std::move(e));
-    }
-  });
+  for (size_t i = 0; i < router.endpoint_count(); ++i) {
+    if (router.endpoint_closed(i)) continue;
+    EndpointSnapshot e;
+    e.index = i;
+    e.spec = router.endpoint_spec(i);
+    e.name = router.endpoint_spec(i).name;
+    e.kind = transport::kind_name(router.endpoint_spec(i));
+    e.description = router.endpoint_description(i);
+    e.totals = router.endpoint_totals(i);
+    router.for_each_link(i, [&](const Router::LinkReport& r) {
+      LinkSnapshot l{router.link_name(r.link.id),
+                     r.link.peer(),
+                     r.worker,
+                     r.counters,
+                     r.link.parser_stats(),
+                     r.sequences != nullptr ? r.sequences->lost() : 0,
+                     r.queue_storage,
+                     r.queued,
+                     r.radio != nullptr ? std::optional<RadioReport>(*r.radio) : std::nullopt,
+                     r.radio != nullptr ? transport::now_ms() - r.radio->heard_ms : 0};
+      e.sequence_lost += l.sequence_lost;
+      e.links.push_back(std::move(l));
+    });
+    s.endpoints.push_back(std::move(e));
+  }
   s.routing = router.routing().stats();
   const auto& routes = router.routing().routes();
   for (unsigned sys = 0; sys < 256; ++sys) {
@@ -128,28 +128,22 @@ std::string links_json(const RouterSnapshot& s, bool pretty) {
   return pretty ? json_text(Json{{"links", links}}, 2) : json_text(links);
 }
 
-std::string endpoints_json(Router& router) {
+std::string endpoints_json(const RouterSnapshot& s) {
   Json list = Json::array();
-  router.run_on_loop([&] {
-    for (size_t i = 0; i < router.endpoint_count(); ++i) {
-      if (router.endpoint_closed(i)) continue;
-      const transport::EndpointSpec& spec = router.endpoint_spec(i);
-      Json j = {
-          {"name", spec.name}, {"kind", transport::kind_name(spec)}, {"description", router.endpoint_description(i)}};
-      // Where a socket is; a made endpoint's description says where it is (a path, a cluster).
-      if (!spec.device.empty()) {
-        j["device"] = spec.device;
-        j["baud"] = spec.bauds;
-      } else if (spec.maker == nullptr) {
-        j["address"] = spec.address;
-        j["port"] = spec.port;
-      }
-      size_t links = 0;
-      router.for_each_link(i, [&](const Router::LinkReport&) { ++links; });
-      j["links"] = links;
-      list.push_back(std::move(j));
+  for (const EndpointSnapshot& e : s.endpoints) {
+    const transport::EndpointSpec& spec = e.spec;
+    Json j = {{"name", spec.name}, {"kind", e.kind}, {"description", e.description}};
+    // Where a socket is; a made endpoint's description says where it is (a path, a cluster).
+    if (!spec.device.empty()) {
+      j["device"] = spec.device;
+      j["baud"] = spec.bauds;
+    } else if (spec.maker == nullptr) {
+      j["address"] = spec.address;
+      j["port"] = spec.port;
     }
-  });
+    j["links"] = e.links.size();
+    list.push_back(std::move(j));
+  }
   return json_text(Json{{"endpoints", list}}, 2);
 }
 

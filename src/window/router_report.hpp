@@ -31,6 +31,7 @@ struct LinkSnapshot {
 
 struct EndpointSnapshot {
   size_t index = 0;
+  transport::EndpointSpec spec;  // as configured
   std::string name, kind, description;
   transport::Endpoint::Totals totals;  // its links, those gone included
   uint64_t sequence_lost = 0;          // of its links now up
@@ -48,8 +49,8 @@ struct RouterSnapshot {
   uint64_t faults = 0;           // exceptions the boundaries caught (base/fault.hpp)
 };
 
-// From a thread outside the router (the HTTP server's).
-RouterSnapshot take_snapshot(Router& router);
+// On the router's thread (the window gathers it there: router_gather.hpp).
+RouterSnapshot snapshot_on_router(Router& router);
 
 // Frames a link did not send, by cause as /stats and /metrics name them: the link's own drops,
 // then what its parser threw away.
@@ -61,7 +62,7 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingSta
 // Every link up, with its counters and queue.
 std::string links_json(const RouterSnapshot& s, bool pretty = true);
 // The endpoints' configuration.
-std::string endpoints_json(Router& router);
+std::string endpoints_json(const RouterSnapshot& s);
 // The routing decisions and each endpoint's totals.
 std::string stats_json(const RouterSnapshot& s);
 // {"enabled": true, "rates": [{"system", "component", "message", "message_id", "asked_us",

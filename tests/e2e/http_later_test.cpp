@@ -41,7 +41,8 @@ TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
           .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
           .admit = [](const window::HttpRequest&) { return 0; },
           .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); },
-          .tick = {}});
+          .tick = {},
+          .bell = {}});
 
   auto slow = std::async(std::launch::async, [&] { return http_request(server.port(), "GET", "/slow"); });
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready) << "the slow answer was asked for";
@@ -97,7 +98,8 @@ TEST(HttpWindow, AStreamedBodyIsHeldBackWhileItsReaderIsBehind) {
           .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
           .admit = [](const window::HttpRequest&) { return 0; },
           .run_later = [](std::function<void()> job) { job(); },
-          .tick = {}});
+          .tick = {},
+          .bell = {}});
 
   std::string sent(4 * 1024 * 1024, '\0');
   for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>((i * 2654435761u) >> 13);
