@@ -10,6 +10,7 @@
 // minutes (Prometheus keeps longer history from /metrics).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -18,6 +19,12 @@
 #include <vector>
 
 namespace mavswitch::window {
+
+// The wall clock in Unix milliseconds: what the history and the status texts are stamped with.
+inline int64_t unix_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 class History {
  public:

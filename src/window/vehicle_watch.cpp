@@ -8,6 +8,7 @@
 #include "mavswitch/msg/heartbeat.hpp"
 #include "mavswitch/msg/statustext.hpp"
 #include "mavswitch/msg/sys_status.hpp"
+#include "window/history.hpp"
 
 namespace mavswitch::window {
 namespace {
@@ -37,10 +38,7 @@ VehicleWatch::VehicleWatch(Router& router, Component& component) : router_(route
       }));
   subscriptions_.push_back(
       component.subscribe<msg::Statustext>([this](const msg::Statustext& m, const protocol::FrameView& f) {
-        const auto unix_ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        status_texts_.add(f.sysid(), f.compid(), m, unix_ms);
+        status_texts_.add(f.sysid(), f.compid(), m, unix_now_ms());
       }));
 }
 
