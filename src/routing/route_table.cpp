@@ -67,6 +67,20 @@ bool RouteTable::knows(uint8_t sysid, uint8_t compid) const noexcept {
   return found;
 }
 
+size_t RouteTable::known_count() const noexcept {
+  size_t n = 0;
+  for (unsigned sysid = 0; sysid < systems_.size(); ++sysid) {
+    const System* sys = system(static_cast<uint8_t>(sysid));
+    if (sys == nullptr) continue;
+    sys->components.for_each([&](const ComponentRef& ref, uint64_t) {
+      bool heard = false;
+      ref.component->links.for_each([&](const Entry&, uint64_t) { heard = true; });
+      n += heard ? 1 : 0;
+    });
+  }
+  return n;
+}
+
 template <class Pred>
 size_t RouteTable::erase_if(Pred pred) {
   size_t dropped = 0;

@@ -69,6 +69,9 @@ class RouteTable {
   // is heard there too, but never becomes its home while the first link still hears it.
   LinkId home_link(uint8_t sysid, uint8_t compid) const noexcept;
   bool knows(uint8_t sysid, uint8_t compid) const noexcept;
+  // How many (system, component) pairs it knows: a walk over the systems heard and their
+  // components, not over all 65,536 pairs (the window counts them once a second).
+  size_t known_count() const noexcept;
 
   void forget_link(LinkId link);
   void forget_component(uint8_t sysid, uint8_t compid);

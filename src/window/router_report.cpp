@@ -97,10 +97,7 @@ RouterSnapshot snapshot_on_router(Router& router) {
     s.endpoints.push_back(std::move(e));
   }
   s.routing = router.routing().stats();
-  const auto& routes = router.routing().routes();
-  for (unsigned sys = 0; sys < 256; ++sys) {
-    for (unsigned comp = 0; comp < 256; ++comp) s.routes += routes.knows(uint8_t(sys), uint8_t(comp)) ? 1u : 0u;
-  }
+  s.routes = router.routing().routes().known_count();
   s.workers = router.worker_count();
   s.worker_busy_us = router.worker_busy_us();
   s.cross_worker_drops = router.cross_worker_drops();

@@ -180,10 +180,12 @@ TEST_F(RoutingTest, RoutesAgeOut) {
   route(vehicle, heartbeat(1, 1), 1000);
   r.expire(4000);
   EXPECT_EQ(route(gcs, command(255, 190, 1, 1), 4000), (Links{vehicle}));
+  EXPECT_EQ(r.routes().known_count(), 2u) << "the vehicle and the ground station";
   r.expire(6500);
   Verdict v;
   route(gcs, command(255, 190, 1, 1), 6500, &v);
   EXPECT_EQ(v, Verdict::kUnknownTarget);
+  EXPECT_EQ(r.routes().known_count(), 1u) << "the ground station, heard again; the vehicle aged out";
 }
 
 TEST_F(RoutingTest, RebootClearsTheRebootedComponentsRoutesOnly) {
