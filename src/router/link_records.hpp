@@ -6,7 +6,7 @@
 // Who may touch what, asserted where it is written:
 //  - owner and direct: written once in open(), before the link is routable (from
 //    Routing::add_link's callback, under its lock, which publishes them); read by any worker.
-//  - name: any thread, under a lock (log lines; links come and go rarely).
+//  - name: any thread, under a lock (log lines; links come and go rarely); "link N" once closed.
 //  - link, sequences, radio, published: the owner's thread alone, between open() and close().
 //    A record's next owner takes the id only after Routing::remove_link (under the same lock),
 //    so one owner's last write comes before the next one's first.
@@ -74,13 +74,18 @@ class LinkRecords {
     return std::move(r.published);
   }
   // The owner's part, on its thread, before Routing::remove_link gives the id back. The name
-  // stays for log lines about the link said after it went.
+  // goes too: a thousand small strings left behind by clients that came and went would pin the
+  // heap's pages their buffers were on (RSS after they leave: bench/window_clients).
   std::unique_ptr<DirectTarget> close(routing::LinkId id) noexcept {
     auto direct = withdraw_direct(id);
     LinkRecord& r = at(id);
     r.link = nullptr;
     r.sequences.reset();
     r.radio = {};
+    {
+      std::lock_guard lock(mutex_);
+      std::string().swap(r.name);
+    }
     return direct;
   }
   // A link routing delivered to (so open() ran for it): one load of its chunk, no check, as
