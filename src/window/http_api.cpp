@@ -17,7 +17,7 @@
 #include "config/config_keys.hpp"
 #include "fabric/vehicle_map.hpp"
 #include "mavswitch/msg/global_position_int.hpp"
-#include "window/router_gather.hpp"
+#include "window/answer_later.hpp"
 #include "window/router_report.hpp"
 
 namespace mavswitch::window {
@@ -147,7 +147,7 @@ HttpResponse HttpApi::handle(const HttpRequest& request) {
   if (auto answer = vehicle_data(request)) return std::move(*answer);
   if (!reads) return change(request);
   const std::string& path = request.path;
-  // What the router knows is gathered on its thread and rendered here (router_gather.hpp).
+  // What the router knows is gathered on its thread and rendered here (answer_later.hpp).
   const auto snapshot = [this] { return snapshot_on_router(router_); };
   if (path == "/metrics") {
     return gathered(
@@ -235,15 +235,13 @@ HttpResponse HttpApi::change(const HttpRequest& request) {
     return json_message(403, "changes over HTTP need a bearer token: set TokenFile in [Http]");
   if (!token_matches(request)) return json_message(401, "a change needs the bearer token (Authorization: Bearer ...)");
   const std::string& path = request.path;
-  // Each change waits for the router: worked out on the blocking-work thread (later), whose
-  // answer the window writes when it comes.
-  auto later = [](std::function<EndpointControl::Result()> change) {
-    HttpResponse r;
-    r.later = [change = std::move(change)] {
+  // Each change waits for the router: worked out on the blocking-work thread, whose answer the
+  // window writes when it comes.
+  auto later = [this](std::function<EndpointControl::Result()> change) {
+    return worked_out(options_.run_later, [change = std::move(change)] {
       const EndpointControl::Result done = change();
       return json_message(done.status, done.message);
-    };
-    return r;
+    });
   };
   if (request.method == "POST" && path == kEndpoints) {
     if (!is_json(request.body)) return later([this, text = request.body] { return control_.add(text); });

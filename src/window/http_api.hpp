@@ -16,6 +16,7 @@
 #include "rates/message_rates.hpp"
 #include "router/router.hpp"
 #include "vehicle/vehicle_data.hpp"
+#include "window/answer_later.hpp"
 #include "window/bell.hpp"
 #include "window/endpoint_control.hpp"
 #include "window/history.hpp"
@@ -45,11 +46,12 @@ class HttpApi {
     vehicle::VehicleData* data = nullptr;            // the vehicles' messages (mavlink2rest's API); null: none
     Program program;                                 // for /info
     std::map<uint16_t, std::string> own_components;  // system << 8 | component -> what it is, of the router's own
+    RunLater run_later;                              // the blocking-work thread, for changes
   };
   HttpApi(Router& router, EndpointControl& control, Options options)
       : router_(router), control_(control), options_(std::move(options)) {}
 
-  // How the router's thread posts back what it gathered (router_gather.hpp); the server rings
+  // How the router's thread posts back what it gathered (answer_later.hpp); the server rings
   // the same bell (HttpServer::Hooks::bell).
   std::shared_ptr<Bell> bell() const { return bell_; }
 

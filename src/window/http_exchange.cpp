@@ -102,11 +102,6 @@ int HttpServer::Window::answer(lws* wsi, Session& s) {
   s.answered = true;
   s.request.room = kMaxHeld - std::min(held_bytes, kMaxHeld);
   HttpResponse r = guarded_answer([&] { return hooks.handler(s.request); });
-  if (r.later) {  // worked out on the blocking-work thread
-    return await_answer(wsi, s, [run_later = hooks.run_later, work = std::move(r.later)](auto answer) {
-      run_later([work, answer = std::move(answer)] { answer(guarded_answer(work)); });
-    });
-  }
   if (r.awaits) return await_answer(wsi, s, std::move(r.awaits));
   return respond(wsi, s, std::move(r));
 }

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "mavswitch/msg/global_position_int.hpp"
+#include "window/answer_later.hpp"
 #include "window/http_api.hpp"
-#include "window/router_gather.hpp"
 #include "window/router_report.hpp"
 
 namespace mavswitch::window {

@@ -314,8 +314,8 @@ HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(
   w.thread = std::thread([&w] {
     pthread_setname_np(pthread_self(), "mavswitch-http");  // as top -H and /proc show it
     w.owner = std::this_thread::get_id();
-    // It serves every client: it gathers from the router by posting (router_gather.hpp), and
-    // work that waits goes to the blocking-work thread (HttpResponse::later).
+    // It serves every client: it gathers from the router by posting (answer_later.hpp), and
+    // work that waits goes to the blocking-work thread (answer_later.hpp:worked_out).
     no_wait::mark("the window's thread");
     w.second.window = &w;
     if (w.hooks.tick) lws_sul_schedule(w.context, 0, &w.second.sul, Window::on_second, LWS_US_PER_SEC);

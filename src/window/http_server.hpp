@@ -52,13 +52,11 @@ struct HttpResponse {
   // pushed every event_period_ms until the client goes or the server stops.
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
-  // Work that waits (an endpoint change waits for the router): while set, the rest is ignored,
-  // `later` runs through the server's RunLater (the blocking-work thread), and what it answers
-  // is written when it is done. The window's thread serves the others meanwhile.
-  std::function<HttpResponse()> later;
-  // An answer that another thread gives when it has it (a vehicle's reply): called once on the
-  // window's thread with `answer`, which whoever has the answer calls once, from any thread.
-  // While set, the rest is ignored; the window's thread serves the others meanwhile.
+  // The one way an answer comes later: another thread gives it when it has it (a vehicle's
+  // reply, what the router's thread gathered, a change worked out on the blocking-work thread:
+  // window/answer_later.hpp). Called once on the window's thread with `answer`, which whoever
+  // has the answer calls once, from any thread. While set, the rest is ignored; the window's
+  // thread serves the others meanwhile.
   std::function<void(std::function<void(HttpResponse)> answer)> awaits;
   // Bytes that come as another thread makes them (a file from a vehicle): written as they come,
   // `length` of them when known (-1: not known, and the connection closes at their end); a
@@ -90,8 +88,6 @@ class HttpServer {
   using Admit = std::function<int(const HttpRequest&)>;
   // The WebSocket endpoint at a path, or null (404).
   using FindWebSocket = std::function<std::shared_ptr<transport::HandoffEntrance>(const std::string& path)>;
-  // Runs a job off the window's thread (HttpResponse::later's), once; any thread may run it.
-  using RunLater = std::function<void(std::function<void()> job)>;
   // A text WebSocket for an upgrade request, or null with the refusal (*status: 404 for a path
   // that has none, 400, 401, 403) and *why. `wake`: texts wait (any thread).
   using OpenText = std::function<std::shared_ptr<TextSocket>(const HttpRequest&, std::function<void()> wake,
@@ -102,7 +98,6 @@ class HttpServer {
     FindWebSocket find_websocket;
     OpenText open_text;
     Admit admit;
-    RunLater run_later;
     // Once a second on the window's thread (what the window keeps a history of); may be empty.
     std::function<void()> tick;
     // How other threads post work to the window's thread (bell.hpp): given, so that the

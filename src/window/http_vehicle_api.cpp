@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "window/answer_later.hpp"
 #include "window/http_api.hpp"
-#include "window/router_gather.hpp"
 
 // mavlink2rest's API on the window (the tree, the helper, /info, the JSON WebSocket) and the
 // vehicles' commands and parameters: requests turned into calls of vehicle::VehicleData.
@@ -76,7 +76,7 @@ std::optional<HttpResponse> HttpApi::vehicle_data(const HttpRequest& request) {
       };
       const std::string pointer = path.substr(root.size());
       if (auto rendered = data->tree_rendered(pointer, request.room)) return http(std::move(*rendered));
-      // The slots copied on the router's thread, rendered here (router_gather.hpp).
+      // The slots copied on the router's thread, rendered here (answer_later.hpp).
       return gathered(
           router_, bell_, [data] { return data->newest(); },
           [data, http, pointer, room = request.room](const std::vector<NewestFrames::Slot>& slots) {

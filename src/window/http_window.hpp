@@ -63,7 +63,7 @@ struct Session {
   size_t pending_frame = 0;                              // the next of `pending` to write
   size_t pending_at = 0;                                 // its first byte
   std::shared_ptr<Wake> wake = std::make_shared<Wake>();
-  // An answer being worked out elsewhere (HttpResponse::later): set by the job when done, then
+  // An answer being worked out elsewhere (HttpResponse::awaits): set by the job when done, then
   // the bell rung; shared with the job, which may outlive the session.
   struct Later {
     std::mutex mutex;

@@ -98,6 +98,7 @@ void OperatorWindow::start() {
         http_.address);
   }
   options.more_metrics = more_metrics_;
+  options.run_later = [this](std::function<void()> job) { run_later(std::move(job)); };
   options.vehicles = vehicles_;
   options.rates = rates_;
   options.data = data_;
@@ -113,7 +114,6 @@ void OperatorWindow::start() {
                    .open_text = [this](const HttpRequest& r, std::function<void()> wake, int* status,
                                        std::string* why) { return api_->open_text(r, std::move(wake), status, why); },
                    .admit = [this](const HttpRequest& r) { return api_->admits_websocket(r); },
-                   .run_later = [this](std::function<void()> job) { run_later(std::move(job)); },
                    .tick = [this] { api_->tick(); },
                    .bell = api_->bell(),
                });

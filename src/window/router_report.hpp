@@ -49,7 +49,7 @@ struct RouterSnapshot {
   uint64_t faults = 0;           // exceptions the boundaries caught (base/fault.hpp)
 };
 
-// On the router's thread (the window gathers it there: router_gather.hpp).
+// On the router's thread (the window gathers it there: answer_later.hpp).
 RouterSnapshot snapshot_on_router(Router& router);
 
 // Frames a link did not send, by cause as /stats and /metrics name them: the link's own drops,

@@ -24,25 +24,26 @@ TEST(HttpWindow, AnAnswerWorkedOutElsewhereHoldsNoOtherRequest) {
   std::shared_future<void> released = release.get_future().share();
   std::thread worker;  // where the slow answer is worked out: the test's blocking-work thread
   window::HttpServer server(
-      config,
-      window::HttpServer::Hooks{
-          .handler =
-              [&](const window::HttpRequest& r) {
-                if (r.path != "/slow") return window::HttpResponse(200, "text/plain", "quick\n");
-                window::HttpResponse later;
-                later.later = [&started, released] {
-                  started.set_value();
-                  released.wait_for(10s);
-                  return window::HttpResponse(201, "text/plain", "slow\n");
-                };
-                return later;
-              },
-          .find_websocket = [](const std::string&) { return nullptr; },
-          .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
-          .admit = [](const window::HttpRequest&) { return 0; },
-          .run_later = [&](std::function<void()> job) { worker = std::thread(std::move(job)); },
-          .tick = {},
-          .bell = {}});
+      config, window::HttpServer::Hooks{.handler =
+                                            [&](const window::HttpRequest& r) {
+                                              if (r.path != "/slow")
+                                                return window::HttpResponse(200, "text/plain", "quick\n");
+                                              window::HttpResponse later;
+                                              later.awaits = [&worker, &started, released](auto answer) {
+                                                worker = std::thread([&started, released, answer] {
+                                                  started.set_value();
+                                                  released.wait_for(10s);
+                                                  answer(window::HttpResponse(201, "text/plain", "slow\n"));
+                                                });
+                                              };
+                                              return later;
+                                            },
+                                        .find_websocket = [](const std::string&) { return nullptr; },
+                                        .open_text = [](const window::HttpRequest&, std::function<void()>, int*,
+                                                        std::string*) { return nullptr; },
+                                        .admit = [](const window::HttpRequest&) { return 0; },
+                                        .tick = {},
+                                        .bell = {}});
 
   auto slow = std::async(std::launch::async, [&] { return http_request(server.port(), "GET", "/slow"); });
   ASSERT_EQ(started.get_future().wait_for(10s), std::future_status::ready) << "the slow answer was asked for";
@@ -97,7 +98,6 @@ TEST(HttpWindow, AStreamedBodyIsHeldBackWhileItsReaderIsBehind) {
           .find_websocket = [](const std::string&) { return nullptr; },
           .open_text = [](const window::HttpRequest&, std::function<void()>, int*, std::string*) { return nullptr; },
           .admit = [](const window::HttpRequest&) { return 0; },
-          .run_later = [](std::function<void()> job) { job(); },
           .tick = {},
           .bell = {}});
 
