@@ -102,9 +102,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body = in.text(256);
   const std::string name = in.text(20);
   const uint8_t system = in.byte() % 4, component = in.byte() % 4;
+  // The tree as the window reads it: its slots copied on the router's thread, rendered here.
+  const auto tree = [&](const std::string& at) {
+    std::vector<NewestFrames::Slot> slots;
+    world.router.run_on_loop([&] { slots = v.newest(); });
+    (void)v.tree(at, SIZE_MAX, slots);
+  };
   switch (in.byte() % 6) {
-    case 0: (void)v.tree(""); break;
-    case 1: (void)v.tree("/" + pointer); break;
+    case 0: tree(""); break;
+    case 1: tree("/" + pointer); break;
     case 2: (void)v.send(body); break;
     case 3: await([&](auto answer) { v.command(system, component, body, answer); }); break;
     case 4: await([&](auto answer) { v.parameter(system, component, name, body, answer); }); break;
