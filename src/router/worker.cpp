@@ -142,7 +142,8 @@ const DirectTarget* Worker::direct_target(routing::LinkId id) const {
   if (log::tracing()) [[unlikely]] {
     route_traced(from, frame);
   } else {
-    routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId to) { deliver(to, frame); });
+    routing.route(context_, from, frame, loop_.now());
+    for (const routing::LinkId to : context_.destinations()) deliver(to, frame);
   }
   if (!remote_owners_.empty()) hand_over_gathered(frame);
   if (!shared_.taps.empty()) tap(frame);
@@ -160,11 +161,9 @@ routing::LinkId Worker::source() const {
 // DebugLogLevel = trace: every decision, one line each, with what was dropped and why. Its own
 // copy of the decision, so that the common one carries nothing for it.
 void Worker::route_traced(routing::LinkId from, const protocol::FrameView& frame) {
-  std::vector<routing::LinkId> to;
-  const routing::Verdict verdict = shared_.routing.route(context_, from, frame, loop_.now(), [&](routing::LinkId link) {
-    to.push_back(link);
-    deliver(link, frame);
-  });
+  const routing::Verdict verdict = shared_.routing.route(context_, from, frame, loop_.now());
+  const std::vector<routing::LinkId> to(context_.destinations().begin(), context_.destinations().end());
+  for (const routing::LinkId link : to) deliver(link, frame);
   const auto name = frame.info() != nullptr ? frame.info()->name : std::string_view("unknown id");
   log::trace("route: {}/{} {} (#{}) seq {} from link {}: {}{}{}", frame.sysid(), frame.compid(), name, frame.msgid(),
              frame.seq(), from, routing::verdict_name(verdict), to.empty() ? "" : " to links ", fmt::join(to, ", "));

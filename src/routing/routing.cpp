@@ -64,20 +64,19 @@ void Routing::check_reboot(const protocol::FrameView& f) {
   }
 }
 
-// Hands the frame to `to` (whose slot is `l`) unless it is the source link, was already given
-// this frame, or its out-filter or unknown-id policy refuses it. Inlined into each loop of
-// route(): it runs once per candidate destination.
-[[gnu::always_inline]] inline bool Routing::offer(RoutingContext& ctx, LinkSlot& l, LinkId to, LinkId from,
-                                                  const protocol::FrameView& f, DeliverFn& deliver) {
-  if (to == from || ctx.marks_[to] == ctx.stamp_) return false;
+// Lists `to` (whose slot is `l`) as a destination unless it is the source link, was already
+// given this frame, or its out-filter or unknown-id policy refuses it. Inlined into each loop
+// of route(): it runs once per candidate destination.
+[[gnu::always_inline]] inline void Routing::offer(RoutingContext& ctx, LinkSlot& l, LinkId to, LinkId from,
+                                                  const protocol::FrameView& f) {
+  if (to == from || ctx.marks_[to] == ctx.stamp_) return;
   ctx.marks_[to] = ctx.stamp_;
   const uint8_t traits = l.traits.load(std::memory_order_acquire);
-  if (traits == 0) return false;  // not active
+  if (traits == 0) return;  // not active
   if (traits & kOutChecks) [[unlikely]] {
-    if (!passes_out(ctx, l, traits, to, f)) return false;
+    if (!passes_out(ctx, l, traits, to, f)) return;
   }
-  deliver(to);
-  return true;
+  ctx.to_.push_back(to);  // within its reserved room: marked once, so at most one per link
 }
 
 // What a link with out-filters, an unknown-id policy or a group asks of a frame before it gets it.
@@ -140,14 +139,14 @@ Verdict Routing::check_source(RoutingContext& ctx, LinkSlot& src, uint8_t src_tr
 
 // A link id found in the route table may be newer than the marks (added since route() sized
 // them): such a link was not active when the decision started, so it is skipped.
-bool Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f,
-                          DeliverFn& deliver) {
-  return to < ctx.marks_.size() && offer(ctx, slot(to), to, from, f, deliver);
+void Routing::offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& f) {
+  if (to < ctx.marks_.size()) offer(ctx, slot(to), to, from, f);
 }
 
-Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameView& f, Millis now, DeliverFn deliver) {
+Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameView& f, Millis now) {
   auto& stats = ctx.stats_;
   ++stats.frames;
+  ctx.to_.clear();
   ctx.now_ = now;
   LinkSlot& src = slot(from);
   // The source link's traits say which of its policy's checks apply: most links have none, and
@@ -168,7 +167,10 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   if (f.verified() && f.msgid() == kSystemTimeId) check_reboot(f);
 
   const LinkId count = link_count();
-  if (ctx.marks_.size() < count) ctx.marks_.resize((count + kChunkSize - 1) & ~(kChunkSize - 1), 0);
+  if (ctx.marks_.size() < count) {
+    ctx.marks_.resize((count + kChunkSize - 1) & ~(kChunkSize - 1), 0);
+    ctx.to_.reserve(ctx.marks_.size());
+  }
   ++ctx.stamp_;
   if (ctx.stamp_ == 0) {  // wrapped: clear the marks so none matches by accident
     std::fill(ctx.marks_.begin(), ctx.marks_.end(), 0);
@@ -179,8 +181,6 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
   const protocol::MessageInfo* info = f.info();
   const uint8_t target_sys = info ? f.payload_byte(info->target_system_offset) : 0;
   const uint8_t target_comp = info ? f.payload_byte(info->target_component_offset) : 0;
-  uint32_t delivered = 0;
-
   if (target_sys == 0) {
     ++stats.broadcast;
     if (!f.verified()) ++stats.unknown_ids_forwarded;
@@ -198,7 +198,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     for (LinkId base = 0; base < count; base += kChunkSize) {  // one chunk pointer per 256 links
       LinkSlot* chunk = chunks_[base >> kChunkBits].load(std::memory_order_acquire);
       const LinkId n = std::min<LinkId>(count - base, kChunkSize);
-      for (LinkId k = 0; k < n; ++k) delivered += offer(ctx, chunk[k], base + k, from, f, deliver);
+      for (LinkId k = 0; k < n; ++k) offer(ctx, chunk[k], base + k, from, f);
     }
   } else {
     ++stats.targeted;
@@ -207,7 +207,7 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     bool any = false;
     auto to_link = [&](LinkId l) {
       any = true;
-      delivered += offer_known(ctx, l, from, f, deliver);
+      offer_known(ctx, l, from, f);
     };
     if (exact) {
       table_.for_each_component_link(target_sys, target_comp, to_link);
@@ -221,10 +221,10 @@ Verdict Routing::route(RoutingContext& ctx, LinkId from, const protocol::FrameVi
     }
   }
   if (sniffer_sysid_ != 0) {
-    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { delivered += offer_known(ctx, l, from, f, deliver); });
+    table_.for_each_system_link(sniffer_sysid_, [&](LinkId l) { offer_known(ctx, l, from, f); });
   }
-  stats.deliveries += delivered;
-  return delivered != 0 ? Verdict::kDelivered : Verdict::kNoDestination;
+  stats.deliveries += ctx.to_.size();
+  return ctx.to_.empty() ? Verdict::kNoDestination : Verdict::kDelivered;
 }
 
 }  // namespace mavswitch::routing

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -121,9 +122,13 @@ class RoutingContext {
   // The signing clock route() checks freshness against (10 µs since 2015); the caller sets
   // it, so decisions stay a function of their inputs.
   void set_signing_now(uint64_t now) noexcept { signing_now_ = now; }
+  // Where the last route() on this context sent its frame, in the order decided: the caller
+  // delivers to each (routing calls nobody back). Valid until the next route() on it.
+  std::span<const LinkId> destinations() const noexcept { return to_; }
 
  private:
   friend class Routing;
+  std::vector<LinkId> to_;       // the destinations; as much room as marks_, so never grown mid-route
   std::vector<uint32_t> marks_;  // by link: == stamp_ when already given the current frame
   uint32_t stamp_ = 0;
   uint64_t signing_now_ = 0;
@@ -131,8 +136,6 @@ class RoutingContext {
   std::vector<std::pair<uint32_t, LinkId>> group_choice_;  // by group: (stamp, member chosen then)
   BasicRoutingStats<Counter> stats_;
 };
-
-using DeliverFn = FunctionRef<void(LinkId)>;
 
 class Routing {
  public:
@@ -199,11 +202,19 @@ class Routing {
   RoutingContext& add_context();
   RoutingContext& context(size_t index = 0) { return *contexts_[index]; }
 
-  // Decides where `frame`, which arrived on `from` at `now`, goes; calls deliver once per
-  // destination link. Never allocates except to learn a new route or a new link's mark.
-  Verdict route(RoutingContext& ctx, LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver);
-  Verdict route(LinkId from, const protocol::FrameView& frame, Millis now, DeliverFn deliver) {
-    return route(*contexts_[0], from, frame, now, deliver);
+  // Decides where `frame`, which arrived on `from` at `now`, goes: ctx.destinations(), each
+  // link once. Never allocates except to learn a new route or a new link's mark.
+  Verdict route(RoutingContext& ctx, LinkId from, const protocol::FrameView& frame, Millis now);
+  // The same, then `each(link)` for every destination (context 0's, without one).
+  template <class F>
+  Verdict route(RoutingContext& ctx, LinkId from, const protocol::FrameView& frame, Millis now, F&& each) {
+    const Verdict v = route(ctx, from, frame, now);
+    for (const LinkId to : ctx.destinations()) each(to);
+    return v;
+  }
+  template <class F>
+  Verdict route(LinkId from, const protocol::FrameView& frame, Millis now, F&& each) {
+    return route(*contexts_[0], from, frame, now, std::forward<F>(each));
   }
   void set_signing_now(uint64_t now) noexcept { contexts_[0]->set_signing_now(now); }
 
@@ -255,9 +266,8 @@ class Routing {
   }
   void learn(LinkId from, uint8_t sysid, uint8_t compid, Millis now);
   void check_reboot(const protocol::FrameView& frame);
-  bool offer(RoutingContext& ctx, LinkSlot& slot, LinkId to, LinkId from, const protocol::FrameView& frame,
-             DeliverFn& deliver);
-  bool offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame, DeliverFn& deliver);
+  void offer(RoutingContext& ctx, LinkSlot& slot, LinkId to, LinkId from, const protocol::FrameView& frame);
+  void offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame);
   bool group_sends_on(RoutingContext& ctx, const LinkSlot& slot, LinkId to);
   [[gnu::noinline]] bool passes_out(RoutingContext& ctx, LinkSlot& slot, uint8_t traits, LinkId to,
                                     const protocol::FrameView& frame);

@@ -36,10 +36,11 @@ VehicleParameters::VehicleParameters(Router& router, Component& component) : rou
               v.param_type, v.param_count, v.param_index);
       },
       {.from_home = true}));
-  subscriptions_.push_back(
-      component_.subscribe<msg::Heartbeat>([this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
-        if (f.compid() == 1 && hb.autopilot != kAutopilotInvalid) bytewise_[f.sysid()] = hb.autopilot == kAutopilotPx4;
-      }));
+  subscriptions_.push_back(component_.subscribe<msg::Heartbeat>(
+      [this](const msg::Heartbeat& hb, const protocol::FrameView& f) {
+        if (hb.autopilot != kAutopilotInvalid) bytewise_[f.sysid()] = hb.autopilot == kAutopilotPx4;
+      },
+      {.source_component = 1}));
 }
 
 VehicleParameters::~VehicleParameters() {
@@ -60,8 +61,7 @@ VehicleParameters::State* VehicleParameters::state(uint8_t system, uint8_t compo
 }
 
 float VehicleParameters::to_wire(uint8_t system, double value, uint8_t type) const {
-  const auto it = bytewise_.find(system);
-  if (it == bytewise_.end() || !it->second || !is_integer(type)) return static_cast<float>(value);
+  if (!bytewise_[system] || !is_integer(type)) return static_cast<float>(value);
   // Bytewise: the integer's bytes in the float's (little-endian, the low ones).
   float wire = 0;
   const int64_t integer = std::llround(value);
@@ -70,9 +70,8 @@ float VehicleParameters::to_wire(uint8_t system, double value, uint8_t type) con
 }
 
 double VehicleParameters::from_wire(uint8_t system, float wire, uint8_t type) const {
-  const auto it = bytewise_.find(system);
   if (!is_integer(type)) return wire;
-  if (it == bytewise_.end() || !it->second) return std::round(double(wire));
+  if (!bytewise_[system]) return std::round(double(wire));
   uint32_t bits = 0;
   std::memcpy(&bits, &wire, sizeof bits);
   switch (type) {

@@ -7,6 +7,7 @@
 // API was asked about are kept (at most kMaxComponents). The router's thread only.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -83,7 +84,7 @@ class VehicleParameters {
   Router& router_;
   Component& component_;
   std::map<uint16_t, State> states_;  // system << 8 | component
-  std::map<uint8_t, bool> bytewise_;  // system -> its autopilot packs integers bytewise (PX4)
+  std::array<bool, 256> bytewise_{};  // by system: its autopilot packs integers bytewise (PX4)
   std::vector<Subscription> subscriptions_;
 };
 

@@ -4,7 +4,7 @@
 The walks (the life of a frame, the crossings) name places in the code as `dir/file.cpp:Name`,
 `file.cpp:Class::name` or `dir/file.hpp`. A rename that leaves the page behind fails here: the
 file must be found under src/ (by its path, or by its name when that is unique) and the last
-part of the name must appear in it as a word.
+part of the name must appear in it as a word. Each walk keeps its bound of hops.
 """
 import pathlib
 import re
@@ -35,6 +35,15 @@ for m in ref.finditer(page):
         continue
     if function and not re.search(r"\b" + re.escape(function.split("::")[-1]) + r"\b", path.read_text()):
         missing.append(f"{file}:{function}: {function.split('::')[-1]} is not in {path.relative_to(root)}")
+# The walks stay short: hops are the numbered steps of each section.
+for title, most in (("## The life of a frame", 10), ("## A command, from POST to ACK", 15)):
+    if title not in page:
+        missing.append(f"{title}: the section is gone")
+        continue
+    section = page.split(title, 1)[1].split("\n## ", 1)[0]
+    hops = len(re.findall(r"^\d+\. ", section, re.M))
+    if hops == 0 or hops > most:
+        missing.append(f"{title}: {hops} hops (at most {most})")
 if checked == 0:
     sys.exit("docs/ARCHITECTURE.md names no `file:function`: the walk is gone")
 for line in missing:
