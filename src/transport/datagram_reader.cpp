@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "transport/kernel_calls.hpp"
 #include "transport/link.hpp"
 
 namespace mavswitch::transport {
@@ -43,7 +44,7 @@ bool read_datagrams(int fd, LinkHost& host, DatagramFn on_datagram) {
       b.msgs[i].msg_hdr.msg_name = &b.from[i];
       b.msgs[i].msg_hdr.msg_namelen = sizeof b.from[i];
     }
-    const int n = ::recvmmsg(fd, b.msgs, kDatagramsPerRead, MSG_DONTWAIT, nullptr);
+    const int n = kernel::recvmmsg(fd, b.msgs, kDatagramsPerRead, MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       // ECONNREFUSED: an ICMP "port unreachable" from an earlier send; the socket is fine.

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/fault.hpp"
+#include "transport/kernel_calls.hpp"
 
 namespace mavswitch::transport {
 namespace {
@@ -154,7 +155,7 @@ void EventLoop::post(std::function<void()> work) {
 
 void EventLoop::wake() {
   const uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  [[maybe_unused]] auto n = kernel::write(wake_fd_, &one, sizeof one);
 }
 
 void EventLoop::stop() {
@@ -163,7 +164,7 @@ void EventLoop::stop() {
 
 void EventLoop::run_posted() {
   uint64_t count;
-  [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
+  [[maybe_unused]] auto n = kernel::read(wake_fd_, &count, sizeof count);
   std::vector<std::function<void()>> work;
   {
     std::lock_guard lock(posted_mutex_);
@@ -235,7 +236,7 @@ void EventLoop::run() {
     // relaxed: written only by the loop's thread; readers want a recent value.
     busy_us_.store(busy_us_.load(std::memory_order_relaxed) + static_cast<uint64_t>(now_us() - woke_us),
                    std::memory_order_relaxed);
-    const int n = epoll_wait(epoll_fd_, events, kMaxEvents, -1);
+    const int n = kernel::epoll_wait(epoll_fd_, events, kMaxEvents, -1);
     if (after_wake_) after_wake_();
     if (n < 0 && errno != EINTR) fail("epoll_wait");
     woke_us = now_us();
@@ -248,7 +249,7 @@ void EventLoop::run() {
       }
       if (reg == kTimerRegistration) {
         uint64_t expirations;
-        [[maybe_unused]] auto got = ::read(timer_fd_, &expirations, sizeof expirations);
+        [[maybe_unused]] auto got = kernel::read(timer_fd_, &expirations, sizeof expirations);
         armed_due_ = kNever;  // fired: set it again for whatever is due next
         continue;             // the timers run below, with every other wake-up's
       }

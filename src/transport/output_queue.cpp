@@ -1,4 +1,5 @@
 #include "transport/output_queue.hpp"
+#include "transport/kernel_calls.hpp"
 
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -57,7 +58,7 @@ WriteResult StreamQueue::write_to(int fd) {
     const size_t first = std::min(size_, allocated_ - head_);
     iov[0] = {ring_.get() + head_, first};
     iov[1] = {ring_.get(), size_ - first};
-    const ssize_t n = ::writev(fd, iov, size_ > first ? 2 : 1);
+    const ssize_t n = kernel::writev(fd, iov, size_ > first ? 2 : 1);
     if (n < 0) {
       if (errno == EINTR) continue;
       return (errno == EAGAIN || errno == EWOULDBLOCK) ? WriteResult::kBlocked : WriteResult::kError;
@@ -214,7 +215,7 @@ WriteResult DatagramQueue::send_all(int fd, std::span<PeerSend> sends) {
         frames_in[n++] = k;
       }
     }
-    const int sent = ::sendmmsg(fd, msgs, static_cast<unsigned>(n), MSG_DONTWAIT);
+    const int sent = kernel::sendmmsg(fd, msgs, static_cast<unsigned>(n), MSG_DONTWAIT);
     if (sent < 0) {
       if (errno == EINTR) continue;
       DatagramQueue& q = *sends[from[0]].queue;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "transport/endpoint.hpp"
+#include "transport/kernel_calls.hpp"
 
 namespace mavswitch::transport {
 namespace {
@@ -63,7 +64,7 @@ void StreamLink::read_all(bool to_the_end) {
     // this is not the end of a burst, so a trailing frame of unknown id waits for what follows.
     if (!to_the_end && host_.input_paused(fd_)) return;
     uint8_t* const buffer = thread_read_buffer();
-    const ssize_t n = ::read(fd_, buffer, kReadBuffer);
+    const ssize_t n = kernel::read(fd_, buffer, kReadBuffer);
     if (n > 0) {
       received({buffer, static_cast<size_t>(n)}, false);
       if (fd_ < 0) return;
