@@ -110,9 +110,15 @@ try {
   check(greyDrawn, `and drawn under the plan (${greyDrawn} tile pixels)`)
   if (shots) await (await page.$('#mission-panel')).screenshot({ path: path.join(shots, 'services-mission.png') })
 
-  await page.click('#logs-list')
-  const logs = await until(() => page.$$eval('#logs tbody tr', (r) => r.length), 30000)
-  check(logs >= 1, `the onboard logs listed (${logs})`)
+  // Listed again until the vehicle has one: SITL opens its first log (LOG_DISARMED) as it boots,
+  // which a slow machine may not have done by the first ask.
+  const listed = async () => {
+    await page.click('#logs-list')
+    await until(() => page.$eval('#logs-said', (e) => !/listing/.test(e.textContent)), 20000)
+    return page.$$eval('#logs tbody tr', (r) => r.length)
+  }
+  const logs = await until(listed, 60000, 500)
+  check(logs >= 1, `the onboard logs listed (${logs}; the page said "${await page.$eval('#logs-said', (e) => e.textContent)}")`)
   await page.click('#logs tbody tr:last-child button')
   const saved = await until(() => page.$eval('#logs tbody tr:last-child a', (a) => Number(a.dataset.size)).catch(() => 0), 90000)
   const progress = await page.$eval('#logs tbody tr:last-child progress', (p) => [p.value, p.max])
