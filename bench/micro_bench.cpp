@@ -279,9 +279,9 @@ void BM_FrameRing(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(pushed));
 }
 
-// Frames between threads: one producer, one consumer.
-void BM_SpscQueue(benchmark::State& state) {
-  SpscFrameQueue q(4096);
+// Frames between threads: one producer, one consumer (a queued subscription).
+void BM_FrameQueue(benchmark::State& state) {
+  FrameQueue q(4096);
   const std::vector<uint8_t> frame(39, 0xAB);
   std::atomic<bool> run{true};
   std::thread consumer([&] {
@@ -300,21 +300,25 @@ void BM_SpscQueue(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// Frames from two sender threads to the router thread (the send() path).
-void BM_MpscQueue(benchmark::State& state) {
-  MpscFrameQueue q(4096);
+// Frames from two sender threads to the router thread (a library's send() path): each put
+// takes the handover's lock; the consumer takes whole batches.
+void BM_HandoverTwoProducers(benchmark::State& state) {
+  Handover<protocol::FrameBatch> q;
   const std::vector<uint8_t> frame(39, 0xCD);
+  const auto put = [&] {
+    return q.put([&](protocol::FrameBatch& waiting) {
+      if (waiting.size() >= 4096) return false;
+      waiting.add(frame);
+      return true;
+    });
+  };
   std::atomic<bool> run{true};
   std::thread other([&] {
-    while (run.load(std::memory_order_relaxed)) q.push(frame);
+    while (run.load(std::memory_order_relaxed)) put();
   });
-  OwnedFrame f;
+  protocol::FrameBatch taken;
   for (auto _ : state) {
-    while (!q.push(frame)) {
-      while (q.pop(f)) {
-      }
-    }
-    q.pop(f);
+    while (!put()) q.take(taken);
   }
   run = false;
   other.join();
@@ -374,6 +378,6 @@ BENCHMARK(BM_SubscriberMatch)->Arg(1)->Arg(100)->Arg(1000);
 BENCHMARK(BM_RouteAndMatch)->Arg(1)->Arg(100);
 BENCHMARK(BM_StreamPipeline)->Arg(0)->Arg(1)->UseManualTime();
 BENCHMARK(BM_FrameRing)->UseRealTime();
-BENCHMARK(BM_SpscQueue);
-BENCHMARK(BM_MpscQueue);
+BENCHMARK(BM_FrameQueue);
+BENCHMARK(BM_HandoverTwoProducers);
 BENCHMARK_MAIN();

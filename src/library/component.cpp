@@ -23,7 +23,16 @@ void Subscription::reset() {
 namespace library_detail {
 
 ComponentCore::ComponentCore(Router& r, uint8_t sys, uint8_t comp, size_t send_queue_frames)
-    : router(r), sysid(sys), compid(comp), send_queue_(send_queue_frames) {}
+    : router(r),
+      sysid(sys),
+      compid(comp),
+      // One wake-up of the router thread per batch: the first frame of a batch posts the drain.
+      send_queue_([this] {
+        router.event_loop().post([weak = weak_from_this()] {
+          if (auto core = weak.lock()) core->drain();
+        });
+      }),
+      send_queue_frames_(send_queue_frames) {}
 
 void ComponentCore::attach() {
   transport::EndpointSpec spec;
@@ -144,24 +153,19 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
     link_->receive(frame);
     return true;
   }
-  if (!send_queue_.push(frame)) {
-    // relaxed: a count for statistics; nothing else is published through it.
-    send_dropped_.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  // One wake-up of the router thread per batch: only the push that finds no drain pending posts.
-  if (!drain_scheduled_.exchange(true, std::memory_order_acq_rel)) {
-    router.event_loop().post([weak = weak_from_this()] {
-      if (auto core = weak.lock()) core->drain();
-    });
-  }
-  return true;
+  const bool queued = put_frame(send_queue_, frame, send_queue_frames_);
+  // relaxed: a count for statistics; nothing else is published through it.
+  if (!queued) send_dropped_.fetch_add(1, std::memory_order_relaxed);
+  return queued;
 }
 
 void ComponentCore::drain() {
-  drain_scheduled_.store(false, std::memory_order_release);
-  OwnedFrame f;
-  while (send_queue_.pop(f)) send_frame(f.span());
+  send_queue_.take(draining_);
+  size_t at = 0;
+  for (const uint16_t size : draining_.sizes) {
+    send_frame({draining_.bytes.data() + at, size});
+    at += size;
+  }
 }
 
 ComponentStats ComponentCore::stats() const {
@@ -188,11 +192,10 @@ Subscription Component::subscribe(MessageFilter filter, std::function<void(const
   return core_->add(std::move(s));
 }
 
-std::shared_ptr<SpscFrameQueue> Component::subscribe_queued(MessageFilter filter, size_t capacity,
-                                                            Subscription& handle) {
+std::shared_ptr<FrameQueue> Component::subscribe_queued(MessageFilter filter, size_t capacity, Subscription& handle) {
   auto s = std::make_shared<library_detail::Subscriber>();
   s->filter = filter;
-  s->queue = std::make_shared<SpscFrameQueue>(capacity);
+  s->queue = std::make_shared<FrameQueue>(capacity);
   auto queue = s->queue;
   handle = core_->add(std::move(s));
   return queue;

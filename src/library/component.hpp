@@ -90,8 +90,9 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   const transport::EventLoop* newest_clock_ = nullptr;  // the router's loop: its time of this wake-up
   uint64_t next_id_ = 1;                                // router thread
   std::atomic<uint8_t> seq_{0};
-  MpscFrameQueue send_queue_;
-  std::atomic<bool> drain_scheduled_{false};
+  Handover<protocol::FrameBatch> send_queue_;  // frames sent from other threads
+  const size_t send_queue_frames_;
+  protocol::FrameBatch draining_;  // router thread
   std::atomic<uint64_t> delivered_{0}, decodes_{0}, sent_{0}, send_dropped_{0}, queue_dropped_{0};
 };
 
@@ -127,7 +128,7 @@ class Component {
 
   // Delivery to the caller's own thread: frames are copied into a bounded queue that the caller
   // drains (pop / wait_pop); overflow is dropped and counted. `handle` keeps it subscribed.
-  std::shared_ptr<SpscFrameQueue> subscribe_queued(MessageFilter filter, size_t capacity, Subscription& handle);
+  std::shared_ptr<FrameQueue> subscribe_queued(MessageFilter filter, size_t capacity, Subscription& handle);
 
   // Packs M with this component's identity and sequence counter (MAVLink 2 unless v1) and
   // routes it like a frame arriving from a wire link. Any thread; false if the queue to the

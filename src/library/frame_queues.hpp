@@ -1,15 +1,18 @@
-// Bounded, lock-free queues of whole frames between threads. A full queue refuses the frame
-// (the caller counts it); nothing blocks and nothing grows.
+// A bounded queue of whole frames from the router's thread to a thread of yours (a queued
+// subscription): frames wait in a Handover (base/handover.hpp), and pop() hands them out one by
+// one from the batch it took last. A full queue refuses the frame (counted); nothing blocks the
+// router and nothing grows past the bound.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
 
+#include "base/handover.hpp"
 #include "protocol/frame.hpp"
+#include "protocol/frame_batch.hpp"
 
 namespace mavswitch {
 
@@ -20,42 +23,32 @@ struct OwnedFrame {
   std::span<const uint8_t> span() const noexcept { return {bytes, size}; }
 };
 
-// Many producers, one consumer (Vyukov's bounded queue: a sequence number per slot).
-class MpscFrameQueue {
- public:
-  explicit MpscFrameQueue(size_t capacity);
-  bool push(std::span<const uint8_t> frame) noexcept;  // any thread
-  bool pop(OwnedFrame& out) noexcept;                  // the one consumer
+// Puts `frame` into `to` unless `most` frames wait there already, it is too long, or `to` closed.
+bool put_frame(Handover<protocol::FrameBatch>& to, std::span<const uint8_t> frame, size_t most);
 
- private:
-  struct Slot {
-    std::atomic<size_t> sequence;
-    OwnedFrame frame;
-  };
-  std::unique_ptr<Slot[]> slots_;
-  size_t mask_;
-  alignas(64) std::atomic<size_t> enqueue_{0};
-  alignas(64) size_t dequeue_ = 0;
-};
-
-// One producer, one consumer; the consumer may sleep until a frame arrives.
-class SpscFrameQueue {
+class FrameQueue {
  public:
-  explicit SpscFrameQueue(size_t capacity);
-  bool push(std::span<const uint8_t> frame) noexcept;  // the producer; false (and counted) when full
-  bool pop(OwnedFrame& out) noexcept;                  // the consumer; false when empty
-  // Waits up to timeout for a frame.
+  // At most `capacity` frames waiting to be taken (and as many taken, not yet popped).
+  explicit FrameQueue(size_t capacity) : capacity_(capacity) {}
+  // The router's thread: false (and counted) when full.
+  bool push(std::span<const uint8_t> frame);
+  // Your thread: the oldest frame not yet popped; false when none waits.
+  bool pop(OwnedFrame& out);
+  // Your thread: pop(), waiting up to `timeout` for a frame.
   bool wait_pop(OwnedFrame& out, std::chrono::milliseconds timeout);
   // relaxed: a count for statistics; nothing else is published through it.
   uint64_t dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  std::unique_ptr<OwnedFrame[]> slots_;
-  size_t capacity_;
-  alignas(64) std::atomic<uint32_t> tail_{0};  // written by the producer (32-bit: it is waited on)
-  alignas(64) std::atomic<uint32_t> head_{0};  // written by the consumer
-  std::atomic<bool> sleeping_{false};          // the consumer waits on tail_ (futex)
+  bool next(OwnedFrame& out) noexcept;
+  const size_t capacity_;
+  Handover<protocol::FrameBatch> waiting_;
+  protocol::FrameBatch taken_;  // your thread's: taken, popped up to next_ (at byte at_)
+  size_t next_ = 0, at_ = 0;
   std::atomic<uint64_t> dropped_{0};
 };
+
+// The name of releases before 2026-12: one queue type now.
+using SpscFrameQueue [[deprecated("use FrameQueue")]] = FrameQueue;
 
 }  // namespace mavswitch

@@ -22,7 +22,7 @@ struct Subscriber {
   // Exactly one of these three is set.
   std::function<void(const protocol::FrameView&)> raw;
   std::function<void(const void* decoded, const protocol::FrameView&)> typed;
-  std::shared_ptr<SpscFrameQueue> queue;
+  std::shared_ptr<FrameQueue> queue;
   void (*decode)(std::span<const uint8_t> payload, void* out) = nullptr;  // with typed
   bool alive = true;  // router thread only: false once unsubscribed, even mid-dispatch
 };

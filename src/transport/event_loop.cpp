@@ -140,17 +140,11 @@ void EventLoop::cancel(TimerId id) {
 }
 
 void EventLoop::post(std::function<void()> work) {
-  {
-    std::lock_guard lock(posted_mutex_);
-    if (!closed_) {
-      posted_.push_back(std::move(work));
-      work = nullptr;
-    }
-  }
-  if (work == nullptr) {
-    wake();
-  }
-  // else: closed, and `work` is destroyed unrun as it goes out of scope, outside the lock.
+  posted_.put([&](std::vector<std::function<void()>>& waiting) {
+    waiting.push_back(std::move(work));
+    return true;
+  });
+  // Closed: `work` was not taken, and is destroyed unrun as it goes out of scope, outside the lock.
 }
 
 void EventLoop::wake() {
@@ -165,18 +159,15 @@ void EventLoop::stop() {
 void EventLoop::run_posted() {
   uint64_t count;
   [[maybe_unused]] auto n = kernel::read(wake_fd_, &count, sizeof count);
-  std::vector<std::function<void()>> work;
-  {
-    std::lock_guard lock(posted_mutex_);
-    work.swap(posted_);
-  }
-  for (auto& w : work) {
+  posted_.take(running_);
+  for (auto& w : running_) {
     try {
       w();
     } catch (...) {  // the boundary: one job fails, the loop and its links go on
       fault::caught("a job on an I/O worker");
     }
   }
+  running_.clear();  // what the jobs held goes now, not with the next batch (the storage stays)
 }
 
 void EventLoop::run_timers() {
@@ -221,10 +212,7 @@ void EventLoop::run() {
   MAVSWITCH_ASSERT_OWNER(*this, "EventLoop::run (a second thread)");
   // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-  {
-    std::lock_guard lock(posted_mutex_);
-    closed_ = false;
-  }
+  posted_.reopen();
   stop_requested_ = false;
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
@@ -259,13 +247,8 @@ void EventLoop::run() {
     run_timers();
     if (iteration_end_) iteration_end_();
   }
-  std::vector<std::function<void()>> unrun;
-  {
-    std::lock_guard lock(posted_mutex_);
-    closed_ = true;
-    unrun.swap(posted_);
-  }
-  unrun.clear();  // destroyed unrun, outside the lock: their destructors may post elsewhere
+  running_.clear();
+  posted_.close().clear();  // destroyed unrun, outside the lock: their destructors may post elsewhere
   // relaxed: compared only with the calling thread's own id, and a thread always sees its own store.
   owner_.store(std::thread::id{}, std::memory_order_relaxed);
 }

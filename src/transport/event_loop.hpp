@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "base/handover.hpp"
 #include "transport/clock.hpp"
 
 namespace mavswitch::transport {
@@ -122,9 +122,9 @@ class EventLoop {
   TimerId next_timer_ = 1;
   std::function<void()> iteration_end_;
   std::function<void()> before_sleep_, after_wake_;
-  std::mutex posted_mutex_;
-  std::vector<std::function<void()>> posted_;  // under posted_mutex_
-  bool closed_ = false;                        // under posted_mutex_: run() has returned
+  // Closed while run() is not running; rings (writes wake_fd_) once per batch.
+  Handover<std::vector<std::function<void()>>> posted_{[this] { wake(); }};
+  std::vector<std::function<void()>> running_;  // the batch being run
   bool stop_requested_ = false;
   Millis now_ = now_ms();
   std::atomic<uint64_t> busy_us_{0};  // written by the owner only

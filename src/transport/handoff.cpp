@@ -9,11 +9,6 @@
 
 namespace mavswitch::transport {
 
-void FrameBatch::append(const FrameBatch& more) {
-  bytes.insert(bytes.end(), more.bytes.begin(), more.bytes.end());
-  sizes.insert(sizes.end(), more.sizes.begin(), more.sizes.end());
-}
-
 // The worker's side of one peer.
 class HandoffLink final : public Link {
  public:
@@ -26,16 +21,9 @@ class HandoffLink final : public Link {
   // What the peer sent, all of it.
   void read() {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::read");
-    uint64_t dropped = 0;
-    {
-      std::lock_guard lock(handoff_->mutex_);
-      std::swap(reading_, handoff_->input_);
-      handoff_->read_posted_ = false;
-      dropped = std::exchange(handoff_->input_dropped_, 0);
-    }
-    counters_.dropped_queue_full += dropped;
-    received(reading_, true);
-    reading_.clear();
+    handoff_->input_.take(reading_);
+    counters_.dropped_queue_full += reading_.dropped;
+    received(reading_.bytes, true);
   }
   void peer_gone() {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::peer_gone");
@@ -47,20 +35,17 @@ class HandoffLink final : public Link {
   void flush() override {
     MAVSWITCH_ASSERT_OWNER(host_.loop(), "HandoffLink::flush");
     if (staged_.empty()) return;
-    bool was_empty = false;
-    {
-      std::lock_guard lock(handoff_->mutex_);
-      was_empty = handoff_->output_.empty();
-      if (was_empty)
-        std::swap(handoff_->output_, staged_);
+    handoff_->output_.put([&](FrameBatch& waiting) {
+      if (waiting.empty())
+        std::swap(waiting, staged_);  // the storage the serving thread gave back serves the next batch
       else
-        handoff_->output_.append(staged_);
-      // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
-      handoff_->queued_frames_.store(handoff_->output_.sizes.size(), std::memory_order_relaxed);
-      handoff_->queued_bytes_.store(handoff_->output_.bytes.size(), std::memory_order_relaxed);
-    }
+        waiting.append(staged_);
+      // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the lock.
+      handoff_->queued_frames_.store(waiting.sizes.size(), std::memory_order_relaxed);
+      handoff_->queued_bytes_.store(waiting.bytes.size(), std::memory_order_relaxed);
+      return true;
+    });
     staged_.clear();
-    if (was_empty) handoff_->wake_();
   }
   size_t queued_bytes() const noexcept override {
     // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
@@ -73,8 +58,7 @@ class HandoffLink final : public Link {
     // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
     if (staged_.sizes.size() + handoff_->queued_frames_.load(std::memory_order_relaxed) >= handoff_->max_queued_frames_)
       return false;
-    staged_.bytes.insert(staged_.bytes.end(), frame.begin(), frame.end());
-    staged_.sizes.push_back(static_cast<uint16_t>(frame.size()));
+    staged_.add(frame);
     ++counters_.frames_out;
     counters_.bytes_out += frame.size();
     return true;
@@ -82,8 +66,8 @@ class HandoffLink final : public Link {
 
   const std::shared_ptr<Handoff> handoff_;
   const std::function<void(HandoffLink&)> gone_;
-  FrameBatch staged_;             // queued this iteration, not handed over yet
-  std::vector<uint8_t> reading_;  // the input being read
+  FrameBatch staged_;   // queued this iteration, not handed over yet
+  InputBytes reading_;  // the input being read
 };
 
 // The links of one entrance, on one worker.
@@ -147,7 +131,16 @@ class HandoffEndpoint final : public Endpoint {
 };
 
 Handoff::Handoff(std::string peer, size_t max_queued_frames, std::function<void()> wake)
-    : peer_(std::move(peer)), max_queued_frames_(max_queued_frames), wake_(std::move(wake)) {}
+    : peer_(std::move(peer)),
+      max_queued_frames_(max_queued_frames),
+      wake_(std::move(wake)),
+      input_([this] {
+        std::lock_guard lock(mutex_);
+        post([self = shared_from_this()] {
+          if (self->link_ != nullptr) self->link_->read();
+        });
+      }),
+      output_(wake_) {}
 
 // Under the lock, so that the worker's loop is not posted to after the link went down there.
 void Handoff::post(std::function<void()> task) {
@@ -155,30 +148,26 @@ void Handoff::post(std::function<void()> task) {
 }
 
 void Handoff::put(std::span<const uint8_t> bytes) {
-  std::lock_guard lock(mutex_);
   if (closed()) return;
-  if (input_.size() + bytes.size() > kMaxInput) {
-    ++input_dropped_;
-    return;
-  }
-  input_.insert(input_.end(), bytes.begin(), bytes.end());
-  if (read_posted_) return;
-  read_posted_ = true;
-  post([self = shared_from_this()] {
-    if (self->link_ != nullptr) self->link_->read();
+  input_.put([&](InputBytes& in) {
+    if (in.bytes.size() + bytes.size() > kMaxInput)
+      ++in.dropped;
+    else
+      in.bytes.insert(in.bytes.end(), bytes.begin(), bytes.end());
+    return true;
   });
 }
 
 void Handoff::take(FrameBatch& out) {
-  std::lock_guard lock(mutex_);
-  out.clear();
-  std::swap(out, output_);
-  // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
-  queued_frames_.store(0, std::memory_order_relaxed);
-  queued_bytes_.store(0, std::memory_order_relaxed);
+  output_.take(out, [&](const FrameBatch&) {
+    // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the lock.
+    queued_frames_.store(0, std::memory_order_relaxed);
+    queued_bytes_.store(0, std::memory_order_relaxed);
+  });
 }
 
 void Handoff::close() {
+  input_.close();
   std::lock_guard lock(mutex_);
   if (closed()) return;
   closed_.store(true, std::memory_order_release);
@@ -194,11 +183,12 @@ void Handoff::hang_up() {
     std::lock_guard lock(mutex_);
     closed_.store(true, std::memory_order_release);
     loop_ = nullptr;
-    output_.clear();
-    // relaxed: sizes for back-pressure and statistics; the frames themselves pass under the mutex.
-    queued_frames_.store(0, std::memory_order_relaxed);
-    queued_bytes_.store(0, std::memory_order_relaxed);
   }
+  input_.close();
+  output_.close();
+  // relaxed: sizes for back-pressure and statistics; nothing produces any more.
+  queued_frames_.store(0, std::memory_order_relaxed);
+  queued_bytes_.store(0, std::memory_order_relaxed);
   wake_();  // the serving thread sees closed() and closes its peer
 }
 

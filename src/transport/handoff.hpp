@@ -1,14 +1,13 @@
 // Links whose peer another thread serves: a WebSocket client, read and written by the HTTP
 // window's thread. The link itself is a transport::Link on an I/O worker like any other (the
 // same parser, counters, filters, signing, shaping, statistics and reload); only its bytes cross
-// a thread, through a Handoff, in the two shapes the router allows:
-// - in: the serving thread's bytes wait in a bounded buffer (kMaxInput; beyond it they are
-//   dropped and counted) and one task is posted to the worker's loop to read them all;
-// - out: the worker queues frames in a buffer of its own and hands the batch over once per loop
+// a thread, through a Handoff, as two Handovers (base/handover.hpp):
+// - in: the serving thread's bytes wait in a bounded batch (kMaxInput; beyond it they are
+//   dropped and counted) and the first of a batch posts one task to the worker's loop to read
+//   them all;
+// - out: the worker queues frames in a batch of its own and hands it over once per loop
 //   iteration (flush); the frames waiting are bounded (EndpointSpec::datagram_queue_frames: a
-//   slow peer fills only its own), and the serving thread is woken (`wake`) when there were none.
-// Not built: a lock-free ring. One uncontended lock per loop iteration and per read costs less
-// than the syscalls around it.
+//   slow peer fills only its own), and the serving thread is woken (`wake`) once per batch.
 #pragma once
 
 #include <atomic>
@@ -20,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "base/handover.hpp"
+#include "protocol/frame_batch.hpp"
 #include "transport/endpoint.hpp"
 
 namespace mavswitch::transport {
@@ -28,13 +29,14 @@ class EventLoop;
 class HandoffLink;
 class HandoffEndpoint;
 
-// Whole frames, back to back, and each one's size: a batch handed over at once.
-struct FrameBatch {
+using protocol::FrameBatch;
+
+// What a peer sent, and how many of its writes did not fit.
+struct InputBytes {
   std::vector<uint8_t> bytes;
-  std::vector<uint16_t> sizes;
-  bool empty() const noexcept { return sizes.empty(); }
-  void clear() noexcept { bytes.clear(), sizes.clear(); }
-  void append(const FrameBatch& more);
+  uint64_t dropped = 0;
+  bool empty() const noexcept { return bytes.empty() && dropped == 0; }
+  void clear() noexcept { bytes.clear(), dropped = 0; }
 };
 
 class Handoff : public std::enable_shared_from_this<Handoff> {
@@ -67,12 +69,10 @@ class Handoff : public std::enable_shared_from_this<Handoff> {
   const std::string peer_;
   const size_t max_queued_frames_;
   const std::function<void()> wake_;
-  mutable std::mutex mutex_;
-  EventLoop* loop_ = nullptr;   // under mutex_: the worker the link lives on
-  std::vector<uint8_t> input_;  // under mutex_
-  bool read_posted_ = false;    // under mutex_
-  uint64_t input_dropped_ = 0;  // under mutex_
-  FrameBatch output_;           // under mutex_
+  std::mutex mutex_;
+  EventLoop* loop_ = nullptr;  // under mutex_: the worker the link lives on
+  Handover<InputBytes> input_;
+  Handover<FrameBatch> output_;
   // output_'s, for the worker to bound and report it without the lock
   std::atomic<size_t> queued_frames_{0}, queued_bytes_{0};
   std::atomic<bool> closed_{false};  // set under mutex_

@@ -33,24 +33,21 @@ void JsonFeed::push(Text text) {
 
 void JsonFeed::wake() {
   if (batch_.empty()) return;  // nothing new since the last wake-up: the window is not disturbed
-  {
-    std::lock_guard lock(mutex_);
-    for (Text& t : batch_) waiting_.push_back(std::move(t));
-    if (waiting_.size() > kMaxWaiting) {
-      const size_t over = waiting_.size() - kMaxWaiting;
-      waiting_.erase(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(over));
+  waiting_.put([&](std::vector<Text>& waiting) {
+    if (waiting.empty()) {
+      waiting.swap(batch_);  // the storage the window gave back serves the next batch
+    } else {
+      for (Text& t : batch_) waiting.push_back(std::move(t));
+    }
+    if (waiting.size() > kMaxWaiting) {
+      const size_t over = waiting.size() - kMaxWaiting;
+      waiting.erase(waiting.begin(), waiting.begin() + std::ptrdiff_t(over));
       // relaxed: a count for statistics; nothing else is published through it.
       dropped_.fetch_add(over, std::memory_order_relaxed);
     }
-  }
+    return true;
+  });
   batch_.clear();  // keeps its storage: nothing is allocated per text in steady state
-  wake_();
-}
-
-void JsonFeed::take(std::vector<Text>& out) {
-  std::lock_guard lock(mutex_);
-  for (Text& t : waiting_) out.push_back(std::move(t));
-  waiting_.clear();
 }
 
 }  // namespace mavswitch::vehicle

@@ -1,8 +1,9 @@
 // How other threads reach the window's thread: they ring for a session (its link has frames,
 // its answer came), or post a job to run there (what the router's thread gathered for a
-// request, to be rendered and answered). One lws_cancel_service wakes the window for all that
-// came since it last looked, and it touches only the sessions listed, not every one. Once the
-// window stopped, a ring wakes nothing and a posted job is destroyed unrun.
+// request, to be rendered and answered). Both wait in one Handover (base/handover.hpp): one
+// lws_cancel_service wakes the window for all that came since it last looked, and it touches
+// only the sessions listed, not every one. Once the window stopped, a ring wakes nothing and a
+// posted job is destroyed unrun.
 #pragma once
 
 #include <libwebsockets.h>
@@ -13,6 +14,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/handover.hpp"
+
 namespace mavswitch::window {
 
 // One session's place on the bell's list: listed at most once until the window's thread takes
@@ -22,46 +25,62 @@ struct Wake {
   std::atomic<bool> listed{false};
 };
 
-struct Bell {
-  std::mutex mutex;
-  lws_context* context = nullptr;            // under mutex; null while the window is not serving
-  bool stopped = false;                      // under mutex: jobs posted from now on are dropped
-  std::vector<std::shared_ptr<Wake>> ready;  // under mutex
-  std::vector<std::function<void()>> jobs;   // under mutex
+class Bell {
+ public:
+  // What waits for the window's thread: the sessions listed, and the jobs posted.
+  struct Batch {
+    std::vector<std::shared_ptr<Wake>> ready;
+    std::vector<std::function<void()>> jobs;
+    bool empty() const noexcept { return ready.empty() && jobs.empty(); }
+    void clear() noexcept { ready.clear(), jobs.clear(); }
+  };
+
+  // Any thread: the session of `wake` has work.
   void ring(const std::shared_ptr<Wake>& wake) {
     if (wake->listed.exchange(true)) return;  // listed already: one look for many rings
-    std::lock_guard lock(mutex);
-    ready.push_back(wake);
-    if (ready.size() + jobs.size() == 1 && context != nullptr) lws_cancel_service(context);  // one wake for all
+    waiting_.put([&](Batch& b) {
+      b.ready.push_back(wake);
+      return true;
+    });
   }
-  // Any thread: `job` runs on the window's thread. Dropped (destroyed here) once it stopped.
+  // Any thread: `job` runs on the window's thread. Dropped (destroyed here, outside the lock:
+  // its guards may ring) once the window stopped.
   void post(std::function<void()> job) {
-    std::unique_lock lock(mutex);
-    if (stopped) {
-      lock.unlock();
-      job = nullptr;  // destroyed outside the lock: its guards may ring
-      return;
+    waiting_.put([&](Batch& b) {
+      b.jobs.push_back(std::move(job));
+      return true;
+    });
+  }
+  // The window's thread: what waits, in `out` (emptied first).
+  void take(Batch& out) { waiting_.take(out); }
+
+  // The window serves `context` from now on: woken at once if anything came before.
+  void start(lws_context* context) {
+    {
+      std::lock_guard lock(context_mutex_);
+      context_ = context;
     }
-    jobs.push_back(std::move(job));
-    if (ready.size() + jobs.size() == 1 && context != nullptr) lws_cancel_service(context);
+    if (!waiting_.look([](const Batch& b) { return b.empty(); })) wake();
   }
-  // The window's thread: the sessions listed since the last take, in `out` (emptied first), and
-  // the jobs posted, in `due`.
-  void take(std::vector<std::shared_ptr<Wake>>& out, std::vector<std::function<void()>>& due) {
-    out.clear();
-    due.clear();
-    std::lock_guard lock(mutex);
-    out.swap(ready);
-    due.swap(jobs);
+  // The window stops: what is posted from now on is dropped, and what waits is destroyed here,
+  // outside the lock.
+  void stop() {
+    {
+      std::lock_guard lock(context_mutex_);
+      context_ = nullptr;
+    }
+    waiting_.close();
   }
-  // The window stops: what is posted from now on is dropped, and what waits is handed back to
-  // be destroyed outside the lock.
-  std::vector<std::function<void()>> stop() {
-    std::lock_guard lock(mutex);
-    context = nullptr;
-    stopped = true;
-    return std::move(jobs);
+
+ private:
+  // Under its own lock: the context is destroyed once stop() returned, never while woken.
+  void wake() {
+    std::lock_guard lock(context_mutex_);
+    if (context_ != nullptr) lws_cancel_service(context_);
   }
+  std::mutex context_mutex_;
+  lws_context* context_ = nullptr;  // under context_mutex_; null while the window is not serving
+  Handover<Batch> waiting_{[this] { wake(); }};
 };
 
 }  // namespace mavswitch::window

@@ -208,17 +208,17 @@ void HttpServer::Window::on_pace(lws_sorted_usec_list_t* sul) {
 }
 
 void HttpServer::Window::woke() {
-  bell->take(woken, due);
-  for (auto& job : due) {
+  bell->take(taken);
+  for (auto& job : taken.jobs) {
     try {
       job();
     } catch (...) {
       fault::caught("a job posted to the window");
     }
   }
-  due.clear();
-  pace.spacing = static_cast<lws_usec_t>(woken.size()) * kUsPerSession;
-  for (const auto& wake : woken) {
+  taken.jobs.clear();
+  pace.spacing = static_cast<lws_usec_t>(taken.ready.size()) * kUsPerSession;
+  for (const auto& wake : taken.ready) {
     wake->listed.store(false);  // before the look: a ring from now on lists it again
     const auto it = sessions.find(wake->wsi);
     if (it == sessions.end() || it->second->wake != wake) continue;  // it went meanwhile
@@ -229,7 +229,7 @@ void HttpServer::Window::woke() {
     // Frames or texts to write, a link closed under it, an answer or a body's bytes that came.
     if (s.client || s.text || s.later || s.stream) lws_callback_on_writable(wake->wsi);
   }
-  woken.clear();  // the wakes' sessions may go: hold none of them
+  taken.ready.clear();  // the wakes' sessions may go: hold none of them
 }
 
 void HttpServer::Window::forget(lws* wsi) {
@@ -303,11 +303,7 @@ HttpServer::HttpServer(const config::HttpConfig& config, Hooks hooks) : window_(
     throw std::runtime_error(fmt::format("cannot listen on {}: {}", where,
                                          lws_last_error.empty() ? "libwebsockets refused" : lws_last_error));
   }
-  {
-    std::lock_guard lock(w.bell->mutex);
-    w.bell->context = w.context;
-    if (!w.bell->ready.empty() || !w.bell->jobs.empty()) lws_cancel_service(w.context);  // posted before
-  }
+  w.bell->start(w.context);
   lws_vhost* vhost = lws_get_vhost_by_name(w.context, "mavswitch");
   const int bound = vhost != nullptr ? lws_get_vhost_listen_port(vhost) : -1;
   w.port = bound > 0 ? static_cast<uint16_t>(bound) : config.port;

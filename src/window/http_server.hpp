@@ -72,13 +72,13 @@ class TextSocket {
  public:
   using Text = std::shared_ptr<const std::string>;
   virtual ~TextSocket() = default;
-  virtual void take(std::vector<Text>& out) = 0;  // appends what waits, oldest first
+  virtual void take(std::vector<Text>& out) = 0;  // what waits, oldest first, in `out` (emptied first)
   // A message of the client's; what to answer it (nothing when empty).
   virtual std::string receive(std::string_view text) = 0;
   virtual void close() = 0;  // the client went
 };
 
-struct Bell;
+class Bell;
 
 class HttpServer {
  public:

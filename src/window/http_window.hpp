@@ -101,8 +101,7 @@ struct HttpServer::Window {
   }
   std::atomic<bool> stopping{false};
   std::shared_ptr<Bell> bell = std::make_shared<Bell>();
-  std::vector<std::shared_ptr<Wake>> woken;  // the window's thread: the bell's list, taken
-  std::vector<std::function<void()>> due;    // the window's thread: the bell's jobs, taken
+  Bell::Batch taken;  // the window's thread: what the bell held, taken
   // What another thread calls to have session `s` looked at (its writable turn, a held body).
   std::function<void()> waker(const Session& s) const {
     return [bell = bell, wake = s.wake] { bell->ring(wake); };

@@ -14,7 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/handover.hpp"
 #include "library/frame_queues.hpp"
+#include "protocol/frame_batch.hpp"
 #include "router/frame_ring.hpp"
 
 namespace mavswitch {
@@ -109,8 +111,8 @@ TEST(RingLitmus, FrameRingPublishesWholeFramesInOrder) {
   EXPECT_EQ(received, kFrames);
 }
 
-TEST(RingLitmus, SpscFrameQueuePublishesWholeFramesInOrder) {
-  SpscFrameQueue queue(64);
+TEST(RingLitmus, FrameQueuePublishesWholeFramesInOrder) {
+  FrameQueue queue(64);
   uint32_t received = 0;
   std::string failure;
   OwnedFrame out;
@@ -125,14 +127,21 @@ TEST(RingLitmus, SpscFrameQueuePublishesWholeFramesInOrder) {
   EXPECT_EQ(received, kFrames);
 }
 
-// Two producers: each one's frames arrive whole and in its own order.
-TEST(RingLitmus, MpscFrameQueueKeepsEachProducersFramesWholeAndInOrder) {
-  MpscFrameQueue queue(64);
+// Two producers (a library's senders): each one's frames arrive whole and in its own order, and
+// the consumer is rung once per batch, not per frame.
+TEST(RingLitmus, HandoverKeepsEachProducersFramesWholeAndInOrder) {
+  std::atomic<uint64_t> rings{0};
+  Handover<protocol::FrameBatch> handover([&] { rings.fetch_add(1); });
   const auto deadline = Clock::now() + kDeadline;
   std::atomic<bool> stop{false};
   auto produce = [&](uint32_t mark) {
     for (uint32_t n = 0; n < kFrames && !stop.load();) {
-      if (queue.push(frame_of(n | mark)))
+      const auto frame = frame_of(n | mark);
+      if (handover.put([&](protocol::FrameBatch& waiting) {
+            if (waiting.size() >= 64) return false;
+            waiting.add(frame);
+            return true;
+          }))
         ++n;
       else
         std::this_thread::yield();
@@ -140,17 +149,21 @@ TEST(RingLitmus, MpscFrameQueueKeepsEachProducersFramesWholeAndInOrder) {
   };
   std::thread first(produce, 0u), second(produce, 0x8000'0000u);
   uint32_t received[2] = {0, 0};
+  uint64_t batches = 0;
   std::string failure;
-  OwnedFrame out;
+  protocol::FrameBatch batch;
   while ((received[0] < kFrames || received[1] < kFrames) && failure.empty() && Clock::now() < deadline) {
-    if (!queue.pop(out)) {
-      std::this_thread::yield();
-      continue;
+    if (!handover.wait_take(batch, std::chrono::milliseconds(100))) continue;
+    ++batches;
+    size_t at = 0;
+    for (const uint16_t size : batch.sizes) {
+      const std::span<const uint8_t> frame(batch.bytes.data() + at, size);
+      at += size;
+      uint32_t n = 0;
+      std::memcpy(&n, frame.data(), sizeof n);
+      const uint32_t who = n >> 31;
+      if (whole(frame, received[who] | (who << 31), &failure)) ++received[who];
     }
-    uint32_t n = 0;
-    std::memcpy(&n, out.bytes, sizeof n);
-    const uint32_t who = n >> 31;
-    if (whole(out.span(), received[who] | (who << 31), &failure)) ++received[who];
   }
   stop.store(true);
   first.join();
@@ -158,6 +171,9 @@ TEST(RingLitmus, MpscFrameQueueKeepsEachProducersFramesWholeAndInOrder) {
   EXPECT_EQ(failure, "");
   EXPECT_EQ(received[0], kFrames);
   EXPECT_EQ(received[1], kFrames);
+  // A ring for each batch that began empty: never more rings than batches taken (plus the last,
+  // which may be pending as the producers stop).
+  EXPECT_LE(rings.load(), batches + 1);
 }
 
 }  // namespace
