@@ -8,7 +8,8 @@ flags=()
 if [ -n "${MAVSWITCH_WERROR:-}" ] || [ ! -f build/CMakeCache.txt ]; then
   flags+=("-DMAVSWITCH_WERROR=${MAVSWITCH_WERROR:-OFF}")
 fi
-# MAVSWITCH_UNITY=ON compiles each folder's files together (scripts/test.sh sets it).
+# Each folder's files are compiled together (CMakeLists.txt says why); MAVSWITCH_UNITY=OFF builds
+# file by file.
 if [ -n "${MAVSWITCH_UNITY:-}" ]; then flags+=("-DCMAKE_UNITY_BUILD=$MAVSWITCH_UNITY"); fi
 cmake -S . -B build -G Ninja "${flags[@]}" "$@" >/dev/null
 cmake --build build ${MAVSWITCH_TARGETS:+--target $MAVSWITCH_TARGETS}

@@ -10,8 +10,8 @@
 # ctest --test-dir build -L unit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Every build here compiles each folder's files together (the arm64 one in half the time); a
-# working tree built file by file: MAVSWITCH_UNITY=OFF bash scripts/build.sh.
+# Every build here compiles each folder's files together, as every build does by default (the
+# arm64 one in half the time); file by file: MAVSWITCH_UNITY=OFF bash scripts/build.sh.
 export MAVSWITCH_UNITY=${MAVSWITCH_UNITY:-ON}
 bash scripts/setup.sh --tests
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)  # node-mavlink, and the captures it ships

@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "protocol/signing.hpp"
+#include "transport/endpoint.hpp"
 
 namespace mavswitch {
 
