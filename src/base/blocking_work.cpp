@@ -2,34 +2,33 @@
 
 #include <pthread.h>
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#include "base/handover.hpp"
 
 namespace mavswitch::blocking_work {
 namespace {
 
 struct Queue {
+  Handover<std::vector<std::function<void()>>> jobs;  // the thread waits on it (wait_take)
   std::mutex mutex;
-  std::condition_variable ready;
-  std::deque<std::function<void()>> jobs;  // under mutex
-  std::thread::id thread;                  // set once, under mutex
-  bool started = false;                    // under mutex
+  std::thread::id thread;  // set once, under mutex
+  bool started = false;    // under mutex
 
   void serve() {
     pthread_setname_np(pthread_self(), "mavswitch-work");  // as top -H shows it
-    std::unique_lock lock(mutex);
+    std::vector<std::function<void()>> batch;
     for (;;) {
-      ready.wait(lock, [this] { return !jobs.empty(); });
-      std::function<void()> job = std::move(jobs.front());
-      jobs.pop_front();
-      lock.unlock();
-      job();
-      job = nullptr;  // what it holds goes here, not under the lock
-      lock.lock();
+      if (!jobs.wait_take(batch, std::chrono::hours(1))) continue;
+      for (auto& job : batch) {
+        job();
+        job = nullptr;  // what it holds goes now, before the next job runs
+      }
     }
   }
 };
@@ -44,17 +43,17 @@ Queue& queue() {
 
 void run(std::function<void()> job) {
   Queue& q = queue();
-  {
-    std::lock_guard lock(q.mutex);
-    q.jobs.push_back(std::move(job));
-    if (!q.started) {
-      q.started = true;
-      std::thread t([&q] { q.serve(); });
-      q.thread = t.get_id();
-      t.detach();
-    }
+  q.jobs.put([&](std::vector<std::function<void()>>& waiting) {
+    waiting.push_back(std::move(job));
+    return true;
+  });
+  std::lock_guard lock(q.mutex);
+  if (!q.started) {
+    q.started = true;
+    std::thread t([&q] { q.serve(); });
+    q.thread = t.get_id();
+    t.detach();
   }
-  q.ready.notify_one();
 }
 
 bool on_thread() noexcept {
