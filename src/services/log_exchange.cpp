@@ -81,9 +81,16 @@ Exchange::Step LogExchange::heard(const protocol::FrameView& frame, Component& f
   if (into_->stream().cancelled()) return end_read(from);
   const size_t count = std::min<size_t>(d.count, kDataMax);
   into_->put(d.ofs, {reinterpret_cast<const char*>(d.data.data()), count});
-  // A short packet is the log's end: it is shorter than it said.
-  if (count < kDataMax && uint64_t(d.ofs) + count < end_ && uint64_t(d.ofs) + count >= into_->at()) {
-    end_ = uint64_t(d.ofs) + count;
+  // A short packet short of the size listed: the log ends there, or its writer has not yet
+  // flushed the rest (ArduPilot lists a log being written at what it has buffered, and reads it
+  // from its file). Asked again after a silence, it is the end once said kShortEnds times at the
+  // same place; a log that grew meanwhile goes on.
+  const uint64_t short_end = uint64_t(d.ofs) + count;
+  if (count < kDataMax && short_end < end_ && short_end >= into_->at()) {
+    short_ends_ = short_end == short_end_ ? short_ends_ + 1 : 1;
+    short_end_ = short_end;
+    if (short_ends_ < kShortEnds) return Step::kProgress;  // silent() asks again from there
+    end_ = short_end;
     into_->limit(end_);
   }
   if (into_->at() >= end_) {

@@ -1,9 +1,10 @@
 // MAVLink's log protocol as an Exchange: a component's onboard logs listed (LOG_REQUEST_LIST,
 // a LOG_ENTRY each, ids from start to end), or part of one read into a ByteStream
 // (LOG_REQUEST_DATA for a window of it, LOG_DATA back as fast as the link goes; what a lost
-// packet took is asked for again from where the bytes in order end), or all erased (LOG_ERASE,
-// which the protocol does not answer: a list after it says what is left). A read ends with
-// LOG_REQUEST_END, which lets the component stream again. Run it as kind "log".
+// packet took is asked for again from where the bytes in order end; a short packet ends the
+// log only when said kShortEnds times at one place: a log being written grows), or all erased
+// (LOG_ERASE, which the protocol does not answer: a list after it says what is left). A read
+// ends with LOG_REQUEST_END, which lets the component stream again. Run it as kind "log".
 //
 // Chose not to build: reading a log by MAVFTP (ArduPilot's /APM/LOGS) in its place.
 #pragma once
@@ -24,6 +25,7 @@ class LogExchange final : public Exchange {
   static constexpr uint32_t kWindow = 90 * 512;  // bytes asked for at once: 512 LOG_DATA
   static constexpr size_t kMaxAhead = 1024 * 1024;
   static constexpr size_t kDataMax = 90;  // LOG_DATA's bytes
+  static constexpr int kShortEnds = 3;    // the same short end this often: the log ends there
 
   struct Entry {
     uint16_t id = 0;
@@ -67,6 +69,8 @@ class LogExchange final : public Exchange {
   // A read
   uint16_t id_ = 0;
   uint64_t start_ = 0, end_ = 0, asked_end_ = 0;
+  uint64_t short_end_ = 0;  // where the last short packet ended, and how often in a row
+  int short_ends_ = 0;
   std::unique_ptr<OrderedBytes> into_;
   bool complete_ = false;
 };

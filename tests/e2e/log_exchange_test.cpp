@@ -1,0 +1,136 @@
+// The log protocol's reads against an in-process vehicle that answers as ArduPilot's file backend
+// does for the log it is writing: LOG_DATA reads only what it has flushed to its file, a short
+// read ends its answer, and the rest comes once it flushes. A short answer short of the size the
+// read asked for is asked again; the same short end three times is the log's end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "base/byte_stream.hpp"
+#include "e2e/router_fixture.hpp"
+#include "library/component.hpp"
+#include "library/transactions.hpp"
+#include "mavswitch/msg/log_data.hpp"
+#include "mavswitch/msg/log_request_data.hpp"
+#include "services/log_exchange.hpp"
+
+using namespace mavswitch;
+using namespace mavswitch::test;
+using namespace std::chrono_literals;
+using services::LogExchange;
+
+namespace {
+
+constexpr uint16_t kLog = 1;
+
+// Log kLog's bytes; `flushed` of them readable now, `flush` more after each short answer.
+class WritingVehicle {
+ public:
+  WritingVehicle(Router& router, std::string log, size_t flushed, size_t flush)
+      : component_(router, 1, 1), log_(std::move(log)), flushed_(flushed), flush_(flush) {
+    component_.start_heartbeat(2, 3, 200ms);  // the routes know it
+    asks_ = component_.subscribe<msg::LogRequestData>(
+        [this](const msg::LogRequestData& m, const protocol::FrameView&) { answer(m.ofs, m.count); },
+        {.addressed_to_me = true});
+  }
+  int short_answers() const { return short_answers_; }  // the router's thread
+
+ private:
+  void answer(uint32_t ofs, uint32_t count) {
+    for (uint64_t at = ofs; at < uint64_t(ofs) + count; at += LogExchange::kDataMax) {
+      msg::LogData d;
+      d.id = kLog;
+      d.ofs = static_cast<uint32_t>(at);
+      const size_t readable = at < flushed_ ? flushed_ - at : 0;
+      d.count = static_cast<uint8_t>(std::min<uint64_t>({LogExchange::kDataMax, readable, uint64_t(ofs) + count - at}));
+      std::copy_n(log_.begin() + std::ptrdiff_t(at), d.count, d.data.begin());
+      component_.send(d);
+      if (d.count < LogExchange::kDataMax && at + d.count < uint64_t(ofs) + count) {  // a short read ends it
+        ++short_answers_;
+        flushed_ = std::min(log_.size(), flushed_ + flush_);
+        return;
+      }
+    }
+  }
+  Component component_;
+  Subscription asks_;
+  const std::string log_;
+  size_t flushed_, flush_;
+  int short_answers_ = 0;
+};
+
+struct LogSite {
+  LogSite(std::string bytes, size_t flushed, size_t flush) : log(std::move(bytes)) {
+    rt.start_with_udp_server();
+    own = std::make_unique<Component>(rt.router, 254, 190);
+    vehicle = std::make_unique<WritingVehicle>(rt.router, this->log, flushed, flush);
+    EXPECT_TRUE(wait_until([&] { return rt.on_loop([&] { return rt.router.routing().routes().knows(1, 1); }); }));
+  }
+  ~LogSite() {
+    vehicle.reset();
+    own.reset();
+  }
+  struct Read {
+    Transactions::End end;
+    bool complete;
+    std::string bytes;
+  };
+  // Log kLog's first `size` bytes, as the window reads them (its listed size).
+  Read read(uint64_t size) {
+    auto stream = std::make_shared<ByteStream>(1 << 20);
+    std::promise<std::pair<Transactions::End, bool>> ended;
+    rt.router.event_loop().post([&] {
+      own->transactions().run<LogExchange>(nullptr, 1, 1, "log", LogExchange::read(1, 1, kLog, 0, size, stream),
+                                           [&](Transactions::End end, const LogExchange& e) {
+                                             stream->finish(e.complete());
+                                             ended.set_value({end, e.complete()});
+                                           });
+    });
+    auto f = ended.get_future();
+    if (f.wait_for(60s) != std::future_status::ready) return {Transactions::End::kNoAnswer, false, {}};
+    const auto [end, complete] = f.get();
+    std::string bytes(stream->available(), '\0');
+    bool last = false;
+    bytes.resize(stream->take(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size(), &last));
+    return {end, complete, bytes};
+  }
+  RouterThread rt;
+  std::string log;
+  std::unique_ptr<Component> own;
+  std::unique_ptr<WritingVehicle> vehicle;
+};
+
+std::string log_of(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(i * 7 + i / 251);
+  return s;
+}
+
+}  // namespace
+
+// Listed at 2,000 bytes, 700 on file: each short answer is asked again, and the log grows into
+// its listed size (the CI failure of b53af82: a body 66,960 bytes long for a log listed at 77,824).
+TEST(LogReads, ALogStillBeingWrittenIsReadToItsListedSize) {
+  LogSite site(log_of(2000), 700, 500);
+  const auto got = site.read(2000);
+  EXPECT_EQ(got.end, Transactions::End::kDone);
+  EXPECT_TRUE(got.complete);
+  EXPECT_EQ(got.bytes.size(), site.log.size());
+  EXPECT_TRUE(got.bytes == site.log) << "the vehicle's bytes, in order";
+  EXPECT_GE(site.rt.on_loop([&] { return site.vehicle->short_answers(); }), 3) << "700, 1,200 and 1,700: short";
+}
+
+// A log shorter than asked for, for good: the same short end three times is its end.
+TEST(LogReads, TheSameShortEndThreeTimesIsTheLogsEnd) {
+  LogSite site(log_of(2000), 700, 0);
+  const auto got = site.read(2000);
+  EXPECT_EQ(got.end, Transactions::End::kDone);
+  EXPECT_TRUE(got.complete);
+  EXPECT_EQ(got.bytes.size(), 700u);
+  EXPECT_TRUE(got.bytes == site.log.substr(0, 700)) << "the vehicle's bytes, in order";
+  EXPECT_EQ(site.rt.on_loop([&] { return site.vehicle->short_answers(); }), LogExchange::kShortEnds);
+}
