@@ -6,9 +6,10 @@
 // the producer's rule, applied under the lock as it adds (refuse the new, or drop the oldest:
 // counted either way). A consumer without a loop of its own may wait for a batch (wait_take).
 //
-// Chose not to build: a lock-free ring per pair. One uncontended lock per batch costs less than
-// the wake-up around it, and a batch grows only as far as it is used (1,000 idle WebSocket
-// clients cost a few KB each, not a fixed ring each).
+// Chose not to build: a lock-free ring per pair. A put takes the lock once (a worker's staged
+// batch once per loop iteration; a library's send or a queued subscription's frame once per
+// frame), uncontended but for the consumer's swap, and a batch grows only as far as it is used
+// (1,000 idle WebSocket clients cost a few KB each, not a fixed ring each).
 #pragma once
 
 #include <chrono>
