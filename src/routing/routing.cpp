@@ -28,9 +28,15 @@ const char* verdict_name(Verdict v) noexcept {
   return "?";
 }
 
-bool Routing::group_sends_on(RoutingContext& ctx, const LinkSlot& l, LinkId to) {
+// Whether a frame for grouped link `to` goes out on it: only on the group's active member (on
+// every member when none is healthy), chosen once per decision and group. Never when it came in
+// on a member of the same group: it would go back to the vehicle it came from, and choosing the
+// active member then, while only the source has been heard, would pin traffic on it.
+bool Routing::group_sends_on(RoutingContext& ctx, const LinkSlot& l, LinkId to, LinkId from) {
   const LinkPolicy* p = l.policy.load(std::memory_order_acquire);
   if (p == nullptr || p->group < 0) return true;
+  const LinkPolicy* source = slot(from).policy.load(std::memory_order_acquire);
+  if (source != nullptr && source->group == p->group) return false;
   const auto g = static_cast<size_t>(p->group);
   if (ctx.group_choice_.size() <= g) ctx.group_choice_.resize(groups_.size(), {0, kNoLink});
   auto& [stamp, chosen] = ctx.group_choice_[g];
@@ -74,14 +80,15 @@ void Routing::check_reboot(const protocol::FrameView& f) {
   const uint8_t traits = l.traits.load(std::memory_order_acquire);
   if (traits == 0) return;  // not active
   if (traits & kOutChecks) [[unlikely]] {
-    if (!passes_out(ctx, l, traits, to, f)) return;
+    if (!passes_out(ctx, l, traits, to, from, f)) return;
   }
   ctx.to_.push_back(to);  // within its reserved room: marked once, so at most one per link
 }
 
 // What a link with out-filters, an unknown-id policy or a group asks of a frame before it gets it.
-bool Routing::passes_out(RoutingContext& ctx, LinkSlot& l, uint8_t traits, LinkId to, const protocol::FrameView& f) {
-  if ((traits & kGrouped) && !group_sends_on(ctx, l, to)) return false;
+bool Routing::passes_out(RoutingContext& ctx, LinkSlot& l, uint8_t traits, LinkId to, LinkId from,
+                         const protocol::FrameView& f) {
+  if ((traits & kGrouped) && !group_sends_on(ctx, l, to, from)) return false;
   if ((traits & kDropsUnknownIds) && !f.verified()) return false;
   if (traits & kFiltersOut) {
     const LinkPolicy* p = l.policy.load(std::memory_order_acquire);

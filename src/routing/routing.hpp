@@ -268,8 +268,8 @@ class Routing {
   void check_reboot(const protocol::FrameView& frame);
   void offer(RoutingContext& ctx, LinkSlot& slot, LinkId to, LinkId from, const protocol::FrameView& frame);
   void offer_known(RoutingContext& ctx, LinkId to, LinkId from, const protocol::FrameView& frame);
-  bool group_sends_on(RoutingContext& ctx, const LinkSlot& slot, LinkId to);
-  [[gnu::noinline]] bool passes_out(RoutingContext& ctx, LinkSlot& slot, uint8_t traits, LinkId to,
+  bool group_sends_on(RoutingContext& ctx, const LinkSlot& slot, LinkId to, LinkId from);
+  [[gnu::noinline]] bool passes_out(RoutingContext& ctx, LinkSlot& slot, uint8_t traits, LinkId to, LinkId from,
                                     const protocol::FrameView& frame);
   [[gnu::noinline]] Verdict check_source(RoutingContext& ctx, LinkSlot& src, uint8_t src_traits,
                                          const protocol::FrameView& frame, Millis now);

@@ -97,8 +97,6 @@ std::vector<Routing::GroupStats> Routing::group_stats() const {
   return out;
 }
 
-// Whether a frame for grouped link `to` goes out on it: only on the group's active member
-// (on every member when none is healthy). Chosen once per decision and group.
 void Routing::set_dedup_period(Millis period) {
   if (period > 0)
     dedup_.emplace(period);

@@ -105,3 +105,14 @@ TEST_F(LinkGroupTest, ARemovedActiveLinkHandsOver) {
   r.remove_link(radio1);
   EXPECT_EQ(command_at(20), (Links{radio2}));
 }
+
+// A frame between the vehicle's own components (here to its camera, behind both radios)
+// goes back over neither radio, and does not choose the active member: chosen while only the
+// secondary had been heard, it would keep the traffic from the primary for the failback delay.
+TEST_F(LinkGroupTest, TheVehiclesOwnTrafficNeitherReturnsToItNorPicksTheActiveLink) {
+  route(radio2, test::heartbeat(1, 100, 0), 0);  // learned on both: the radios reach one vehicle
+  EXPECT_EQ(route(radio2, test::command_long(1, 1, 1, 100, 1), 0), Links{}) << "to its own camera";
+  vehicle_says({radio2, radio1}, 5);
+  EXPECT_EQ(command_at(10), (Links{radio1}));
+  EXPECT_TRUE(switches.empty());
+}
