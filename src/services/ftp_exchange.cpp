@@ -219,7 +219,9 @@ Exchange::Step FtpExchange::fail(Component& from, uint8_t error, uint8_t error_e
 
 Exchange::Step FtpExchange::on_data(const ftp::Payload& p, Component& from) {
   if (into_->stream().cancelled()) return fail(from, ftp::kFail);
-  into_->put(p.offset, {reinterpret_cast<const char*>(p.data.data()), p.size});
+  // Bytes it had are no progress, even as an answer: a component that sends the same again and
+  // again spends the tries (each silence asks again) instead of keeping the read alive for ever.
+  if (!into_->put(p.offset, {reinterpret_cast<const char*>(p.data.data()), p.size})) return Step::kIgnored;
   // The end of the burst asked for, or the gap's read answered: the next request.
   const uint16_t after = static_cast<uint16_t>(p.seq - sent_.seq);
   const bool answered = p.req_opcode == sent_.opcode && ((p.req_opcode == ftp::kReadFile && after == 1) ||

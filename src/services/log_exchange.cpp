@@ -69,18 +69,23 @@ Exchange::Step LogExchange::heard(const protocol::FrameView& frame, Component& f
     // Ids run up to last_log_num: one past it is not a log (ArduPilot answers it with an empty
     // entry), and asking only past it gets nothing more.
     const uint16_t newest = e.last_log_num > 0 ? e.last_log_num : 0xFFFF;
+    bool fresh = false;
     if (e.num_logs > 0 && e.id >= first_ && e.id <= last_ && e.id <= newest)
-      entries_[e.id] = {e.id, e.time_utc, e.size};
+      fresh = entries_.insert_or_assign(e.id, Entry{e.id, e.time_utc, e.size}).second;
     if (e.num_logs == 0 || first_ > newest) return Step::kDone;
     // All of them: as many as it has, or as many as the ids asked for can hold.
     const size_t wanted = std::min<size_t>(*count_, size_t(std::min(last_, newest)) - first_ + 1);
-    return entries_.size() >= wanted ? Step::kDone : Step::kProgress;
+    if (entries_.size() >= wanted) return Step::kDone;
+    return fresh ? Step::kProgress : Step::kIgnored;  // an entry said again is no progress
   }
   const auto d = msg::LogData::decode(frame.payload());
   if (d.id != id_) return Step::kIgnored;
   if (into_->stream().cancelled()) return end_read(from);
   const size_t count = std::min<size_t>(d.count, kDataMax);
-  into_->put(d.ofs, {reinterpret_cast<const char*>(d.data.data()), count});
+  // Bytes it had are no progress: a component that says the same again and again spends the
+  // tries (each silence asks again) instead of keeping the read alive for ever.
+  const Step step =
+      into_->put(d.ofs, {reinterpret_cast<const char*>(d.data.data()), count}) ? Step::kProgress : Step::kIgnored;
   // A short packet short of the size listed: the log ends there, or its writer has not yet
   // flushed the rest (ArduPilot lists a log being written at what it has buffered, and reads it
   // from its file). Asked again after a silence, it is the end once said kShortEnds times at the
@@ -89,7 +94,7 @@ Exchange::Step LogExchange::heard(const protocol::FrameView& frame, Component& f
   if (count < kDataMax && short_end < end_ && short_end >= into_->at()) {
     short_ends_ = short_end == short_end_ ? short_ends_ + 1 : 1;
     short_end_ = short_end;
-    if (short_ends_ < kShortEnds) return Step::kProgress;  // silent() asks again from there
+    if (short_ends_ < kShortEnds) return step;  // silent() asks again from there
     end_ = short_end;
     into_->limit(end_);
   }
@@ -97,8 +102,9 @@ Exchange::Step LogExchange::heard(const protocol::FrameView& frame, Component& f
     complete_ = true;
     return end_read(from);
   }
-  if (uint64_t(d.ofs) + count >= asked_end_) ask_data(from);  // the window's last: the next, or the gaps
-  return Step::kProgress;
+  // The window's last: the next, or the gaps.
+  if (step == Step::kProgress && uint64_t(d.ofs) + count >= asked_end_) ask_data(from);
+  return step;
 }
 
 Exchange::Step LogExchange::end_read(Component& from) {

@@ -21,7 +21,8 @@ class OrderedBytes {
       : into_(std::move(into)), at_(start), max_ahead_(max_ahead) {}
   // Nothing at or past `limit` is given on (a file's size when it was opened, a range's end).
   void limit(uint64_t end) { limit_ = end; }
-  void put(uint64_t offset, std::string_view bytes);
+  // True when it kept something it did not have: bytes a peer sends again are not progress.
+  bool put(uint64_t offset, std::string_view bytes);
   // Where the bytes given on end: the next offset wanted.
   uint64_t at() const noexcept { return at_; }
   // Where the first gap ends (the first byte kept past it); nothing when none is kept.

@@ -38,9 +38,14 @@ class WritingVehicle {
         {.addressed_to_me = true});
   }
   int short_answers() const { return short_answers_; }  // the router's thread
+  int requests() const { return requests_; }            // the router's thread
+  // A broken (or hostile) vehicle: every request answered with the log's first packet again.
+  void get_stuck() { stuck_ = true; }
 
  private:
   void answer(uint32_t ofs, uint32_t count) {
+    ++requests_;
+    if (stuck_ && requests_ > 1) ofs = 0, count = LogExchange::kDataMax;
     for (uint64_t at = ofs; at < uint64_t(ofs) + count; at += LogExchange::kDataMax) {
       msg::LogData d;
       d.id = kLog;
@@ -61,6 +66,8 @@ class WritingVehicle {
   const std::string log_;
   size_t flushed_, flush_;
   int short_answers_ = 0;
+  int requests_ = 0;
+  bool stuck_ = false;
 };
 
 struct LogSite {
@@ -80,18 +87,22 @@ struct LogSite {
     std::string bytes;
   };
   // Log kLog's first `size` bytes, as the window reads them (its listed size).
-  Read read(uint64_t size) {
+  Read read(uint64_t size, std::chrono::seconds deadline = 60s) {
     auto stream = std::make_shared<ByteStream>(1 << 20);
-    std::promise<std::pair<Transactions::End, bool>> ended;
-    rt.router.event_loop().post([&] {
+    // Shared with the callback: a read that outlives the deadline still has them.
+    auto ended = std::make_shared<std::promise<std::pair<Transactions::End, bool>>>();
+    rt.router.event_loop().post([this, size, stream, ended] {
       own->transactions().run<LogExchange>(nullptr, 1, 1, "log", LogExchange::read(1, 1, kLog, 0, size, stream),
-                                           [&](Transactions::End end, const LogExchange& e) {
+                                           [stream, ended](Transactions::End end, const LogExchange& e) {
                                              stream->finish(e.complete());
-                                             ended.set_value({end, e.complete()});
+                                             ended->set_value({end, e.complete()});
                                            });
     });
-    auto f = ended.get_future();
-    if (f.wait_for(60s) != std::future_status::ready) return {Transactions::End::kNoAnswer, false, {}};
+    auto f = ended->get_future();
+    if (f.wait_for(deadline) != std::future_status::ready) {
+      ADD_FAILURE() << "the read did not end within " << deadline.count() << " s";
+      return {Transactions::End::kNoAnswer, false, {}};
+    }
     const auto [end, complete] = f.get();
     std::string bytes(stream->available(), '\0');
     bool last = false;
@@ -133,4 +144,23 @@ TEST(LogReads, TheSameShortEndThreeTimesIsTheLogsEnd) {
   EXPECT_EQ(got.bytes.size(), 700u);
   EXPECT_TRUE(got.bytes == site.log.substr(0, 700)) << "the vehicle's bytes, in order";
   EXPECT_EQ(site.rt.on_loop([&] { return site.vehicle->short_answers(); }), LogExchange::kShortEnds);
+}
+
+// A vehicle that answers every request after the first with the log's first packet again: bytes
+// the read has are no progress, so its tries run out (each silence asks again) and the read ends
+// without an answer, with what came in order; it is not kept alive for ever.
+TEST(LogReads, AVehicleSayingTheSameAgainAndAgainSpendsTheTries) {
+  LogSite site(log_of(200'000), 200'000, 0);
+  site.rt.on_loop([&] {
+    site.vehicle->get_stuck();
+    return 0;
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const auto got = site.read(200'000, 30s);
+  EXPECT_EQ(got.end, Transactions::End::kNoAnswer);
+  EXPECT_FALSE(got.complete);
+  EXPECT_EQ(got.bytes.size(), size_t{LogExchange::kWindow}) << "the first window, in order";
+  EXPECT_TRUE(got.bytes == site.log.substr(0, LogExchange::kWindow));
+  EXPECT_LE(site.rt.on_loop([&] { return site.vehicle->requests(); }), LogExchange::kTries + 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s) << "its tries, 500 ms each";
 }

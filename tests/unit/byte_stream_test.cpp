@@ -1,11 +1,12 @@
-// ByteStream (a file's bytes from the router's thread to the window's) and MAVFTP's payload
-// header, as the spec lays it out.
+// ByteStream (a file's bytes from the router's thread to the window's), OrderedBytes (what
+// comes by offset, given on in order) and MAVFTP's payload header, as the spec lays it out.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "base/byte_stream.hpp"
 #include "services/ftp_exchange.hpp"
+#include "services/ordered_bytes.hpp"
 
 namespace mavswitch {
 namespace {
@@ -86,6 +87,23 @@ TEST(FtpPayload, APeersSizeNeverReachesPastTheData) {
   std::array<uint8_t, 251> bytes{};
   bytes[4] = 255;  // more than a payload holds
   EXPECT_EQ(services::ftp::Payload::decode(bytes).size, services::ftp::kDataMax);
+}
+
+// put() says whether it kept anything new: what a peer sends again is no progress, in order or
+// ahead of a gap, and neither is what a full stream cannot take.
+TEST(OrderedBytes, OnlyNewBytesCountAsProgress) {
+  auto stream = std::make_shared<ByteStream>(8);
+  services::OrderedBytes in(stream, 0, 64);
+  EXPECT_TRUE(in.put(0, "ab"));
+  EXPECT_FALSE(in.put(0, "ab")) << "had it";
+  EXPECT_TRUE(in.put(1, "bc")) << "partly new";
+  EXPECT_TRUE(in.put(5, "fg")) << "past a gap: kept";
+  EXPECT_FALSE(in.put(5, "fg")) << "kept already";
+  EXPECT_TRUE(in.put(3, "de"));
+  EXPECT_EQ(in.at(), 7u);
+  EXPECT_TRUE(in.put(7, "h"));
+  EXPECT_FALSE(in.put(8, "i")) << "the stream is full: not taken";
+  EXPECT_EQ(stream->available(), 8u);
 }
 
 }  // namespace
