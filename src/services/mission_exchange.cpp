@@ -185,9 +185,12 @@ Exchange::Step MissionExchange::write(const protocol::FrameView& frame, Componen
   if (type != type_ || seq >= items_.size()) return Step::kIgnored;
   last_asked_ = seq;
   resent_ = false;
+  // An item asked again is answered, but only one not asked before is progress: a vehicle that
+  // asks for the same item for ever spends the tries instead of keeping the transfer alive.
+  const bool fresh = seq >= done_;
   done_ = std::max<uint64_t>(done_, seq + 1u);
   send_item(from, seq);
-  return Step::kProgress;
+  return fresh ? Step::kProgress : Step::kIgnored;
 }
 
 void MissionExchange::ask(Component& from) {

@@ -68,6 +68,7 @@ FakeMissionVehicle::FakeMissionVehicle(Router& router, uint8_t system, uint8_t c
         if (!heard(f) || m.mission_type > 2) return;
         Upload& u = uploads_[m.mission_type];
         if (!u.open) return ack(m.mission_type, kAccepted);         // a late copy: the ACK was lost
+        if (lost_item_ == m.seq) return;                            // asked again when its time comes
         if (m.seq != u.got.size()) return request(m.mission_type);  // not the one it wants: again
         u.got.push_back({m.command,
                          m.frame,

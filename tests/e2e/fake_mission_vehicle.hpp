@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -23,6 +24,8 @@ class FakeMissionVehicle {
   // The router's thread, or while no transfer runs.
   std::vector<services::MissionItem>& list(uint8_t type) { return lists_[type]; }
   uint64_t dropped() const { return dropped_; }
+  // Item `seq` of every upload never reaches it (it asks for it again and again). Before a transfer.
+  void lose_item(uint16_t seq) { lost_item_ = seq; }
 
  private:
   bool lost() { return loss_ > 0 && std::bernoulli_distribution(loss_)(random_); }
@@ -43,6 +46,7 @@ class FakeMissionVehicle {
   double loss_;
   std::mt19937 random_;
   uint64_t dropped_ = 0;
+  std::optional<uint16_t> lost_item_;
   uint8_t gcs_system_ = 0, gcs_component_ = 0;
   std::array<std::vector<services::MissionItem>, 3> lists_;
   struct Upload {

@@ -55,17 +55,22 @@ struct MissionSite {
     std::optional<uint8_t> result;
     std::vector<MissionItem> items;
   };
-  Ended run(MissionExchange::Mode mode, uint8_t type, std::vector<MissionItem> items = {}, uint8_t system = 1) {
-    std::promise<Ended> ended;
-    rt.router.event_loop().post([&] {
+  Ended run(MissionExchange::Mode mode, uint8_t type, std::vector<MissionItem> items = {}, uint8_t system = 1,
+            std::chrono::seconds deadline = 120s) {
+    // Shared with the callback: a transfer that outlives the deadline still has it.
+    auto ended = std::make_shared<std::promise<Ended>>();
+    rt.router.event_loop().post([this, mode, type, items = std::move(items), system, ended]() mutable {
       engine->run<MissionExchange>(nullptr, system, 1, "mission",
                                    std::make_unique<MissionExchange>(mode, system, 1, type, std::move(items)),
-                                   [&](Transactions::End end, MissionExchange& e) {
-                                     ended.set_value({end, e.result(), e.items()});
+                                   [ended](Transactions::End end, MissionExchange& e) {
+                                     ended->set_value({end, e.result(), e.items()});
                                    });
     });
-    auto f = ended.get_future();
-    if (f.wait_for(120s) != std::future_status::ready) return {Transactions::End::kNoAnswer, std::nullopt, {}};
+    auto f = ended->get_future();
+    if (f.wait_for(deadline) != std::future_status::ready) {
+      ADD_FAILURE() << "the transfer did not end within " << deadline.count() << " s";
+      return {Transactions::End::kNoAnswer, std::nullopt, {}};
+    }
     return f.get();
   }
   RouterThread rt;
@@ -158,6 +163,18 @@ TEST(Missions, AVehicleThatNeverAnswersIsGivenUpOnAfterItsTries) {
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(r.end, Transactions::End::kNoAnswer);
   EXPECT_GE(took, MissionExchange::kTries * std::chrono::milliseconds(MissionExchange::kRetryMs) - 100ms);
+}
+
+// A vehicle that never gets item 3 asks for it again and again: each ask is answered, but an
+// item asked before is no progress, so the transfer ends after its tries, not never.
+TEST(Missions, AVehicleAskingForTheSameItemForEverIsGivenUpOn) {
+  MissionSite site(0);
+  site.vehicle->lose_item(3);
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = site.run(MissionExchange::Mode::kWrite, 0, survey(10, 1), 1, 30s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.end, Transactions::End::kNoAnswer);
+  EXPECT_LT(took, (MissionExchange::kTries + 2) * std::chrono::milliseconds(MissionExchange::kRetryMs));
 }
 
 // The files: a .plan as QGroundControl writes one, and WPL, both ways.
