@@ -91,15 +91,19 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   State& s = it->second;
   Table& t = s.table;
   const Parameter p{name, from_wire(f.sysid(), wire, type), type, index, true};
+  // Only a value not known before is a fetch's progress: a component that says one value again
+  // and again does not keep the fetch from asking for what is missing.
+  bool fresh = !t.answered;
   t.answered = true;
-  s.last_value = router_.event_loop().now();
   count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
   if (count != t.count) {                             // the first, or a component whose list changed
     t.count = count;
     t.parameters.resize(count);
     std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
+    fresh = true;
   }
   if (index < t.count) {
+    fresh = fresh || !t.parameters[index].known;
     Parameter& slot = t.parameters[index];
     if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
     slot = p;
@@ -107,6 +111,7 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   } else if (const auto known = s.index_of.find(name); known != s.index_of.end() && known->second < t.count) {
     t.parameters[known->second].value = p.value;  // an answer to a set, without its index
   }
+  if (fresh) s.last_value = router_.event_loop().now();
   for (size_t i = 0; i < s.accesses.size();) {
     if (s.accesses[i].name != name) {
       ++i;

@@ -5,6 +5,7 @@
 #include "mavswitch/msg/command_ack.hpp"
 #include "mavswitch/msg/command_long.hpp"
 #include "mavswitch/msg/param_request_list.hpp"
+#include "mavswitch/msg/param_request_read.hpp"
 #include "mavswitch/msg/param_value.hpp"
 #include "mavswitch/msg/statustext.hpp"
 #include "security/daemon_fixture.hpp"
@@ -61,6 +62,46 @@ TEST_F(DaemonUnderAttack, a_parameter_name_with_invalid_utf8_is_escaped) {
   EXPECT_EQ(http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters").status, 200) << "and again";
   EXPECT_TRUE(d->running());
   EXPECT_EQ(d->err().find('\x1b'), std::string::npos) << "no control byte reaches the log";
+}
+
+// A component says the first of its two parameters again and again (every 100 ms) and never
+// the second: a value known already is no progress, so the fetch still asks for the missing
+// one after a quiet second (before, each repeat put that off for good) and completes with it.
+TEST_F(DaemonUnderAttack, a_parameter_said_again_and_again_does_not_hold_a_fetch_open) {
+  auto d = start();
+  connect_peers();
+  auto answer = std::async(std::launch::async,
+                           [&] { return http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters", "", "", 15); });
+  ASSERT_TRUE(wait_until([&] { return first(vehicle_, msg::ParamRequestList::kId).has_value(); }, 5000ms));
+  auto value = [&](uint16_t index) {
+    msg::ParamValue v;
+    const std::string name = index == 0 ? "FIRST" : "SECOND";
+    std::memcpy(v.param_id.data(), name.data(), name.size());
+    v.param_value = float(index + 1);
+    v.param_type = 9;  // REAL32
+    v.param_count = 2;
+    v.param_index = index;
+    vehicle_.send_to(vehicle_port_, frame_of(v, 1, 1));
+  };
+  auto asked_for_second = [&] {
+    for (const auto& f : vehicle_.received().frames)
+      if (view_of(f).msgid() == msg::ParamRequestRead::kId &&
+          msg::ParamRequestRead::decode(view_of(f).payload()).param_index == 1)
+        return true;
+    return false;
+  };
+  bool asked = false;
+  for (int i = 0; i < 40 && !asked; ++i) {  // 4 s at most
+    value(0);
+    asked = wait_until(asked_for_second, 100ms);
+  }
+  ASSERT_TRUE(asked) << "the missing parameter was asked for while the first kept coming";
+  value(1);
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  const HttpReply reply = answer.get();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("\"SECOND\""), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("\"complete\":true"), std::string::npos) << reply.body;
 }
 
 // A ground station sends COMMAND_ACK in the vehicle's name (1/1) for a command the API sent. It
