@@ -29,6 +29,16 @@ std::optional<protocol::FrameView> first(Peer& peer, uint32_t msgid) {
   return std::nullopt;
 }
 
+// GET /v1/vehicles/1/1/parameters under way (its answer to come), once the vehicle was asked
+// for its list; no future when it was not asked within 5 s.
+std::future<HttpReply> fetch_parameters(uint16_t http_port, Peer& vehicle) {
+  auto answer = std::async(std::launch::async, [http_port] {
+    return http_request(http_port, "GET", "/v1/vehicles/1/1/parameters", "", "", 15);
+  });
+  if (!wait_until([&] { return first(vehicle, msg::ParamRequestList::kId).has_value(); }, 5000ms)) return {};
+  return answer;
+}
+
 }  // namespace
 
 // A component answers PARAM_REQUEST_LIST with a name holding 0xFF and control bytes. The
@@ -36,9 +46,8 @@ std::optional<protocol::FrameView> first(Peer& peer, uint32_t msgid) {
 TEST_F(DaemonUnderAttack, a_parameter_name_with_invalid_utf8_is_escaped) {
   auto d = start();
   connect_peers();
-  auto answer = std::async(std::launch::async,
-                           [&] { return http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters", "", "", 15); });
-  ASSERT_TRUE(wait_until([&] { return first(vehicle_, msg::ParamRequestList::kId).has_value(); }, 5000ms));
+  auto answer = fetch_parameters(http_port_, vehicle_);
+  ASSERT_TRUE(answer.valid()) << "the vehicle was asked for its parameters";
   msg::ParamValue v;
   const char name[] = "\xff\x1b[2J\xfe\x01NAME";
   std::memcpy(v.param_id.data(), name, sizeof name - 1);
@@ -70,9 +79,8 @@ TEST_F(DaemonUnderAttack, a_parameter_name_with_invalid_utf8_is_escaped) {
 TEST_F(DaemonUnderAttack, a_parameter_said_again_and_again_does_not_hold_a_fetch_open) {
   auto d = start();
   connect_peers();
-  auto answer = std::async(std::launch::async,
-                           [&] { return http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters", "", "", 15); });
-  ASSERT_TRUE(wait_until([&] { return first(vehicle_, msg::ParamRequestList::kId).has_value(); }, 5000ms));
+  auto answer = fetch_parameters(http_port_, vehicle_);
+  ASSERT_TRUE(answer.valid()) << "the vehicle was asked for its parameters";
   auto value = [&](uint16_t index) {
     msg::ParamValue v;
     const std::string name = index == 0 ? "FIRST" : "SECOND";
