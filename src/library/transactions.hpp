@@ -40,7 +40,9 @@ class Exchange {
   // Sends its first request.
   virtual void start(Component& from) = 0;
   // A frame from the component, from its home link: what it means here. kProgress starts the
-  // tries again; an exchange may send its next request before returning it.
+  // tries again, so it is for something new only (bytes, an item, an entry not had before):
+  // what a component says again is kIgnored, or it could keep the exchange open for ever. An
+  // exchange may send its next request before returning.
   virtual Step heard(const protocol::FrameView& frame, Component& from) = 0;
   // The component was silent for retry_ms(): send again (true), or give up at once (false).
   virtual bool silent(Component& from) = 0;
