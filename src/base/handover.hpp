@@ -1,15 +1,15 @@
-// The one bounded handover between threads, outside the frame path between workers (that is
-// router/frame_ring.hpp, lock-free and fixed in size): producers add to the batch waiting under
-// one lock; the first addition to an empty batch rings the consumer (once per batch, outside
-// the lock); the consumer takes the whole batch at once by swapping it with an emptied one, so
-// storage is reused and nothing is allocated per item in steady state. What a batch may hold is
-// the producer's rule, applied under the lock as it adds (refuse the new, or drop the oldest:
+// The one bounded handover between threads: producers add to the batch waiting under one lock;
+// the first addition to an empty batch rings the consumer (once per batch, outside the lock);
+// the consumer takes the whole batch at once by swapping it with an emptied one, so storage is
+// reused and nothing is allocated per item in steady state. What a batch may hold is the
+// producer's rule, applied under the lock as it adds (refuse the new, or drop the oldest:
 // counted either way). A consumer without a loop of its own may wait for a batch (wait_take).
 //
-// Chose not to build: a lock-free ring per pair. A put takes the lock once (a worker's staged
-// batch once per loop iteration; a library's send or a queued subscription's frame once per
-// frame), uncontended but for the consumer's swap, and a batch grows only as far as it is used
-// (1,000 idle WebSocket clients cost a few KB each, not a fixed ring each).
+// Chose not to build: a lock-free ring per pair. A put takes the lock once (a worker's frames
+// for another worker once per loop iteration, router/frame_handover.hpp; a library's send or a
+// queued subscription's frame once per frame), uncontended but for the consumer's swap, and a
+// batch grows only as far as it is used (1,000 idle WebSocket clients cost a few KB each, not a
+// fixed ring each).
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // Frames a worker routes to datagram links that other workers own are written by the worker
 // itself, on the link's socket: queued per link while its loop iteration runs and sent when it
 // ends (sendmmsg, coalesced as the link's own queue would be). Such a frame needs no hand-over
-// through a FrameRing and the owner no wake-up, and a fan-out to many UDP links is written by
+// through a FrameHandover and the owner no wake-up, and a fan-out to many UDP links is written by
 // the workers that received its frames, in parallel. Ordering across workers is not owed
 // (UDP); each source's frames are routed by one worker, so their order holds.
 //

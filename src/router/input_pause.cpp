@@ -6,7 +6,7 @@ namespace mavswitch {
 
 bool InputPause::filling(transport::Millis now) {
   bool filling = false;
-  for (FrameRing* ring : rings_) filling = filling || ring->filling();
+  for (FrameHandover* to : handovers_) filling = filling || to->filling();
   if (!filling) {
     since_ = kNotPaused;
     return false;
@@ -26,8 +26,8 @@ bool InputPause::must_pause(transport::EventLoop& loop, int fd) {
 
 void InputPause::resume_when_room(transport::EventLoop& loop) {
   // Ask first, then look: a consumer that drains after the look sees the request and wakes us.
-  for (FrameRing* ring : rings_) {
-    if (ring->filling()) ring->want_room();
+  for (FrameHandover* to : handovers_) {
+    if (to->filling()) to->want_room();
   }
   if (!filling(loop.now())) {
     loop.release_input();

@@ -321,7 +321,7 @@ std::vector<uint64_t> Router::worker_busy_us() const {
   return busy;
 }
 
-uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::ring_drops); }
+uint64_t Router::cross_worker_drops() const { return sum_over_workers(&Worker::handover_drops); }
 uint64_t Router::cross_worker_direct() const { return sum_over_workers(&Worker::direct_frames); }
 uint64_t Router::input_pauses() const { return sum_over_workers(&Worker::input_pauses); }
 

@@ -7,7 +7,7 @@
 // routes what its links receive through the one shared Routing (read without locks) and hands
 // each frame straight to its destination link when it owns it, writes it itself when the link
 // is another worker's UDP link (on that worker's socket), and otherwise passes it to the owning
-// worker's FrameRing: one wake-up per batch. Worker 0 runs on the thread that calls run(); it
+// worker's FrameHandover: one wake-up per batch. Worker 0 runs on the thread that calls run(); it
 // is "the router's thread" of the API: in-process components, taps, timers and statistics
 // live there.
 #pragma once
@@ -76,7 +76,7 @@ class Router final {
   void stop();  // from any thread or a signal-safe context via the loop's eventfd
 
   // Called with every frame received (after routing), one frame at a time, on the router's
-  // thread: telemetry logs. Other workers pass their frames to it on a ring of their own.
+  // thread: telemetry logs. Other workers pass their frames to it on a handover of their own.
   // Taps are added before start().
   using Tap = mavswitch::Tap;
   void add_tap(Tap tap) { shared_.taps.push_back(std::move(tap)); }

@@ -1,12 +1,12 @@
 // One I/O worker of a Router: a thread with its own event loop and the links it owns. It
 // receives, routes (through the shared Routing, with its own RoutingContext) and delivers:
 // straight into a link it owns, on the socket of another worker's UDP link (DirectWriter), or,
-// for another worker's stream links and components, into that worker's inbound FrameRing. At
-// the end of each loop iteration it publishes what it handed over (one publish per ring, one
-// wake-up per sleeping worker), drains what others handed it, and writes every link that has
-// output: one write per link per iteration.
+// for another worker's stream links and components, into that worker's inbound FrameHandover.
+// At the end of each loop iteration it publishes what it handed over (one lock per consumer,
+// one wake-up per sleeping worker), drains what others handed it, and writes every link that
+// has output: one write per link per iteration.
 //
-// Everything a worker owns (its links, their queues, its rings' producing and consuming ends,
+// Everything a worker owns (its links, their queues, its handovers' producing and consuming ends,
 // its DirectWriter) is touched only on its own thread: MAVSWITCH_ASSERT_OWNER checks it.
 #pragma once
 
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "router/direct_writer.hpp"
-#include "router/frame_ring.hpp"
+#include "router/frame_handover.hpp"
 #include "router/input_pause.hpp"
 #include "router/radio_report.hpp"
 #include "router/shared.hpp"
@@ -37,7 +37,7 @@ class Worker final : public transport::LinkHost {
   Worker(Shared& shared, size_t index, routing::RoutingContext& context);
   ~Worker();
 
-  // Creates this worker's inbound rings (one from each other worker, and worker 0's tap rings),
+  // Creates this worker's inbound handovers (one from each other worker, and worker 0's taps'),
   // then, once every worker has them, finds its outbound ones. Before any worker runs.
   void connect(const std::vector<Worker*>& all);
   void connect_outbound();
@@ -61,7 +61,7 @@ class Worker final : public transport::LinkHost {
   // A link's counters, with the frames other workers wrote to it themselves (DirectWriter).
   transport::LinkCounters counters_of(const transport::Link& link) const;
   uint64_t direct_frames() const noexcept { return direct_.frames_written(); }
-  uint64_t ring_drops() const noexcept { return ring_drops_.get(); }
+  uint64_t handover_drops() const noexcept { return handover_drops_.get(); }
   uint64_t input_pauses() const noexcept { return pause_.pauses(); }
   // Runs f once, on this worker's thread, when the current loop iteration has ended (its
   // writes done). On this worker's thread.
@@ -97,20 +97,20 @@ class Worker final : public transport::LinkHost {
   [[gnu::noinline]] void route_traced(routing::LinkId from, const protocol::FrameView& frame);
   // The routing decision's callback: where a frame for link `to` goes (signed when routing says
   // the link signs; then by the link's record: this worker, a direct write, or the owner's
-  // ring).
+  // handover).
   void deliver(routing::LinkId to, const protocol::FrameView& frame);
   [[gnu::noinline]] void deliver_signed(routing::LinkId to, const protocol::FrameView& frame);
   void send(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
   // Into a link or component this worker owns.
   void write_here(routing::LinkId to, const protocol::FrameView& frame, std::span<const uint8_t> bytes);
-  // The one way a frame crosses to another worker: a record in that worker's ring, for the
-  // links `to` it owns. A full ring drops it (counted).
+  // The one way a frame crosses to another worker: a record in that worker's handover, for the
+  // links `to` it owns. A full one drops it (counted).
   void hand_over(size_t owner, std::span<const routing::LinkId> to, const protocol::FrameView& frame,
                  std::span<const uint8_t> bytes);
   void hand_over_gathered(const protocol::FrameView& frame);
   void tap(const protocol::FrameView& frame);
   void end_iteration();
-  void exchange_batches();  // publish outbound rings, wake sleeping consumers, drain inbound
+  void exchange_batches();  // publish outbound handovers (they wake sleeping consumers), drain inbound
   void drain_inbound();
   void flush_pending();
   // Direct writes sent: no target read so far is used again; free the retired ones no worker holds.
@@ -130,12 +130,12 @@ class Worker final : public transport::LinkHost {
   // The routing policy of each endpoint instance this worker runs (few: a map).
   std::unordered_map<const transport::Endpoint*, std::shared_ptr<const routing::LinkPolicy>> policies_;
   std::vector<transport::Link*> to_flush_;
-  std::vector<std::unique_ptr<FrameRing>> inbound_;  // by producing worker (null: self)
-  std::vector<FrameRing*> outbound_;                 // by consuming worker (null: self)
-  // Taps run on worker 0: every other worker passes it the frames it received, on a ring of
-  // their own (records without destinations). Worker 0 holds them, by producer.
-  std::vector<std::unique_ptr<FrameRing>> tap_inbound_;
-  FrameRing* tap_outbound_ = nullptr;
+  std::vector<std::unique_ptr<FrameHandover>> inbound_;  // by producing worker (null: self)
+  std::vector<FrameHandover*> outbound_;                 // by consuming worker (null: self)
+  // Taps run on worker 0: every other worker passes it the frames it received, on a handover
+  // of their own (records without destinations). Worker 0 holds them, by producer.
+  std::vector<std::unique_ptr<FrameHandover>> tap_inbound_;
+  FrameHandover* tap_outbound_ = nullptr;
   std::vector<Worker*> workers_;  // every worker of the router, by index (this one too)
   InputPause pause_;
   DirectWriter direct_;
@@ -156,9 +156,9 @@ class Worker final : public transport::LinkHost {
   // While one frame is routed: its destinations on other workers, by owner, and which owners.
   std::vector<std::vector<routing::LinkId>> remote_;
   std::vector<uint32_t> remote_owners_;
-  // About to sleep: a producer that publishes for it wakes it. Cleared as it wakes.
+  // About to sleep: a producer whose publish rings it wakes it. Cleared as it wakes.
   std::atomic<bool> armed_{false};
-  routing::Counter ring_drops_;
+  routing::Counter handover_drops_;
   std::vector<std::function<void()>> at_end_;  // see at_iteration_end()
   std::atomic<std::thread::id> thread_id_{};
   std::thread thread_;

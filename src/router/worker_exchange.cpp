@@ -1,7 +1,7 @@
 // What crosses between workers, each in one way: frames for another worker's stream links and
-// components through its FrameRing (one record per frame and owner, one publish per
+// components through its FrameHandover (one record per frame and owner, one publish per
 // iteration, one wake-up for a sleeping consumer), the taps' frames through worker 0's tap
-// rings, and the epochs that say when a DirectTarget other workers read may be freed.
+// handovers, and the epochs that say when a DirectTarget other workers read may be freed.
 #include <algorithm>
 
 #include "router/router.hpp"
@@ -22,13 +22,18 @@ void Worker::connect(const std::vector<Worker*>& all) {
                      armed_.store(false, std::memory_order_relaxed);
                    });
   }
+  // A batch handed to this worker rings it only if it sleeps (armed_); awake, it drains at
+  // its iteration's end anyway.
+  const auto ring = [this] {
+    if (armed_.exchange(false)) loop_.wake();
+  };
   inbound_.resize(all.size());
   for (size_t w = 0; w < all.size(); ++w) {
-    if (w != index_) inbound_[w] = std::make_unique<FrameRing>();
+    if (w != index_) inbound_[w] = std::make_unique<FrameHandover>(ring);
   }
   if (index_ == 0) {
     tap_inbound_.resize(all.size());
-    for (size_t w = 1; w < all.size(); ++w) tap_inbound_[w] = std::make_unique<FrameRing>();
+    for (size_t w = 1; w < all.size(); ++w) tap_inbound_[w] = std::make_unique<FrameHandover>(ring);
   }
 }
 
@@ -49,8 +54,8 @@ void Worker::connect_outbound() {
 void Worker::hand_over_gathered(const protocol::FrameView& frame) {
   for (const uint32_t owner : remote_owners_) {
     auto& ids = remote_[owner];
-    for (size_t i = 0; i < ids.size(); i += FrameRing::kMaxDestinations) {
-      const size_t n = std::min(FrameRing::kMaxDestinations, ids.size() - i);
+    for (size_t i = 0; i < ids.size(); i += FrameHandover::kMaxDestinations) {
+      const size_t n = std::min(FrameHandover::kMaxDestinations, ids.size() - i);
       hand_over(owner, std::span<const routing::LinkId>(ids).subspan(i, n), frame, frame.bytes());
     }
     ids.clear();
@@ -60,17 +65,17 @@ void Worker::hand_over_gathered(const protocol::FrameView& frame) {
 
 void Worker::hand_over(size_t owner, std::span<const routing::LinkId> to, const protocol::FrameView& frame,
                        std::span<const uint8_t> bytes) {
-  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::hand_over");  // the ring's one producer
-  if (!outbound_[owner]->push(to, frame, bytes, source_)) ring_drops_ += to.size();
+  MAVSWITCH_ASSERT_OWNER(loop_, "Worker::hand_over");  // the handover's one producer
+  if (!outbound_[owner]->push(to, frame, bytes, source_)) handover_drops_ += to.size();
 }
 
 // Taps run on worker 0 only, so a telemetry log needs no lock: the other workers pass it the
-// frames they received on their tap rings.
+// frames they received on their tap handovers.
 void Worker::tap(const protocol::FrameView& frame) {
   if (index_ == 0) {
     shared_.run_taps(frame);
   } else if (!tap_outbound_->push({}, frame, frame.bytes())) {
-    ++ring_drops_;
+    ++handover_drops_;
   }
 }
 
@@ -83,13 +88,13 @@ void Worker::end_direct_writes() {
 
 void Worker::exchange_batches() {
   MAVSWITCH_ASSERT_OWNER(loop_, "Worker::exchange_batches");
-  // 1. What this worker handed over becomes visible; a consumer that sleeps is woken, once.
-  for (size_t w = 0; w < outbound_.size(); ++w) {
-    bool published = outbound_[w] != nullptr && outbound_[w]->publish();
-    if (w == 0 && tap_outbound_ != nullptr && tap_outbound_->publish()) published = true;
-    if (published && workers_[w]->armed_.exchange(false)) workers_[w]->loop_.wake();
+  // 1. What this worker handed over becomes visible; a consumer that sleeps is rung, once.
+  for (FrameHandover* out : outbound_) {
+    if (out != nullptr) out->publish();
   }
-  // 2. Arm before draining: a batch published after the drain looked will wake us.
+  if (tap_outbound_ != nullptr) tap_outbound_->publish();
+  // 2. Arm before draining: a batch handed over after the drain took will ring us (the
+  // handover's lock orders this store before that ring's exchange).
   armed_.store(true);
   drain_inbound();
 }
@@ -104,7 +109,7 @@ void Worker::drain_inbound() {
           write_here(to, frame, frame.bytes());
         });
     source_ = routing::kNoLink;
-    // A tap ring drained too: its producer may wait for room on either.
+    // A tap handover drained too: its producer may wait for room on either.
     const bool tap_room_wanted =
         w < tap_inbound_.size() && tap_inbound_[w] &&
         tap_inbound_[w]->drain_frames([&](const protocol::FrameView& frame) { shared_.run_taps(frame); });

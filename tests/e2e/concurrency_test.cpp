@@ -1,5 +1,5 @@
 // The shared structures of the multi-worker data path with real threads (these run under
-// ThreadSanitizer in CI): the frame ring between a producer and a consumer thread, and one
+// ThreadSanitizer in CI): the frame handover between a producer and a consumer thread, and one
 // Routing decided on by two threads while a third adds and removes links and ages routes out.
 #include <gtest/gtest.h>
 
@@ -11,15 +11,15 @@
 #include "dialect/builtin.hpp"
 #include "e2e/peers.hpp"
 #include "protocol/parser.hpp"
-#include "router/frame_ring.hpp"
+#include "router/frame_handover.hpp"
 #include "routing/routing.hpp"
 
 namespace mavswitch::test {
 namespace {
 
-TEST(Concurrency, FrameRingCarriesEveryFrameInOrderBetweenThreads) {
+TEST(Concurrency, FrameHandoverCarriesEveryFrameInOrderBetweenThreads) {
   constexpr uint32_t kFrames = 200'000;
-  FrameRing ring;
+  FrameHandover ring;
   std::atomic<bool> done{false};
   uint32_t received = 0;
   bool in_order = true;

@@ -1,4 +1,4 @@
-// Message passing through each ring between two threads, the litmus test of memory order:
+// Message passing through each handover between two threads, the litmus test of memory order:
 // the producer writes a frame's bytes, then publishes; the consumer that sees it published must
 // see every byte as written, and the producer must not write over bytes the consumer has not
 // read. Each frame's bytes all carry its number, so a frame read early (a publish made before
@@ -17,7 +17,7 @@
 #include "base/handover.hpp"
 #include "library/frame_queues.hpp"
 #include "protocol/frame_batch.hpp"
-#include "router/frame_ring.hpp"
+#include "router/frame_handover.hpp"
 
 namespace mavswitch {
 namespace {
@@ -77,8 +77,8 @@ void run_pair(Produce produce, Consume consume, uint32_t* received, std::string*
   producer.join();
 }
 
-TEST(RingLitmus, FrameRingPublishesWholeFramesInOrder) {
-  FrameRing ring;
+TEST(RingLitmus, FrameHandoverPublishesWholeFramesInOrder) {
+  FrameHandover ring;
   uint32_t received = 0;
   std::string failure;
   std::vector<uint8_t> bytes;

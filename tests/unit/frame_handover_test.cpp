@@ -1,11 +1,11 @@
-// The cross-worker frame ring on one thread: records survive wrapping around the end of the
-// buffer, a full ring refuses a frame whole, nothing is visible before publish(), and the
-// producer is told to stop reading at half full.
+// The cross-worker frame handover on one thread: nothing is visible before publish(), records
+// come out whole and in order however batches meet, a full handover refuses a frame whole, and
+// the producer is told to stop reading at half full and when its request for room is met.
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "router/frame_ring.hpp"
+#include "router/frame_handover.hpp"
 
 namespace mavswitch {
 namespace {
@@ -16,8 +16,8 @@ protocol::FrameView view_of(const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> frame_bytes(size_t size, uint8_t fill) { return std::vector<uint8_t>(size, fill); }
 
-TEST(FrameRing, NothingIsVisibleBeforePublish) {
-  FrameRing ring;
+TEST(FrameHandover, NothingIsVisibleBeforePublish) {
+  FrameHandover ring;
   const auto f = frame_bytes(40, 1);
   ASSERT_TRUE(ring.push(7, view_of(f), f));
   int seen = 0;
@@ -37,8 +37,8 @@ TEST(FrameRing, NothingIsVisibleBeforePublish) {
 
 // A frame for several links of the consumer crosses once: one record, the frame copied once,
 // and the consumer is handed it once per link, in the order given.
-TEST(FrameRing, OneRecordCarriesAFrameToSeveralLinks) {
-  FrameRing one_each, together;
+TEST(FrameHandover, OneRecordCarriesAFrameToSeveralLinks) {
+  FrameHandover one_each, together;
   const auto f = frame_bytes(40, 9);
   const std::vector<routing::LinkId> to = {5, 3, 8, 1};
   for (routing::LinkId id : to) ASSERT_TRUE(one_each.push(id, view_of(f), f));
@@ -54,9 +54,9 @@ TEST(FrameRing, OneRecordCarriesAFrameToSeveralLinks) {
   EXPECT_EQ(seen, to);
 }
 
-// Records with several destinations wrap around the end of the buffer like any other.
-TEST(FrameRing, RecordsForSeveralLinksWrapAround) {
-  FrameRing ring;
+// Records with several destinations, round after round of a full handover.
+TEST(FrameHandover, RecordsForSeveralLinksComeOutWholeRoundAfterRound) {
+  FrameHandover ring;
   uint32_t next = 0, expect = 0;
   for (int round = 0; round < 100; ++round) {
     for (;;) {
@@ -84,8 +84,8 @@ TEST(FrameRing, RecordsForSeveralLinksWrapAround) {
 
 // The producer stops taking input at half full (published or not) and starts again once the
 // consumer has drained below that.
-TEST(FrameRing, FillingFromHalfFullUntilDrained) {
-  FrameRing ring;
+TEST(FrameHandover, FillingFromHalfFullUntilDrained) {
+  FrameHandover ring;
   const auto f = frame_bytes(40, 1);
   ASSERT_TRUE(ring.push(1, view_of(f), f));
   ring.publish();
@@ -95,36 +95,81 @@ TEST(FrameRing, FillingFromHalfFullUntilDrained) {
     ASSERT_TRUE(ring.push(1, view_of(f), f));
     ++pushed;
   }
-  EXPECT_GE(pushed * record, FrameRing::kCapacity / 2);
-  EXPECT_LE(pushed * record, FrameRing::kCapacity / 2 + record);
+  EXPECT_GE(pushed * record, FrameHandover::kCapacity / 2);
+  EXPECT_LE(pushed * record, FrameHandover::kCapacity / 2 + record);
   ring.publish();
   EXPECT_TRUE(ring.filling()) << "published and not drained: still taken";
   ring.drain([](routing::LinkId, const protocol::FrameView&) {});
   EXPECT_FALSE(ring.filling());
 }
 
-// A producer waiting for room asks once; the drain that makes room answers once (the
-// consumer then wakes it), and drains nobody asked about answer nothing.
-TEST(FrameRing, ADrainSaysWhenItMadeRoomSomeoneAskedFor) {
-  FrameRing ring;
+// A producer waiting for room asks while half of the capacity waits; the take that makes room
+// answers once (the consumer then wakes it), and takes nobody asked about answer nothing. A
+// request made when nothing much waits is not recorded: the producer sees the room itself.
+TEST(FrameHandover, ADrainSaysWhenItMadeRoomSomeoneAskedFor) {
+  FrameHandover ring;
   const auto f = frame_bytes(40, 1);
   const auto nothing = [](routing::LinkId, const protocol::FrameView&) {};
   ASSERT_TRUE(ring.push(1, view_of(f), f));
   ring.publish();
   EXPECT_FALSE(ring.drain(nothing)) << "nobody asked";
   ring.want_room();
-  EXPECT_FALSE(ring.drain(nothing)) << "nothing to drain: no room made";
+  EXPECT_FALSE(ring.filling());
   ASSERT_TRUE(ring.push(1, view_of(f), f));
   ring.publish();
+  EXPECT_FALSE(ring.drain(nothing)) << "asked with room to spare: nothing to answer";
+  while (!ring.filling()) ASSERT_TRUE(ring.push(1, view_of(f), f));
+  ring.publish();
+  ring.want_room();
+  EXPECT_TRUE(ring.filling());
   EXPECT_TRUE(ring.drain(nothing));
+  EXPECT_FALSE(ring.filling());
   ASSERT_TRUE(ring.push(1, view_of(f), f));
   ring.publish();
   EXPECT_FALSE(ring.drain(nothing)) << "answered once per request";
 }
 
-TEST(FrameRing, RecordsWrapAroundTheEndAndAFullRingRefuses) {
-  FrameRing ring;
-  // Sizes that do not divide the capacity, so records meet the end at every possible offset.
+// A batch published while the last one still waits joins it, in order; one taken leaves its
+// storage to the next (no allocation once warm).
+TEST(FrameHandover, APublishWhileABatchWaitsJoinsIt) {
+  FrameHandover ring;
+  for (uint8_t n = 0; n < 6; ++n) {
+    const auto f = frame_bytes(20 + n, n);
+    ASSERT_TRUE(ring.push(n, view_of(f), f));
+    if (n % 2 == 1) {
+      EXPECT_TRUE(ring.publish());
+    }
+  }
+  uint8_t expect = 0;
+  ring.drain([&](routing::LinkId to, const protocol::FrameView& v) {
+    EXPECT_EQ(to, expect);
+    EXPECT_EQ(v.size(), 20u + expect);
+    ++expect;
+  });
+  EXPECT_EQ(expect, 6);
+  EXPECT_EQ(ring.pending_bytes(), 0u);
+}
+
+// The consumer is rung when a batch starts to wait, not again while it waits.
+TEST(FrameHandover, RingsOncePerBatchThatStartsToWait) {
+  int rings = 0;
+  FrameHandover ring([&] { ++rings; });
+  const auto f = frame_bytes(40, 1);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(ring.push(1, view_of(f), f));
+    ring.publish();
+    ASSERT_TRUE(ring.push(1, view_of(f), f));
+    ring.publish();
+    ring.drain([](routing::LinkId, const protocol::FrameView&) {});
+  }
+  EXPECT_EQ(rings, 3);
+  EXPECT_FALSE(ring.publish()) << "nothing staged";
+  EXPECT_EQ(rings, 3);
+}
+
+TEST(FrameHandover, AFullHandoverRefusesAFrameWholeAndLosesNothingTaken) {
+  FrameHandover ring;
+  // Sizes that do not divide the capacity, so it fills at every possible margin.
   uint8_t next_fill = 0, expect_fill = 0;
   size_t pushed = 0, drained = 0, refused = 0;
   for (int round = 0; round < 200; ++round) {
@@ -147,8 +192,8 @@ TEST(FrameRing, RecordsWrapAroundTheEndAndAFullRingRefuses) {
     });
   }
   EXPECT_EQ(pushed, drained);
-  EXPECT_EQ(refused, 200u) << "each round filled the ring";
-  EXPECT_GT(pushed, 200u * 1000) << "a ring holds thousands of frames";
+  EXPECT_EQ(refused, 200u) << "each round filled it";
+  EXPECT_GT(pushed, 200u * 1000) << "it holds thousands of frames";
 }
 
 }  // namespace
