@@ -22,6 +22,11 @@ uint16_t key_of(uint8_t system, uint8_t component) { return uint16_t(system << 8
 
 bool is_integer(uint8_t type) { return type >= 1 && type <= 8; }
 
+size_t known_count(const VehicleParameters::Table& t) {
+  return static_cast<size_t>(std::count_if(t.parameters.begin(), t.parameters.end(),
+                                           [](const VehicleParameters::Parameter& q) { return q.known; }));
+}
+
 void copy_name(const std::string& name, std::array<char, 16>& out) {
   out.fill(0);
   std::memcpy(out.data(), name.data(), std::min(name.size(), out.size()));
@@ -91,19 +96,15 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   State& s = it->second;
   Table& t = s.table;
   const Parameter p{name, from_wire(f.sysid(), wire, type), type, index, true};
-  // Only a value not known before is a fetch's progress: a component that says one value again
-  // and again does not keep the fetch from asking for what is missing.
-  bool fresh = !t.answered;
+  const bool first = !t.answered;
   t.answered = true;
   count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
   if (count != t.count) {                             // the first, or a component whose list changed
     t.count = count;
     t.parameters.resize(count);
     std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
-    fresh = true;
   }
   if (index < t.count) {
-    fresh = fresh || !t.parameters[index].known;
     Parameter& slot = t.parameters[index];
     if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
     slot = p;
@@ -111,7 +112,14 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   } else if (const auto known = s.index_of.find(name); known != s.index_of.end() && known->second < t.count) {
     t.parameters[known->second].value = p.value;  // an answer to a set, without its index
   }
-  if (fresh) s.last_value = router_.event_loop().now();
+  // A fetch's progress is the first answer, then more of the list known than ever before in
+  // it: a component that says one value again and again, or flips its count, does not keep
+  // the fetch from asking for what is missing (at most kMaxParameters steps of progress).
+  const size_t known = known_count(t);
+  if (first || known > s.most_known) {
+    s.most_known = std::max(s.most_known, known);
+    s.last_value = router_.event_loop().now();
+  }
   for (size_t i = 0; i < s.accesses.size();) {
     if (s.accesses[i].name != name) {
       ++i;
@@ -122,8 +130,7 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
     router_.event_loop().cancel(a.timer);
     a.done(p);
   }
-  if (s.fetching && std::all_of(t.parameters.begin(), t.parameters.end(), [](const Parameter& q) { return q.known; }))
-    answer_fetch(s);
+  if (s.fetching && known == t.parameters.size()) answer_fetch(s);
 }
 
 void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<void(const Table&)> done) {
@@ -142,6 +149,7 @@ void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<v
   s->fetching = true;
   s->quiet_rounds = 0;
   s->last_value = router_.event_loop().now();
+  s->most_known = known_count(s->table);
   msg::ParamRequestList list;
   list.target_system = system;
   list.target_component = component;
@@ -182,8 +190,7 @@ void VehicleParameters::answer_fetch(State& s) {
   router_.event_loop().cancel(s.timer);
   s.timer = 0;
   s.fetching = false;
-  s.complete = s.table.answered && std::all_of(s.table.parameters.begin(), s.table.parameters.end(),
-                                               [](const Parameter& q) { return q.known; });
+  s.complete = s.table.answered && known_count(s.table) == s.table.parameters.size();
   auto waiting = std::move(s.waiting);
   s.waiting.clear();
   for (auto& done : waiting) done(s.table);

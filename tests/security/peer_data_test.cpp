@@ -39,6 +39,27 @@ std::future<HttpReply> fetch_parameters(uint16_t http_port, Peer& vehicle) {
   return answer;
 }
 
+// The vehicle (1/1) says its parameter `index` of `count`: FIRST (1) or SECOND (2).
+void send_parameter(UdpPeer& vehicle, uint16_t port, uint16_t index, uint16_t count) {
+  msg::ParamValue v;
+  const std::string name = index == 0 ? "FIRST" : "SECOND";
+  std::memcpy(v.param_id.data(), name.data(), name.size());
+  v.param_value = float(index + 1);
+  v.param_type = 9;  // REAL32
+  v.param_count = count;
+  v.param_index = index;
+  vehicle.send_to(port, frame_of(v, 1, 1));
+}
+
+// Whether the vehicle was asked for its parameter `index` by PARAM_REQUEST_READ.
+bool asked_for_index(Peer& vehicle, int16_t index) {
+  for (const auto& f : vehicle.received().frames)
+    if (view_of(f).msgid() == msg::ParamRequestRead::kId &&
+        msg::ParamRequestRead::decode(view_of(f).payload()).param_index == index)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 // A component answers PARAM_REQUEST_LIST with a name holding 0xFF and control bytes. The
@@ -81,23 +102,8 @@ TEST_F(DaemonUnderAttack, a_parameter_said_again_and_again_does_not_hold_a_fetch
   connect_peers();
   auto answer = fetch_parameters(http_port_, vehicle_);
   ASSERT_TRUE(answer.valid()) << "the vehicle was asked for its parameters";
-  auto value = [&](uint16_t index) {
-    msg::ParamValue v;
-    const std::string name = index == 0 ? "FIRST" : "SECOND";
-    std::memcpy(v.param_id.data(), name.data(), name.size());
-    v.param_value = float(index + 1);
-    v.param_type = 9;  // REAL32
-    v.param_count = 2;
-    v.param_index = index;
-    vehicle_.send_to(vehicle_port_, frame_of(v, 1, 1));
-  };
-  auto asked_for_second = [&] {
-    for (const auto& f : vehicle_.received().frames)
-      if (view_of(f).msgid() == msg::ParamRequestRead::kId &&
-          msg::ParamRequestRead::decode(view_of(f).payload()).param_index == 1)
-        return true;
-    return false;
-  };
+  auto value = [&](uint16_t index) { send_parameter(vehicle_, vehicle_port_, index, 2); };
+  auto asked_for_second = [&] { return asked_for_index(vehicle_, 1); };
   bool asked = false;
   for (int i = 0; i < 40 && !asked; ++i) {  // 4 s at most
     value(0);
@@ -105,6 +111,30 @@ TEST_F(DaemonUnderAttack, a_parameter_said_again_and_again_does_not_hold_a_fetch
   }
   ASSERT_TRUE(asked) << "the missing parameter was asked for while the first kept coming";
   value(1);
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  const HttpReply reply = answer.get();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("\"SECOND\""), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("\"complete\":true"), std::string::npos) << reply.body;
+}
+
+// A component says its first parameter again and again, each time with another count (2, then
+// 3, then 2...), and never the second: a changed count is no progress either (before, each
+// flip held the fetch open for good), so the missing one is asked for and the fetch completes.
+TEST_F(DaemonUnderAttack, a_component_flipping_its_count_does_not_hold_a_fetch_open) {
+  auto d = start();
+  connect_peers();
+  auto answer = fetch_parameters(http_port_, vehicle_);
+  ASSERT_TRUE(answer.valid()) << "the vehicle was asked for its parameters";
+  auto value = [&](uint16_t index, uint16_t count) { send_parameter(vehicle_, vehicle_port_, index, count); };
+  auto asked_for_second = [&] { return asked_for_index(vehicle_, 1); };
+  bool asked = false;
+  for (int i = 0; i < 40 && !asked; ++i) {  // 4 s at most
+    value(0, uint16_t(2 + i % 2));
+    asked = wait_until(asked_for_second, 100ms);
+  }
+  ASSERT_TRUE(asked) << "the missing parameter was asked for while the count kept changing";
+  value(1, 2);
   ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
   const HttpReply reply = answer.get();
   EXPECT_EQ(reply.status, 200) << reply.body;
