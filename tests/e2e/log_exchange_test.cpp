@@ -15,7 +15,9 @@
 #include "library/component.hpp"
 #include "library/transactions.hpp"
 #include "mavswitch/msg/log_data.hpp"
+#include "mavswitch/msg/log_entry.hpp"
 #include "mavswitch/msg/log_request_data.hpp"
+#include "mavswitch/msg/log_request_list.hpp"
 #include "services/log_exchange.hpp"
 
 using namespace mavswitch;
@@ -41,6 +43,17 @@ class WritingVehicle {
   int requests() const { return requests_; }            // the router's thread
   // A broken (or hostile) vehicle: every request answered with the log's first packet again.
   void get_stuck() { stuck_ = true; }
+  // Another: it has three logs, but every list request gets the first one's entry, three times.
+  void list_the_first_only() {
+    lists_ = component_.subscribe<msg::LogRequestList>(
+        [this](const msg::LogRequestList&, const protocol::FrameView&) {
+          ++requests_;
+          msg::LogEntry e;
+          e.id = kLog, e.num_logs = 3, e.last_log_num = 3, e.size = static_cast<uint32_t>(log_.size());
+          for (int i = 0; i < 3; ++i) component_.send(e);
+        },
+        {.addressed_to_me = true});
+  }
 
  private:
   void answer(uint32_t ofs, uint32_t count) {
@@ -62,7 +75,7 @@ class WritingVehicle {
     }
   }
   Component component_;
-  Subscription asks_;
+  Subscription asks_, lists_;
   const std::string log_;
   size_t flushed_, flush_;
   int short_answers_ = 0;
@@ -108,6 +121,22 @@ struct LogSite {
     bool last = false;
     bytes.resize(stream->take(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size(), &last));
     return {end, complete, bytes};
+  }
+  // The list of logs, as the window asks for it: how it ended and the entries it got.
+  std::pair<Transactions::End, size_t> list(std::chrono::seconds deadline) {
+    auto ended = std::make_shared<std::promise<std::pair<Transactions::End, size_t>>>();
+    rt.router.event_loop().post([this, ended] {
+      own->transactions().run<LogExchange>(nullptr, 1, 1, "log", LogExchange::list(1, 1),
+                                           [ended](Transactions::End end, const LogExchange& e) {
+                                             ended->set_value({end, e.entries().size()});
+                                           });
+    });
+    auto f = ended->get_future();
+    if (f.wait_for(deadline) != std::future_status::ready) {
+      ADD_FAILURE() << "the list did not end within " << deadline.count() << " s";
+      return {Transactions::End::kDone, 0};
+    }
+    return f.get();
   }
   RouterThread rt;
   std::string log;
@@ -161,6 +190,23 @@ TEST(LogReads, AVehicleSayingTheSameAgainAndAgainSpendsTheTries) {
   EXPECT_FALSE(got.complete);
   EXPECT_EQ(got.bytes.size(), size_t{LogExchange::kWindow}) << "the first window, in order";
   EXPECT_TRUE(got.bytes == site.log.substr(0, LogExchange::kWindow));
+  EXPECT_LE(site.rt.on_loop([&] { return site.vehicle->requests(); }), LogExchange::kTries + 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 20s) << "its tries, 500 ms each";
+}
+
+// A vehicle that says its first log's entry three times at every list request and never the
+// other two: an entry said again is no progress, so the silences spend the tries and the list
+// ends without an answer, holding the one entry (before, each repeat started the tries again).
+TEST(LogLists, AnEntrySaidAgainAndAgainSpendsTheTries) {
+  LogSite site(log_of(1000), 1000, 0);
+  site.rt.on_loop([&] {
+    site.vehicle->list_the_first_only();
+    return 0;
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const auto [end, entries] = site.list(30s);
+  EXPECT_EQ(end, Transactions::End::kNoAnswer);
+  EXPECT_EQ(entries, 1u);
   EXPECT_LE(site.rt.on_loop([&] { return site.vehicle->requests(); }), LogExchange::kTries + 2);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 20s) << "its tries, 500 ms each";
 }
