@@ -95,7 +95,7 @@ std::string HttpApi::live_state() {
   }
   std::string text = "{\"links\":" + links_json(s, false) + ",\"waiting\":" + json_text(waiting) +
                      ",\"systems\":" + systems_json(router_, live.heartbeats, options_.own_components, false) +
-                     ",\"routed\":" + std::to_string(s.routing.frames) + "}";
+                     ",\"routed\":" + std::to_string(s.routing.frames) + ",\"at_ms\":" + std::to_string(s.at_ms) + "}";
   if (live_) live_text_ = text;
   return text;
 }

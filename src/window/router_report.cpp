@@ -71,6 +71,7 @@ std::vector<std::pair<const char*, uint64_t>> drops_of(const routing::RoutingSta
 RouterSnapshot snapshot_on_router(Router& router) {
   MAVSWITCH_ASSERT_OWNER(router.event_loop(), "snapshot_on_router");
   RouterSnapshot s;
+  s.at_ms = transport::now_ms();
   for (size_t i = 0; i < router.endpoint_count(); ++i) {
     if (router.endpoint_closed(i)) continue;
     EndpointSnapshot e;

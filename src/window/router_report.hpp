@@ -39,6 +39,7 @@ struct EndpointSnapshot {
 };
 
 struct RouterSnapshot {
+  routing::Millis at_ms = 0;  // when it was taken, by the routing clock (transport::now_ms)
   routing::RoutingStats routing;
   std::vector<EndpointSnapshot> endpoints;  // the open ones
   size_t routes = 0;                        // (system, component) pairs known

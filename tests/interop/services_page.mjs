@@ -71,12 +71,15 @@ try {
   const page = await browser.newPage()
   await page.setViewport({ width: 1280, height: 900 })
   await page.goto(`http://127.0.0.1:${httpPort}/`)
+  // Presses a button as a click event on it, not at its place on the screen: the live sections
+  // above redraw every second, and on a busy machine a mouse click can land where the button was.
+  const press = (selector) => page.$eval(selector, (b) => b.click())
   await until(() => page.$eval('#services', (s) => !s.hidden).catch(() => false), 20000)
   // No token: read-only.
   check(/read-only/.test(await page.$eval('#svc-access', (e) => e.textContent)), 'without the token the panel says it is read-only')
   check(await page.$$eval('#services .change', (b) => b.length > 0 && b.every((x) => x.disabled)), 'and every change is disabled')
 
-  await page.click('#mission-read')
+  await press('#mission-read')
   const said = await until(() => page.$eval('#mission-said', (e) => (/items/.test(e.textContent) ? e.textContent : '')), 30000)
   check(/^6 items · 1 fence shapes · 1 rally points$/.test(said), `the mission read on the page (${said})`)
   // Drawn: the fence in red, the path in the accent's blue, the rally point in amber, home in green.
@@ -113,22 +116,22 @@ try {
   // Listed again until the vehicle has one: SITL opens its first log (LOG_DISARMED) as it boots,
   // which a slow machine may not have done by the first ask.
   const listed = async () => {
-    await page.click('#logs-list')
+    await press('#logs-list')
     await until(() => page.$eval('#logs-said', (e) => !/listing/.test(e.textContent)), 20000)
     return page.$$eval('#logs tbody tr', (r) => r.length)
   }
   const logs = await until(listed, 60000, 500)
   check(logs >= 1, `the onboard logs listed (${logs}; the page said "${await page.$eval('#logs-said', (e) => e.textContent)}")`)
-  await page.click('#logs tbody tr:last-child button')
+  await press('#logs tbody tr:last-child button')
   const saved = await until(() => page.$eval('#logs tbody tr:last-child a', (a) => Number(a.dataset.size)).catch(() => 0), 90000)
   const progress = await page.$eval('#logs tbody tr:last-child progress', (p) => [p.value, p.max])
   check(saved > 0 && progress[0] === progress[1] && saved === progress[1], `a log downloaded with its progress to the end (${saved} bytes; ${progress})`)
 
-  await page.click('#params-load')
+  await press('#params-load')
   const loaded = await until(async () => {
     const said = await page.$eval('#params-said', (e) => e.textContent)
     if (/^\d+ parameters/.test(said)) return said
-    if (!/loading/.test(said)) await page.click('#params-load') // it said why not: again, as an operator would
+    if (!/loading/.test(said)) await press('#params-load') // it said why not: again, as an operator would
     return ''
   }, 90000)
   check(loaded, `the parameters loaded (${loaded})`)
@@ -140,9 +143,9 @@ try {
 
   // The token: changes.
   await page.type('#svc-token', token)
-  await page.click('#unlock button')
+  await press('#unlock button')
   check(/changes allowed/.test(await page.$eval('#svc-access', (e) => e.textContent)), 'with the token changes are allowed')
-  await page.click('#params tbody tr[data-name="WPNAV_SPEED"] button')
+  await press('#params tbody tr[data-name="WPNAV_SPEED"] button')
   await page.$eval('#params tbody tr[data-name="WPNAV_SPEED"] input', (i) => { i.value = '' })
   await page.type('#params tbody tr[data-name="WPNAV_SPEED"] input', '812')
   await page.keyboard.press('Enter')
@@ -151,12 +154,12 @@ try {
   check(back.json?.value === 812, `the edit reached the vehicle (${JSON.stringify(back.json)})`)
 
   // An action: cancelled, nothing is sent; confirmed, the vehicle's answer is shown.
-  await page.click('#act-disarm')
+  await press('#act-disarm')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
   if (shots) await page.screenshot({ path: path.join(shots, 'services-confirm.png') })
   await (await page.waitForSelector('#confirm button[value="cancel"]', { visible: true, timeout: 10000 })).click()
   check(/not sent/.test(await until(() => page.$eval('#action-said', (e) => e.textContent), 5000)), 'a cancelled action is not sent')
-  await page.click('#act-disarm')
+  await press('#act-disarm')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
   await (await page.waitForSelector('#confirm-ok', { visible: true, timeout: 10000 })).click()
   const result = await until(() => page.$eval('#action-said', (e) => (/MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
@@ -165,7 +168,7 @@ try {
   const modes = await page.$$eval('#mode option', (o) => o.map((x) => x.value))
   check(modes.includes('ALT_HOLD') && modes.includes('BRAKE') && !modes.includes('FBWA'), `ArduCopter's modes offered (${modes.join(' ')})`)
   await page.select('#mode', 'ALT_HOLD')
-  await page.click('#act-mode')
+  await press('#act-mode')
   await until(() => page.$eval('#confirm', (d) => d.open), 5000)
   await (await page.waitForSelector('#confirm-ok', { visible: true, timeout: 10000 })).click()
   const moded = await until(() => page.$eval('#action-said', (e) => (/^Mode.*MAV_RESULT/.test(e.textContent) ? e.textContent : '')), 20000)
@@ -177,7 +180,7 @@ try {
   if (shots) await page.screenshot({ path: path.join(shots, 'services-changes.png'), fullPage: true })
   await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true }) // (reloads the page)
   await until(() => page.$eval('#services', (s) => !s.hidden).catch(() => false), 20000)
-  await page.click('#mission-read')
+  await press('#mission-read')
   await until(() => page.$eval('#mission-said', (e) => /items/.test(e.textContent)), 30000)
   const fits = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)
   check(fits, 'the services fit a 390-pixel-wide phone screen')

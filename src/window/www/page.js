@@ -6,7 +6,7 @@
 
 const HISTORY = 900 // samples, one a second
 const linkHistory = new Map() // link name -> [frames a second]
-let previous = null // the last state, and when it came
+let previous = null // the last state, and when the router took it (ms)
 
 const $ = (id) => document.getElementById(id)
 const number = (v) => (Math.abs(v) >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : Math.abs(v) >= 1e4 ? (v / 1e3).toFixed(1) + 'k' : String(Math.round(v)))
@@ -194,7 +194,11 @@ async function follow () {
     while ((end = text.indexOf('\n\n')) >= 0) {
       const event = text.slice(0, end)
       text = text.slice(end + 2)
-      if (event.startsWith('data: ')) show(JSON.parse(event.slice(6)), performance.now())
+      if (!event.startsWith('data: ')) continue
+      const state = JSON.parse(event.slice(6))
+      // Rates over the router's own time between its snapshots, not over when they arrived: an
+      // event that repeats the last snapshot (the router was late with the next) changes nothing.
+      if (!previous || state.at_ms !== previous.state.at_ms) show(state, state.at_ms)
     }
   }
 }
