@@ -53,7 +53,7 @@ struct FrameRecords {
    private:
     [[gnu::noinline]] void grow(size_t at_least) {
       const size_t capacity = std::max(at_least, std::max<size_t>(4096, capacity_ * 2));
-      auto bigger = std::make_unique<uint8_t[]>(capacity);
+      auto bigger = std::make_unique_for_overwrite<uint8_t[]>(capacity);
       if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
       data_ = std::move(bigger);
       capacity_ = capacity;

@@ -22,11 +22,6 @@ uint16_t key_of(uint8_t system, uint8_t component) { return uint16_t(system << 8
 
 bool is_integer(uint8_t type) { return type >= 1 && type <= 8; }
 
-size_t known_count(const VehicleParameters::Table& t) {
-  return static_cast<size_t>(std::count_if(t.parameters.begin(), t.parameters.end(),
-                                           [](const VehicleParameters::Parameter& q) { return q.known; }));
-}
-
 void copy_name(const std::string& name, std::array<char, 16>& out) {
   out.fill(0);
   std::memcpy(out.data(), name.data(), std::min(name.size(), out.size()));
@@ -100,12 +95,16 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   t.answered = true;
   count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
   if (count != t.count) {                             // the first, or a component whose list changed
+    for (size_t i = count; i < t.parameters.size(); ++i) {
+      if (t.parameters[i].known) --s.known;  // cut off with the list's end
+    }
     t.count = count;
     t.parameters.resize(count);
     std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
   }
   if (index < t.count) {
     Parameter& slot = t.parameters[index];
+    if (!slot.known) ++s.known;
     if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
     slot = p;
     s.index_of[name] = index;
@@ -115,9 +114,8 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   // A fetch's progress is the first answer, then more of the list known than ever before in
   // it: a component that says one value again and again, or flips its count, does not keep
   // the fetch from asking for what is missing (at most kMaxParameters steps of progress).
-  const size_t known = known_count(t);
-  if (first || known > s.most_known) {
-    s.most_known = std::max(s.most_known, known);
+  if (first || s.known > s.most_known) {
+    s.most_known = std::max(s.most_known, s.known);
     s.last_value = router_.event_loop().now();
   }
   for (size_t i = 0; i < s.accesses.size();) {
@@ -130,7 +128,7 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
     router_.event_loop().cancel(a.timer);
     a.done(p);
   }
-  if (s.fetching && known == t.parameters.size()) answer_fetch(s);
+  if (s.fetching && s.known == t.parameters.size()) answer_fetch(s);
 }
 
 void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<void(const Table&)> done) {
@@ -149,7 +147,7 @@ void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<v
   s->fetching = true;
   s->quiet_rounds = 0;
   s->last_value = router_.event_loop().now();
-  s->most_known = known_count(s->table);
+  s->most_known = s->known;
   msg::ParamRequestList list;
   list.target_system = system;
   list.target_component = component;
@@ -190,7 +188,7 @@ void VehicleParameters::answer_fetch(State& s) {
   router_.event_loop().cancel(s.timer);
   s.timer = 0;
   s.fetching = false;
-  s.complete = s.table.answered && known_count(s.table) == s.table.parameters.size();
+  s.complete = s.table.answered && s.known == s.table.parameters.size();
   auto waiting = std::move(s.waiting);
   s.waiting.clear();
   for (auto& done : waiting) done(s.table);

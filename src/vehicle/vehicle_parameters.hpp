@@ -69,7 +69,8 @@ class VehicleParameters {
     bool complete = false, fetching = false;
     int quiet_rounds = 0;
     routing::Millis last_value = 0;  // when the fetch last made progress
-    size_t most_known = 0;           // the most of the list known at once during the fetch
+    size_t known = 0;                // of the table's parameters, counted as they change (no scan a frame)
+    size_t most_known = 0;           // the most of them known at once during the fetch
     transport::EventLoop::TimerId timer = 0;
     std::vector<std::function<void(const Table&)>> waiting;
     std::vector<Access> accesses;
