@@ -89,33 +89,25 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
   const auto it = states_.find(key_of(f.sysid(), f.compid()));
   if (it == states_.end()) return;  // a component nobody asked about
   State& s = it->second;
-  Table& t = s.table;
   const Parameter p{name, from_wire(f.sysid(), wire, type), type, index, true};
-  const bool first = !t.answered;
-  t.answered = true;
+  const bool first = !s.answered;
+  s.answered = true;
   count = std::min<uint16_t>(count, kMaxParameters);  // a peer's count: no list is longer
-  if (count != t.count) {                             // the first, or a component whose list changed
-    for (size_t i = count; i < t.parameters.size(); ++i) {
-      if (t.parameters[i].known) --s.known;  // cut off with the list's end
-    }
-    t.count = count;
-    t.parameters.resize(count);
-    std::erase_if(s.index_of, [&](const auto& entry) { return entry.second >= count; });
-  }
-  if (index < t.count) {
-    Parameter& slot = t.parameters[index];
-    if (!slot.known) ++s.known;
+  if (count != s.count) forget(s, count);             // the first, or a list that changed
+  if (index < s.count) {
+    Parameter& slot = s.slots[index];
+    if (!slot.known) s.known_at.push_back(index);
     if (slot.known && slot.name != name) s.index_of.erase(slot.name);  // renamed: the old name goes
     slot = p;
     s.index_of[name] = index;
-  } else if (const auto known = s.index_of.find(name); known != s.index_of.end() && known->second < t.count) {
-    t.parameters[known->second].value = p.value;  // an answer to a set, without its index
+  } else if (const auto known = s.index_of.find(name); known != s.index_of.end()) {
+    s.slots[known->second].value = p.value;  // an answer to a set, without its index
   }
   // A fetch's progress is the first answer, then more of the list known than ever before in
   // it: a component that says one value again and again, or flips its count, does not keep
   // the fetch from asking for what is missing (at most kMaxParameters steps of progress).
-  if (first || s.known > s.most_known) {
-    s.most_known = std::max(s.most_known, s.known);
+  if (first || s.known_at.size() > s.most_known) {
+    s.most_known = std::max(s.most_known, s.known_at.size());
     s.last_value = router_.event_loop().now();
   }
   for (size_t i = 0; i < s.accesses.size();) {
@@ -128,7 +120,23 @@ void VehicleParameters::value(const protocol::FrameView& f, std::string name, fl
     router_.event_loop().cancel(a.timer);
     a.done(p);
   }
-  if (s.fetching && s.known == t.parameters.size()) answer_fetch(s);
+  if (s.fetching && s.known_at.size() == s.count) answer_fetch(s);
+}
+
+// A changed count is a changed list, whose indices may have moved (ArduPilot's and PX4's do
+// as parameters come and go): nothing known of the old one is kept, and a finished fetch is
+// finished no more.
+void VehicleParameters::forget(State& s, uint16_t count) {
+  for (const uint16_t i : s.known_at) s.slots[i] = Parameter{};
+  s.known_at.clear();
+  s.index_of.clear();
+  s.count = count;
+  if (s.slots.size() < count) s.slots.resize(count);
+  s.complete = false;
+}
+
+VehicleParameters::Table VehicleParameters::table_of(const State& s) {
+  return {s.answered, s.count, {s.slots.begin(), s.slots.begin() + s.count}};
 }
 
 void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<void(const Table&)> done) {
@@ -139,7 +147,7 @@ void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<v
     return;
   }
   if (s->complete) {
-    done(s->table);
+    done(table_of(*s));
     return;
   }
   s->waiting.push_back(std::move(done));
@@ -147,7 +155,7 @@ void VehicleParameters::fetch(uint8_t system, uint8_t component, std::function<v
   s->fetching = true;
   s->quiet_rounds = 0;
   s->last_value = router_.event_loop().now();
-  s->most_known = s->known;
+  s->most_known = s->known_at.size();
   msg::ParamRequestList list;
   list.target_system = system;
   list.target_component = component;
@@ -165,7 +173,7 @@ void VehicleParameters::check(uint16_t key) {
     answer_fetch(s);  // what came: the rest is said missing
     return;
   }
-  if (!s.table.answered) {  // the list request itself was lost
+  if (!s.answered) {  // the list request itself was lost
     msg::ParamRequestList list;
     list.target_system = uint8_t(key >> 8);
     list.target_component = uint8_t(key & 0xFF);
@@ -173,8 +181,8 @@ void VehicleParameters::check(uint16_t key) {
     return;
   }
   size_t asked = 0;
-  for (size_t i = 0; i < s.table.parameters.size() && asked < kReadsPerRound; ++i) {
-    if (s.table.parameters[i].known) continue;
+  for (size_t i = 0; i < s.count && asked < kReadsPerRound; ++i) {
+    if (s.slots[i].known) continue;
     msg::ParamRequestRead read;
     read.target_system = uint8_t(key >> 8);
     read.target_component = uint8_t(key & 0xFF);
@@ -188,10 +196,11 @@ void VehicleParameters::answer_fetch(State& s) {
   router_.event_loop().cancel(s.timer);
   s.timer = 0;
   s.fetching = false;
-  s.complete = s.table.answered && s.known == s.table.parameters.size();
+  s.complete = s.answered && s.known_at.size() == s.count;
   auto waiting = std::move(s.waiting);
   s.waiting.clear();
-  for (auto& done : waiting) done(s.table);
+  const Table table = table_of(s);
+  for (auto& done : waiting) done(table);
 }
 
 void VehicleParameters::access(uint8_t system, uint8_t component, const std::string& name, std::optional<double> value,
@@ -204,7 +213,7 @@ void VehicleParameters::access(uint8_t system, uint8_t component, const std::str
   }
   Access a{name, value, type.value_or(kReal32), std::move(done)};
   if (const auto known = s->index_of.find(name); known != s->index_of.end() && !type)
-    a.type = s->table.parameters[known->second].type;
+    a.type = s->slots[known->second].type;
   s->accesses.push_back(std::move(a));
   send_access(key_of(system, component), name);
 }

@@ -1,10 +1,10 @@
 // A component's parameters, for GET and PUT /v1/vehicles/{sys}/{comp}/parameters: fetched once
 // with PARAM_REQUEST_LIST, the ones that did not come asked again by index (PARAM_REQUEST_READ)
 // when the list goes quiet, and kept current from every PARAM_VALUE the component sends after
-// (whoever asked). A set is a PARAM_SET answered by the component's PARAM_VALUE, sent again
-// until it comes. Values travel as MAVLink's float: PX4 packs integers bytewise, ArduPilot and
-// the rest convert them; which one is read from the component's HEARTBEAT. Only components the
-// API was asked about are kept (at most kMaxComponents). The router's thread only.
+// (whoever asked); a PARAM_VALUE with another count is a new list, fetched again. A set is a PARAM_SET answered by the
+// component's PARAM_VALUE, sent again until it comes. Values travel as MAVLink's float: PX4 packs integers bytewise,
+// ArduPilot and the rest convert them; which one is read from the component's HEARTBEAT. Only components the API was
+// asked about are kept (at most kMaxComponents). The router's thread only.
 #pragma once
 
 #include <array>
@@ -64,13 +64,19 @@ class VehicleParameters {
     transport::EventLoop::TimerId timer = 0;
   };
   struct State {
-    Table table;
+    bool answered = false;  // the component sent anything at all
+    uint16_t count = 0;     // its list's length, as it last said
+    // By index, as long as the longest list it said: a changed count moves no memory. Only the
+    // first `count` are its list.
+    std::vector<Parameter> slots;
+    // The indices known, in the order they came: forgetting them costs what learning them did,
+    // so a count changed on every frame costs no scan of the list.
+    std::vector<uint16_t> known_at;
     std::map<std::string, uint16_t> index_of;
     bool complete = false, fetching = false;
     int quiet_rounds = 0;
     routing::Millis last_value = 0;  // when the fetch last made progress
-    size_t known = 0;                // of the table's parameters, counted as they change (no scan a frame)
-    size_t most_known = 0;           // the most of them known at once during the fetch
+    size_t most_known = 0;           // the most of the list known at once during the fetch
     transport::EventLoop::TimerId timer = 0;
     std::vector<std::function<void(const Table&)>> waiting;
     std::vector<Access> accesses;
@@ -80,6 +86,8 @@ class VehicleParameters {
   void check(uint16_t key);                                 // a fetch's timer
   void send_access(uint16_t key, const std::string& name);  // its first access of that name, again
   void answer_fetch(State& s);
+  static void forget(State& s, uint16_t count);  // a new list: what was known of the old one goes
+  static Table table_of(const State& s);         // its list as callers see it
   float to_wire(uint8_t system, double value, uint8_t type) const;
   double from_wire(uint8_t system, float wire, uint8_t type) const;
 

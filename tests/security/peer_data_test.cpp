@@ -39,10 +39,10 @@ std::future<HttpReply> fetch_parameters(uint16_t http_port, Peer& vehicle) {
   return answer;
 }
 
-// The vehicle (1/1) says its parameter `index` of `count`: FIRST (1) or SECOND (2).
+// The vehicle (1/1) says its parameter `index` of `count`: FIRST (1), SECOND (2) or THIRD (3).
 void send_parameter(UdpPeer& vehicle, uint16_t port, uint16_t index, uint16_t count) {
   msg::ParamValue v;
-  const std::string name = index == 0 ? "FIRST" : "SECOND";
+  const std::string name = index == 0 ? "FIRST" : index == 1 ? "SECOND" : "THIRD";
   std::memcpy(v.param_id.data(), name.data(), name.size());
   v.param_value = float(index + 1);
   v.param_type = 9;  // REAL32
@@ -120,7 +120,8 @@ TEST_F(DaemonUnderAttack, a_parameter_said_again_and_again_does_not_hold_a_fetch
 
 // A component says its first parameter again and again, each time with another count (2, then
 // 3, then 2...), and never the second: a changed count is no progress either (before, each
-// flip held the fetch open for good), so the missing one is asked for and the fetch completes.
+// flip held the fetch open for good), so the missing one is asked for. A changed count is a new
+// list, so the fetch completes once both come with one count.
 TEST_F(DaemonUnderAttack, a_component_flipping_its_count_does_not_hold_a_fetch_open) {
   auto d = start();
   connect_peers();
@@ -134,11 +135,53 @@ TEST_F(DaemonUnderAttack, a_component_flipping_its_count_does_not_hold_a_fetch_o
     asked = wait_until(asked_for_second, 100ms);
   }
   ASSERT_TRUE(asked) << "the missing parameter was asked for while the count kept changing";
+  value(0, 2);
   value(1, 2);
   ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
   const HttpReply reply = answer.get();
   EXPECT_EQ(reply.status, 200) << reply.body;
   EXPECT_NE(reply.body.find("\"SECOND\""), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("\"complete\":true"), std::string::npos) << reply.body;
+}
+
+// A component's list is fetched whole (2 of 2), then it says a value with another count (3):
+// its list changed and indices may have moved, so the next GET asks for the list again instead
+// of serving the old one (before, it served a list of 3 with one missing, said complete).
+TEST_F(DaemonUnderAttack, a_component_whose_count_changed_is_fetched_again) {
+  auto d = start();
+  connect_peers();
+  auto answer = fetch_parameters(http_port_, vehicle_);
+  ASSERT_TRUE(answer.valid()) << "the vehicle was asked for its parameters";
+  send_parameter(vehicle_, vehicle_port_, 0, 2);
+  send_parameter(vehicle_, vehicle_port_, 1, 2);
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  HttpReply reply = answer.get();
+  ASSERT_NE(reply.body.find("\"complete\":true"), std::string::npos) << reply.body;
+  const auto lists_asked = [&] {
+    size_t n = 0;
+    for (const auto& f : vehicle_.received().frames) n += view_of(f).msgid() == msg::ParamRequestList::kId;
+    return n;
+  };
+  ASSERT_EQ(lists_asked(), 1u);
+  EXPECT_EQ(http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters").status, 200) << "served from the cache";
+  EXPECT_EQ(lists_asked(), 1u);
+
+  send_parameter(vehicle_, vehicle_port_, 2, 3);  // a new list: three
+  // Taken once the tree has it: the tree and the parameters see a frame in one dispatch.
+  ASSERT_TRUE(wait_until([&] {
+    return http_request(http_port_, "GET", "/v1/mavlink/vehicles/1/components/1/messages/PARAM_VALUE")
+               .body.find("\"param_count\": 3") != std::string::npos;
+  }));
+  auto again = std::async(std::launch::async, [this] {
+    return http_request(http_port_, "GET", "/v1/vehicles/1/1/parameters", "", "", 15);
+  });
+  ASSERT_TRUE(wait_until([&] { return lists_asked() == 2; }, 5000ms)) << "the changed list was asked for again";
+  for (uint16_t i = 0; i < 3; ++i) send_parameter(vehicle_, vehicle_port_, i, 3);
+  ASSERT_EQ(again.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+  reply = again.get();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_NE(reply.body.find("\"count\":3"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("\"THIRD\""), std::string::npos) << reply.body;
   EXPECT_NE(reply.body.find("\"complete\":true"), std::string::npos) << reply.body;
 }
 
