@@ -30,6 +30,7 @@ constexpr size_t kTrimAfter = 1024 * 1024;  // an answer this large, freed: memo
 // For an answer worked out elsewhere (a reload, a vehicle's transaction): a backstop, since the
 // engine ends every transaction itself; a 500-item mission over a lossy radio takes minutes.
 constexpr int kLaterSeconds = 600;
+constexpr int kEventRetryMs = 100;  // an event stream whose state has not changed yet looks again
 
 // A request header's value ("" when absent).
 std::string header(lws* wsi, lws_token_indexes token);

@@ -10,7 +10,8 @@
 
 namespace mavswitch::test {
 
-std::string raw_exchange(uint16_t port, const std::string& request, int seconds) {
+std::string raw_exchange(uint16_t port, const std::string& request, int seconds,
+                         const std::function<bool(const std::string&)>& enough) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -34,6 +35,7 @@ std::string raw_exchange(uint16_t port, const std::string& request, int seconds)
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) break;
     raw.append(buf, static_cast<size_t>(n));
+    if (enough && enough(raw)) break;
   }
   ::close(fd);
   return raw;

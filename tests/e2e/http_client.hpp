@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace mavswitch::test {
@@ -16,7 +17,9 @@ struct HttpReply {
 HttpReply http_request(uint16_t port, const std::string& method, const std::string& path, const std::string& body = "",
                        const std::string& token = "", int seconds = 10);
 // Sends `request` as it is (a malformed one, say) and returns everything that came back.
-// Waits up to `seconds` for the server to close.
-std::string raw_exchange(uint16_t port, const std::string& request, int seconds = 10);
+// Waits up to `seconds` for the server to close, or for `enough` to say what came is enough
+// (an event stream, which never closes).
+std::string raw_exchange(uint16_t port, const std::string& request, int seconds = 10,
+                         const std::function<bool(const std::string&)>& enough = {});
 
 }  // namespace mavswitch::test

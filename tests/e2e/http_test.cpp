@@ -219,6 +219,28 @@ TEST_F(Http, StatusTextSaidBeforeAnyoneAskedIsKept) {
   EXPECT_NE(http_request(http_port_, "GET", "/api/v1").body.find("/api/v1/statustext"), std::string::npos);
 }
 
+// The live feed (/api/v1/events) sends each state once: its events come on the stream's own
+// clock and the state is gathered on the window's, so before, an event could repeat the last
+// state (the same "at_ms"). Four events in a row, each newer than the one before.
+TEST_F(Http, EachLiveEventIsANewState) {
+  auto d = start(token_keys());
+  const auto events = [](const std::string& raw) {
+    std::vector<int64_t> at;
+    for (size_t i = raw.find("data: "); i != std::string::npos; i = raw.find("data: ", i + 1)) {
+      const size_t field = raw.find("\"at_ms\":", i);
+      if (field == std::string::npos || raw.find("\n\n", i) == std::string::npos) break;  // not whole yet
+      at.push_back(std::stoll(raw.substr(field + 8)));
+    }
+    return at;
+  };
+  const std::string raw = raw_exchange(http_port_, "GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 15,
+                                       [&](const std::string& so_far) { return events(so_far).size() >= 5; });
+  std::vector<int64_t> at = events(raw);
+  ASSERT_GE(at.size(), 5u) << raw.substr(0, 400);
+  at.erase(at.begin());  // the first may come before the first state was gathered (0)
+  for (size_t i = 1; i < at.size(); ++i) EXPECT_GT(at[i], at[i - 1]) << "event " << i << " repeats a state";
+}
+
 // Queue fill: a TCP client that stops reading holds the vehicle's frames in its link's queue,
 // and /metrics and /api/v1/links say how many bytes wait there.
 TEST_F(Http, AStalledClientsBacklogShowsAsQueueFill) {
