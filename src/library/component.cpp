@@ -150,7 +150,7 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
     }
     // Counted before routing: whoever sees the frame arrive sees it counted.
     sent_.fetch_add(1, std::memory_order_relaxed);
-    link_->receive(frame);
+    link_->receive(probe.frame);  // checked once, here
     return true;
   }
   const bool queued = put_frame(send_queue_, frame, send_queue_frames_);

@@ -21,7 +21,7 @@ class ComponentLink final : public transport::Link {
  public:
   ComponentLink(transport::Endpoint& endpoint, transport::LinkHost& host, ComponentCore& core);
   // Router thread: one whole frame the component sends.
-  void receive(std::span<const uint8_t> frame) { received_datagram(frame); }
+  void receive(const protocol::FrameView& frame) { received_frame(frame); }
   void flush() override {}
 
  private:

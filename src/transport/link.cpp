@@ -171,4 +171,11 @@ void Link::received_datagram(std::span<const uint8_t> datagram) {
   parser_.finish(sink);  // frames never span datagrams
 }
 
+void Link::received_frame(const protocol::FrameView& frame) {
+  MAVSWITCH_ASSERT_OWNER(host_.loop(), "Link::received_frame");
+  counters_.bytes_in += frame.size();
+  last_rx_ = now_ms();
+  frame_parsed(frame);
+}
+
 }  // namespace mavswitch::transport

@@ -172,6 +172,9 @@ class Link {
   // Parses received bytes and hands each frame to the host; `end` means no more bytes for now.
   void received(std::span<const uint8_t> bytes, bool end_of_burst);
   void received_datagram(std::span<const uint8_t> datagram);
+  // One whole frame checked already (a component's own, probed as it was sent): handed on as
+  // the parser hands a frame, without its CRC computed a second time.
+  void received_frame(const protocol::FrameView& frame);
   // The stream ended (closed, an error): a candidate still carried is a false start with frames
   // behind it, or a truncated last frame; either way it is settled now.
   void received_end();
