@@ -1,10 +1,11 @@
 // A component's parameters, for GET and PUT /v1/vehicles/{sys}/{comp}/parameters: fetched once
 // with PARAM_REQUEST_LIST, the ones that did not come asked again by index (PARAM_REQUEST_READ)
 // when the list goes quiet, and kept current from every PARAM_VALUE the component sends after
-// (whoever asked); a PARAM_VALUE with another count is a new list, fetched again. A set is a PARAM_SET answered by the
-// component's PARAM_VALUE, sent again until it comes. Values travel as MAVLink's float: PX4 packs integers bytewise,
-// ArduPilot and the rest convert them; which one is read from the component's HEARTBEAT. Only components the API was
-// asked about are kept (at most kMaxComponents). The router's thread only.
+// (whoever asked); a PARAM_VALUE with another count is a new list, fetched again. A set is a
+// PARAM_SET answered by the component's PARAM_VALUE, sent again until it comes. Values travel
+// as MAVLink's float: PX4 packs integers bytewise, ArduPilot and the rest convert them; which
+// one is read from the component's HEARTBEAT. Only components the API was asked about are kept
+// (at most kMaxComponents). The router's thread only.
 #pragma once
 
 #include <array>
