@@ -91,16 +91,14 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
   if (s.filter.addressed_to_me && !addressed_to_me(f)) return;
   if (s.filter.from_home && !router.from_home(f)) return;
   if (s.queue) {
-    // relaxed: a count for statistics; nothing else is published through it.
-    if (!s.queue->push(f.bytes())) queue_dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (!s.queue->push(f.bytes())) ++queue_dropped_;
   } else if (s.raw) {
     s.raw(f);
   } else if (f.verified()) {
     if (!have_decoded) {
       s.decode(f.payload(), decoded);
       have_decoded = true;
-      // relaxed: a count for statistics; nothing else is published through it.
-      decodes_.fetch_add(1, std::memory_order_relaxed);
+      ++decodes_;
     }
     s.typed(decoded, f);
   }
@@ -110,8 +108,7 @@ bool ComponentCore::addressed_to_me(const protocol::FrameView& f) const noexcept
 // unsubscribe freely (they replace index_, not the snapshot being walked).
 void ComponentCore::dispatch(const protocol::FrameView& f) {
   MAVSWITCH_ASSERT_OWNER(router.event_loop(), "ComponentCore::dispatch");
-  // relaxed: a count for statistics; nothing else is published through it.
-  delivered_.fetch_add(1, std::memory_order_relaxed);
+  ++delivered_;
   if (newest_) newest_->add(f, newest_clock_->now());
   if (index_->may_want(f.msgid())) dispatch_to_subscribers(f);
 }
@@ -144,18 +141,16 @@ bool ComponentCore::send_frame(std::span<const uint8_t> frame) {
   if (router.on_loop_thread()) {  // already where routing happens: route now
     const auto probe = protocol::probe_frame(router.routing_table(), frame.data(), frame.size());
     if (probe.status != protocol::Probe::Status::kFrame || probe.frame.size() != frame.size() || link_ == nullptr) {
-      // relaxed: a count for statistics; nothing else is published through it.
-      send_dropped_.fetch_add(1, std::memory_order_relaxed);
+      send_dropped_.add_shared();
       return false;
     }
     // Counted before routing: whoever sees the frame arrive sees it counted.
-    sent_.fetch_add(1, std::memory_order_relaxed);
+    ++sent_;
     link_->receive(probe.frame);  // checked once, here
     return true;
   }
   const bool queued = put_frame(send_queue_, frame, send_queue_frames_);
-  // relaxed: a count for statistics; nothing else is published through it.
-  if (!queued) send_dropped_.fetch_add(1, std::memory_order_relaxed);
+  if (!queued) send_dropped_.add_shared();
   return queued;
 }
 
@@ -168,9 +163,7 @@ void ComponentCore::drain() {
   }
 }
 
-ComponentStats ComponentCore::stats() const {
-  return {delivered_.load(), decodes_.load(), sent_.load(), send_dropped_.load(), queue_dropped_.load()};
-}
+ComponentStats ComponentCore::stats() const { return {delivered_, decodes_, sent_, send_dropped_, queue_dropped_}; }
 
 }  // namespace library_detail
 

@@ -32,6 +32,7 @@
 #include "library/subscription.hpp"
 #include "mavswitch/msg/command_ack.hpp"
 #include "router/router.hpp"
+#include "routing/counter.hpp"
 
 namespace mavswitch {
 
@@ -93,7 +94,8 @@ class ComponentCore final : public std::enable_shared_from_this<ComponentCore> {
   Handover<protocol::FrameBatch> send_queue_;  // frames sent from other threads
   const size_t send_queue_frames_;
   protocol::FrameBatch draining_;  // router thread
-  std::atomic<uint64_t> delivered_{0}, decodes_{0}, sent_{0}, send_dropped_{0}, queue_dropped_{0};
+  // Counted on the router's thread (no locked instruction a frame); send_dropped_ by any sender.
+  routing::Counter delivered_, decodes_, sent_, queue_dropped_, send_dropped_;
 };
 
 }  // namespace library_detail
