@@ -115,33 +115,7 @@ int HttpServer::Window::on_event(lws* wsi, lws_callback_reasons reason, void* in
       return respond(wsi, s, {413, "text/plain", "a request body is at most 64 KiB\n"});
     }
     case LWS_CALLBACK_HTTP_WRITEABLE: return write_http(wsi, session(wsi));
-    case LWS_CALLBACK_TIMER: {  // an event stream's next event
-      Session& s = session(wsi);
-      if (!s.next_event || stopping) return -1;
-      int next_ms = s.event_period_ms;
-      if (!s.out || s.out_at == s.out->size()) {  // a client still reading the last one skips this one
-        std::string event;
-        try {
-          event = "data: " + s.next_event() + "\n\n";
-        } catch (const Router::Stopped&) {
-          return -1;
-        } catch (...) {
-          fault::caught("an event stream");
-          return -1;
-        }
-        // Each event a new state: the state is gathered on a clock of its own, so one not come
-        // yet is looked for again shortly rather than sent twice.
-        if (s.out && *s.out == event) {
-          next_ms = std::min(next_ms, kEventRetryMs);
-        } else {
-          s.out = std::make_shared<const std::string>(std::move(event));
-          s.out_at = 0;
-          lws_callback_on_writable(wsi);
-        }
-      }
-      lws_set_timer_usecs(wsi, static_cast<lws_usec_t>(next_ms) * 1000);
-      return 0;
-    }
+    case LWS_CALLBACK_TIMER: return send_event(wsi, session(wsi));  // an event stream's next event
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: {
       if (in == nullptr || std::strcmp(static_cast<const char*>(in), "websocket") != 0) return -1;
       Session& s = session(wsi);

@@ -1,10 +1,12 @@
 // The bodies the window is writing: a large answer held once however many clients read it
-// (hold, release), and a streamed one that another thread makes as it goes (a vehicle's file
-// or log, HttpResponse::stream), written as it comes and never held whole.
+// (hold, release), a streamed one that another thread makes as it goes (a vehicle's file or
+// log, HttpResponse::stream), written as it comes and never held whole, and server-sent events.
 #include <malloc.h>
 
 #include <algorithm>
 
+#include "base/fault.hpp"
+#include "router/router.hpp"
 #include "window/http_window.hpp"
 
 namespace mavswitch::window {
@@ -72,6 +74,34 @@ void HttpServer::Window::release(Session& s) {
   // The last reader of a large answer is done: its pages (and the render's) go back to the
   // system, which glibc's heap would otherwise keep for the next render.
   if (large) malloc_trim(0);
+}
+
+// An event stream's timer: its next event, unless the client is still reading the last one.
+int HttpServer::Window::send_event(lws* wsi, Session& s) {
+  if (!s.next_event || stopping) return -1;
+  int next_ms = s.event_period_ms;
+  if (!s.out || s.out_at == s.out->size()) {
+    std::string event;
+    try {
+      event = "data: " + s.next_event() + "\n\n";
+    } catch (const Router::Stopped&) {
+      return -1;
+    } catch (...) {
+      fault::caught("an event stream");
+      return -1;
+    }
+    // Each event a new state: the state is gathered on a clock of its own, so one not come
+    // yet is looked for again shortly rather than sent twice.
+    if (s.out && *s.out == event) {
+      next_ms = std::min(next_ms, kEventRetryMs);
+    } else {
+      s.out = std::make_shared<const std::string>(std::move(event));
+      s.out_at = 0;
+      lws_callback_on_writable(wsi);
+    }
+  }
+  lws_set_timer_usecs(wsi, static_cast<lws_usec_t>(next_ms) * 1000);
+  return 0;
 }
 
 }  // namespace mavswitch::window

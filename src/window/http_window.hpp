@@ -163,6 +163,7 @@ struct HttpServer::Window {
   void resume_streamed(lws* wsi, Session& s);
   void recheck_streamed();  // once a second: no held-back body is forgotten
   int write_stream(lws* wsi, Session& s);
+  int send_event(lws* wsi, Session& s);  // an event stream's timer (http_stream.cpp)
   void end_stream(Session& s);
   int refuse_upgrade(lws* wsi, int status, const std::string& why);
   // The Host check and, for a plain request, the one-answer rule; -1/0/1 as the callback
