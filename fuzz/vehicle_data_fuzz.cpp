@@ -9,55 +9,28 @@
 #include <future>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dialect/builtin.hpp"
+#include "fuzz_world.hpp"
 #include "library/component.hpp"
 #include "protocol/encoder.hpp"
-#include "router/router.hpp"
 #include "vehicle/vehicle_data.hpp"
 
 using namespace mavswitch;
 
 namespace {
 
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  uint8_t byte() noexcept { return pos_ < size_ ? data_[pos_++] : 0; }
-  std::string text(size_t most) {
-    const size_t n = std::min<size_t>(byte() % (most + 1), size_ - std::min(pos_, size_));
-    std::string out(reinterpret_cast<const char*>(data_ + pos_), n);
-    pos_ += n;
-    return out;
-  }
+using fuzz::Input;
 
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
-
-// One router for the whole run (its thread and the vehicle data on its own component).
-struct World {
+// One router for the whole run (its thread and the vehicle data on its own component); the
+// members go before the router stops.
+struct World : fuzz::RunningRouter {
   World() {
-    router.start();
-    thread = std::thread([this] { router.run(); });
-    router.wait_until_running();
     own = std::make_unique<Component>(router, 255, 191);
     peer = std::make_unique<Component>(router, 1, 1);
     data = std::make_unique<vehicle::VehicleData>(router, *own, dialect::builtin::model());
   }
-  ~World() {
-    data.reset();
-    peer.reset();
-    own.reset();
-    router.stop();
-    thread.join();
-  }
-  Router router;
-  std::thread thread;
   std::unique_ptr<Component> own, peer;
   std::unique_ptr<vehicle::VehicleData> data;
 };

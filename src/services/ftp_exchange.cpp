@@ -1,5 +1,6 @@
 #include "services/ftp_exchange.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "mavswitch/msg/file_transfer_protocol.hpp"
@@ -82,7 +83,7 @@ void FtpExchange::request(Component& from, uint8_t op, uint32_t offset, std::str
   sent_.opcode = op;
   sent_.offset = offset;
   sent_.size = static_cast<uint8_t>(std::min(size, ftp::kDataMax));
-  std::memcpy(sent_.data.data(), data.data(), std::min(data.size(), ftp::kDataMax));
+  std::copy_n(data.data(), std::min(data.size(), ftp::kDataMax), sent_.data.data());  // data() may be null when empty
   send(from);
 }
 
