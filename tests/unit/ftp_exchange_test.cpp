@@ -1,22 +1,13 @@
-// MAVFTP's exchange driven by hand, as the transaction engine drives it, on a router with no
-// links: the router's component sends each request, the vehicle's component (in the same
-// router) hears it, and the test answers as a vehicle would. Here, and not only against SITL,
-// so that the sanitizer pass sees every request an exchange makes.
-#include <gtest/gtest.h>
-
+// MAVFTP's exchange driven by hand (support/exchange_fixture.hpp): a burst read whose first
+// packet is lost, a listing, a refused write.
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "base/byte_stream.hpp"
-#include "library/component.hpp"
 #include "mavswitch/msg/file_transfer_protocol.hpp"
-#include "mavswitch/msg/heartbeat.hpp"
-#include "protocol/parser.hpp"
-#include "router/router.hpp"
 #include "services/ftp_exchange.hpp"
+#include "support/exchange_fixture.hpp"
 
 using namespace mavswitch;
 using services::FtpExchange;
@@ -24,61 +15,26 @@ namespace ftp = services::ftp;
 
 namespace {
 
-class FtpExchangeTest : public ::testing::Test {
+class FtpExchangeTest : public test::ExchangeTest {
  protected:
-  void SetUp() override {
-    router_.start();
-    thread_ = std::thread([this] { router_.run(); });
-    router_.wait_until_running();
-    own_ = std::make_unique<Component>(router_, 255, 190);
-    vehicle_ = std::make_unique<Component>(router_, 1, 1);
-    heard_ = vehicle_->subscribe({.message_id = msg::FileTransferProtocol::kId}, [this](const protocol::FrameView& f) {
-      asked_ = ftp::Payload::decode(msg::FileTransferProtocol::decode(f.payload()).payload);
-      ++requests_;
-    });
-    ASSERT_TRUE(vehicle_->send(msg::Heartbeat{}));  // the route to the vehicle, for the requests
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    bool known = false;
-    while (!known && std::chrono::steady_clock::now() < deadline) {
-      router_.run_on_loop([&] { known = router_.routing().routes().knows(1, 1); });
-      if (!known) std::this_thread::yield();
-    }
-    ASSERT_TRUE(known) << "the vehicle's heartbeat was never routed";
-  }
-  void TearDown() override {
-    heard_.reset();
-    vehicle_.reset();
-    own_.reset();
-    router_.stop();
-    thread_.join();
-  }
-
+  ftp::Payload asked_ftp() const { return ftp::Payload::decode(asked<msg::FileTransferProtocol>().payload); }
   // The vehicle's reply to the last request: `after` past its sequence number.
   Exchange::Step answer(Exchange& e, uint8_t opcode, uint32_t offset, std::string_view data, uint16_t after = 1,
                         bool burst_complete = false) {
+    const ftp::Payload asked = asked_ftp();
     ftp::Payload p;
-    p.seq = static_cast<uint16_t>(asked_.seq + after);
+    p.seq = static_cast<uint16_t>(asked.seq + after);
     p.session = 3;
     p.opcode = opcode;
-    p.req_opcode = asked_.opcode;
+    p.req_opcode = asked.opcode;
     p.offset = offset;
     p.burst_complete = burst_complete;
     p.size = static_cast<uint8_t>(data.size());
     std::copy(data.begin(), data.end(), p.data.begin());
     msg::FileTransferProtocol m;
-    m.target_system = 255, m.target_component = 190;
     m.payload = p.encode();
-    uint8_t bytes[protocol::kMaxFrameLen];
-    const size_t n = dialect::typed::encode_frame(m, {.sysid = 1, .compid = 1}, bytes);
-    return e.heard(protocol::view_checked(router_.routing_table(), {bytes, n}), *own_);
+    return say(e, m);
   }
-
-  Router router_;
-  std::thread thread_;
-  std::unique_ptr<Component> own_, vehicle_;
-  Subscription heard_;
-  ftp::Payload asked_;  // the router's thread
-  int requests_ = 0;
 };
 
 std::string le32(uint32_t v) {
@@ -92,32 +48,32 @@ TEST_F(FtpExchangeTest, a_file_is_read_in_a_burst_and_its_gap_read_again) {
     return f;
   }();
   auto stream = std::make_shared<ByteStream>(4096);
-  router_.run_on_loop([&] {
+  on_router([&] {
     FtpExchange e(FtpExchange::Mode::kRead, 1, 1, "/logs/a.bin", 7);
     uint64_t opened = 0;
     e.read_into(stream, [&](uint64_t size) { opened = size; });
     e.start(*own_);
-    ASSERT_EQ(asked_.opcode, ftp::kOpenFileRO);
-    EXPECT_EQ(asked_.seq, 7);
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(asked_.data.data()), asked_.size), "/logs/a.bin");
+    ASSERT_EQ(asked_ftp().opcode, ftp::kOpenFileRO);
+    EXPECT_EQ(asked_ftp().seq, 7);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(asked_ftp().data.data()), asked_ftp().size), "/logs/a.bin");
     EXPECT_EQ(answer(e, ftp::kAck, 0, le32(static_cast<uint32_t>(file.size()))), Exchange::Step::kProgress);
     EXPECT_EQ(opened, file.size());
-    ASSERT_EQ(asked_.opcode, ftp::kBurstReadFile);
-    EXPECT_EQ(asked_.offset, 0u);
+    ASSERT_EQ(asked_ftp().opcode, ftp::kBurstReadFile);
+    EXPECT_EQ(asked_ftp().offset, 0u);
     // The burst's first packet is lost: its end comes, and the gap before it is asked for.
     EXPECT_EQ(answer(e, ftp::kAck, 239, std::string_view(file).substr(239), 2, true), Exchange::Step::kProgress);
-    ASSERT_EQ(asked_.opcode, ftp::kReadFile);
-    EXPECT_EQ(asked_.offset, 0u);
-    EXPECT_EQ(asked_.size, 239);
+    ASSERT_EQ(asked_ftp().opcode, ftp::kReadFile);
+    EXPECT_EQ(asked_ftp().offset, 0u);
+    EXPECT_EQ(asked_ftp().size, 239);
     EXPECT_EQ(stream->available(), 0u) << "nothing after a gap goes to the reader before the gap";
     // A silence asks for the gap again, as a new request.
-    const uint16_t before = asked_.seq;
+    const uint16_t before = asked_ftp().seq;
     EXPECT_TRUE(e.silent(*own_));
-    EXPECT_EQ(asked_.opcode, ftp::kReadFile);
-    EXPECT_NE(asked_.seq, before);
+    EXPECT_EQ(asked_ftp().opcode, ftp::kReadFile);
+    EXPECT_NE(asked_ftp().seq, before);
     EXPECT_EQ(answer(e, ftp::kAck, 0, std::string_view(file).substr(0, 239)), Exchange::Step::kProgress);
     EXPECT_TRUE(e.complete());
-    ASSERT_EQ(asked_.opcode, ftp::kTerminateSession);
+    ASSERT_EQ(asked_ftp().opcode, ftp::kTerminateSession);
     EXPECT_EQ(answer(e, ftp::kAck, 0, {}), Exchange::Step::kDone);
     EXPECT_FALSE(e.error().has_value());
   });
@@ -128,14 +84,14 @@ TEST_F(FtpExchangeTest, a_file_is_read_in_a_burst_and_its_gap_read_again) {
 }
 
 TEST_F(FtpExchangeTest, a_listing_keeps_files_and_directories_and_ends_at_end_of_file) {
-  router_.run_on_loop([&] {
+  on_router([&] {
     FtpExchange e(FtpExchange::Mode::kList, 1, 1, "/APM", 0);
     e.start(*own_);
-    ASSERT_EQ(asked_.opcode, ftp::kListDirectory);
+    ASSERT_EQ(asked_ftp().opcode, ftp::kListDirectory);
     const std::string entries("Fa.param\t1234\0Dlogs\0D.\0S\0", 25);
     EXPECT_EQ(answer(e, ftp::kAck, 0, entries), Exchange::Step::kProgress);
-    ASSERT_EQ(asked_.opcode, ftp::kListDirectory);
-    EXPECT_EQ(asked_.offset, 4u) << "the next listing starts after every entry given, skipped ones too";
+    ASSERT_EQ(asked_ftp().opcode, ftp::kListDirectory);
+    EXPECT_EQ(asked_ftp().offset, 4u) << "the next listing starts after every entry given, skipped ones too";
     // A reply to an older request is not this one's.
     EXPECT_EQ(answer(e, ftp::kNak, 0, std::string(1, ftp::kEndOfFile), 0), Exchange::Step::kIgnored);
     EXPECT_EQ(answer(e, ftp::kNak, 0, std::string(1, ftp::kEndOfFile)), Exchange::Step::kDone);
@@ -150,15 +106,15 @@ TEST_F(FtpExchangeTest, a_listing_keeps_files_and_directories_and_ends_at_end_of
 }
 
 TEST_F(FtpExchangeTest, a_refused_write_says_why_and_closes_nothing_it_did_not_open) {
-  router_.run_on_loop([&] {
+  on_router([&] {
     FtpExchange e(FtpExchange::Mode::kWrite, 1, 1, "/a.txt", 0);
     e.write_from(std::string(600, 'x'));
     e.start(*own_);
-    ASSERT_EQ(asked_.opcode, ftp::kCreateFile);
-    const int before = requests_;
+    ASSERT_EQ(asked_ftp().opcode, ftp::kCreateFile);
+    const int before = requests<msg::FileTransferProtocol>();
     EXPECT_EQ(answer(e, ftp::kNak, 0, std::string(1, ftp::kFileProtected)), Exchange::Step::kDone);
     EXPECT_EQ(e.error(), ftp::kFileProtected);
-    EXPECT_EQ(requests_, before) << "no TerminateSession for a session never opened";
+    EXPECT_EQ(requests<msg::FileTransferProtocol>(), before) << "no TerminateSession for a session never opened";
   });
 }
 
