@@ -1,13 +1,15 @@
-// A peer's frames into the vehicle data (rest/): the tree, the parameters, the commands and the
-// JSON encoders, then every read path asked. The input is a few frames (any message of the
-// built-in dialect, any source, any payload bytes) and the text of a request. Nothing a peer or
-// a client sends may throw out of these paths, crash, or hang: a running router on its own
-// thread takes the frames as from a link, and each answer is awaited with a deadline.
+// A peer's frames into the vehicle data (vehicle/): the tree, the parameters, the commands and
+// the JSON encoders; then every read path asked, and the services' requests (missions, files,
+// logs) as a client makes them. The input is a few frames (any message of the built-in dialect,
+// any source, any payload bytes) and the text of a request. Nothing a peer or a client sends may
+// throw out of these paths, crash, or hang: a running router on its own thread takes the frames
+// as from a link, and an answer that comes at once must be an HTTP status.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,13 +83,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     world.router.run_on_loop([&] { slots = v.newest(); });
     (void)v.tree(at, SIZE_MAX, slots);
   };
-  switch (in.byte() % 6) {
+  const char* const methods[] = {"GET", "PUT", "DELETE", "POST"};
+  const std::string method = methods[in.byte() % 4];
+  const uint8_t choice = in.byte();
+  const std::optional<uint8_t> which = choice & 1 ? std::optional<uint8_t>(choice >> 1) : std::nullopt;
+  switch (in.byte() % 11) {
     case 0: tree(""); break;
     case 1: tree("/" + pointer); break;
     case 2: (void)v.send(body); break;
     case 3: await([&](auto answer) { v.command(system, component, body, answer); }); break;
     case 4: await([&](auto answer) { v.parameter(system, component, name, body, answer); }); break;
     case 5: await([&](auto answer) { v.parameters(system, component, answer); }); break;
+    // The services' requests as a client makes them: a .plan or WPL body, a path, a Range header.
+    case 6: await([&](auto answer) { v.mission(system, component, method, which, choice & 2, body, answer); }); break;
+    case 7: await([&](auto answer) { v.file(system, component, method, pointer, choice & 2, body, answer); }); break;
+    case 8: await([&](auto answer) { v.log(system, component, method, which, name, answer); }); break;
+    case 9: await([&](auto answer) { v.mission_current(system, component, body, answer); }); break;
+    case 10: await([&](auto answer) { v.load_parameters(system, component, body, answer); }); break;
   }
   std::string error;
   (void)v.matching(pointer, &error);

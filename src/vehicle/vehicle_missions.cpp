@@ -39,6 +39,8 @@ void VehicleData::mission(uint8_t system, uint8_t component, std::string method,
   auto job = std::make_shared<MissionJob>();
   job->system = system, job->component = component, job->wpl = wpl;
   job->answer = std::make_shared<OnceAnswer>(std::move(answer));
+  if (type && *type >= std::size(kTypeNames))  // the window names only these; another caller may not
+    return (*job->answer)(error_answer(400, "type: 0 (mission), 1 (fence) or 2 (rally)"));
   router_.event_loop().post(guarded(job->answer, [this, job, method = std::move(method), type, body = std::move(body)] {
     // What the vehicle is, from its last HEARTBEAT: an ArduPilot's item 0 is home.
     for (const NewestFrames::Slot& s : newest_->copy(0, router_.event_loop().now()))

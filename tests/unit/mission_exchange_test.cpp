@@ -1,9 +1,11 @@
 // The mission and log exchanges driven by hand (support/exchange_fixture.hpp), each message as a
-// vehicle sends it, copies and strays included.
+// vehicle sends it, copies and strays included; and what VehicleData refuses before it starts one.
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "base/byte_stream.hpp"
+#include "dialect/builtin.hpp"
 #include "mavswitch/msg/log_data.hpp"
 #include "mavswitch/msg/log_entry.hpp"
 #include "mavswitch/msg/log_request_data.hpp"
@@ -18,6 +20,7 @@
 #include "services/log_exchange.hpp"
 #include "services/mission_exchange.hpp"
 #include "support/exchange_fixture.hpp"
+#include "vehicle/vehicle_data.hpp"
 
 using namespace mavswitch;
 using services::LogExchange;
@@ -28,6 +31,7 @@ namespace {
 
 using MissionExchangeTest = test::ExchangeTest;
 using LogExchangeTest = test::ExchangeTest;
+using VehicleMissionsTest = test::ExchangeTest;
 
 constexpr uint8_t kGlobalRelativeAlt = 3;  // MAV_FRAME_GLOBAL_RELATIVE_ALT
 constexpr uint8_t kFence = 1;              // MAV_MISSION_TYPE_FENCE
@@ -134,6 +138,16 @@ TEST_F(LogExchangeTest, a_read_asks_for_a_window_and_ends_at_the_size_listed) {
   got.resize(stream->take(reinterpret_cast<uint8_t*>(got.data()), got.size(), &last));
   ASSERT_EQ(got.size(), 200u);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(static_cast<uint8_t>(got[i]), static_cast<uint8_t>(i)) << i;
+}
+
+// Found by vehicle_data_fuzz: the window names only the three lists, but VehicleData took any
+// number and read past its list of names.
+TEST_F(VehicleMissionsTest, a_list_type_that_is_none_is_refused) {
+  vehicle::VehicleData data(router_, *own_, dialect::builtin::model());
+  auto status = std::make_shared<std::atomic<int>>(0);  // an answer that comes later finds it still there
+  data.mission(kVehicle, kVehicle, "GET", uint8_t{38}, false, "",
+               [status](vehicle::VehicleData::Answer a) { *status = a.status; });
+  EXPECT_EQ(*status, 400) << "answered at once";
 }
 
 }  // namespace
