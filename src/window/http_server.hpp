@@ -50,7 +50,7 @@ struct HttpResponse {
   std::shared_ptr<const std::string> shared_body;
   // Server-sent events: while set, `body` is ignored and each event is next_event()'s text,
   // pushed every event_period_ms until the client goes or the server stops; a text the same
-  // as the last one is not sent again (looked for again after kEventRetryMs).
+  // as the last one is not sent again (looked for again shortly: http_window.hpp, kEventRetryMs).
   std::function<std::string()> next_event;
   int event_period_ms = 1000;
   // The one way an answer comes later: another thread gives it when it has it (a vehicle's
