@@ -212,15 +212,17 @@ void VehicleParameters::access(uint8_t system, uint8_t component, const std::str
     return;
   }
   Access a{name, value, type.value_or(kReal32), std::move(done)};
+  a.id = ++accesses_made_;
   if (const auto known = s->index_of.find(name); known != s->index_of.end() && !type)
     a.type = s->slots[known->second].type;
+  const uint64_t id = a.id;
   s->accesses.push_back(std::move(a));
-  send_access(key_of(system, component), name);
+  send_access(key_of(system, component), id);
 }
 
-void VehicleParameters::send_access(uint16_t key, const std::string& name) {
+void VehicleParameters::send_access(uint16_t key, uint64_t id) {
   State& s = states_.at(key);
-  const auto it = std::find_if(s.accesses.begin(), s.accesses.end(), [&](const Access& a) { return a.name == name; });
+  const auto it = std::find_if(s.accesses.begin(), s.accesses.end(), [&](const Access& a) { return a.id == id; });
   if (it == s.accesses.end()) return;
   Access& a = *it;
   if (a.tries == kTries) {
@@ -247,7 +249,7 @@ void VehicleParameters::send_access(uint16_t key, const std::string& name) {
     read.param_index = -1;  // by name
     component_.send(read);
   }
-  a.timer = router_.event_loop().after(kRetryMs, [this, key, name] { send_access(key, name); });
+  a.timer = router_.event_loop().after(kRetryMs, [this, key, id] { send_access(key, id); });
 }
 
 }  // namespace mavswitch::vehicle

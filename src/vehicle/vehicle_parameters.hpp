@@ -63,6 +63,9 @@ class VehicleParameters {
     std::function<void(std::optional<Parameter>)> done;
     int tries = 0;
     transport::EventLoop::TimerId timer = 0;
+    // Its own, for its timer: two reads of one name are two accesses, each with its tries and
+    // its one timer, which the destructor cancels.
+    uint64_t id = 0;
   };
   struct State {
     bool answered = false;  // the component sent anything at all
@@ -84,8 +87,8 @@ class VehicleParameters {
   };
   State* state(uint8_t system, uint8_t component);  // null past kMaxComponents
   void value(const protocol::FrameView& f, std::string name, float wire, uint8_t type, uint16_t count, uint16_t index);
-  void check(uint16_t key);                                 // a fetch's timer
-  void send_access(uint16_t key, const std::string& name);  // its first access of that name, again
+  void check(uint16_t key);                     // a fetch's timer
+  void send_access(uint16_t key, uint64_t id);  // access `id` sent (again), or given up
   void answer_fetch(State& s);
   static void forget(State& s, uint16_t count);  // a new list: what was known of the old one goes
   static Table table_of(const State& s);         // its list as callers see it
@@ -95,6 +98,7 @@ class VehicleParameters {
   Router& router_;
   Component& component_;
   std::map<uint16_t, State> states_;  // system << 8 | component
+  uint64_t accesses_made_ = 0;        // the last Access::id given
   std::array<bool, 256> bytewise_{};  // by system: its autopilot packs integers bytewise (PX4)
   std::vector<Subscription> subscriptions_;
 };
