@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -42,9 +43,11 @@ class Input {
   size_t pos_ = 0;
 };
 
-// A router with no links, run on its own thread until this goes.
+// A router with no links, run on its own thread until this goes; `before` (taps) runs before it
+// starts.
 struct RunningRouter {
-  RunningRouter() {
+  explicit RunningRouter(const std::function<void(Router&)>& before = {}) {
+    if (before) before(router);
     router.start();
     thread = std::thread([this] { router.run(); });
     router.wait_until_running();

@@ -8,7 +8,7 @@ seconds=${1:-20}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz routing_fuzz log_stream_fuzz vehicle_data_fuzz
-                                    services_fuzz)
+                                    services_fuzz http_api_fuzz)
 
 # The same build directory as the AddressSanitizer pass of scripts/test.sh (tests on, only these built).
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -22,7 +22,7 @@ for d in "${MAVSWITCH_MAVLINK_DIR:-}" third_party/mavlink ../shared/mavlink; do 
   if [ -n "$d" ] && [ -f "$d/message_definitions/v1.0/common.xml" ]; then definitions=$d/message_definitions/v1.0; break; fi
 done
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config" "$seeds/services"
+rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config" "$seeds/services" "$seeds/http_api"
 for capture in tests/interop/node_modules/node-mavlink/examples/*.bin; do
   [ -f "$capture" ] && split -b 1024 "$capture" "$seeds/frames/$(basename "$capture" .bin)-"
 done
@@ -31,6 +31,7 @@ for xml in minimal standard test python_array_test icarous uAvionix; do
 done
 cp fuzz/corpus/config/* "$seeds/config/"
 cp fuzz/corpus/services/* "$seeds/services/"  # an exchange's first bytes; a .plan, WPL, .param
+cp fuzz/corpus/http_api/* "$seeds/http_api/"  # requests without the token
 
 # One target a core: libFuzzer runs on one thread, and the time per target is fixed.
 run_target() {
@@ -40,6 +41,7 @@ run_target() {
     dialect_loader_fuzz) seed=$seeds/xml max_len=65536 ;;
     config_fuzz) seed=$seeds/config max_len=4096 ;;
     services_fuzz) seed=$seeds/services max_len=8192 ;;
+    http_api_fuzz) seed=$seeds/http_api max_len=2048 ;;
   esac
   mkdir -p "build-fuzz/corpus/$t"
   "build-fuzz/fuzz/$t" "build-fuzz/corpus/$t" "$seed" -max_total_time="$seconds" -max_len=$max_len \

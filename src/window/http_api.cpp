@@ -33,6 +33,15 @@ HttpResponse json_message(int status, const std::string& message) {
   return {status, "application/json", json_text(Json{{status < 300 ? "result" : "error", message}}) + "\n"};
 }
 
+std::optional<HttpResponse> method_refused(const HttpRequest& request, std::string_view allowed) {
+  for (size_t at = 0; at <= allowed.size();) {
+    const size_t end = std::min(allowed.find(", ", at), allowed.size());
+    if (allowed.substr(at, end - at) == request.method) return std::nullopt;
+    at = end + 2;
+  }
+  return json_message(405, fmt::format("{} is not used here: {}", request.method, allowed));
+}
+
 std::optional<std::string> query_value(std::string_view query, std::string_view name) {
   for (size_t at = 0; at <= query.size();) {
     const size_t end = std::min(query.find('&', at), query.size());

@@ -110,6 +110,9 @@ bool is_json(const std::string& body);
 std::string status_text_json(const std::vector<std::pair<uint8_t, std::deque<StatusTextHistory::Line>>>& all);
 // {"result": message} under 300, {"error": message} from 300 on.
 HttpResponse json_message(int status, const std::string& message);
+// 405 naming `allowed` ("GET, PUT") when the request's method is not one of its names (a whole
+// name: "PU" is not "PUT", nor is an empty method); nothing when it is.
+std::optional<HttpResponse> method_refused(const HttpRequest& request, std::string_view allowed);
 // A query parameter's value, percent-decoded ("filter" of "filter=RC_.%2A&system=1"); none when absent.
 std::optional<std::string> query_value(std::string_view query, std::string_view name);
 

@@ -132,9 +132,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
   const auto system = static_cast<uint8_t>(sys), component = static_cast<uint8_t>(comp);
   const bool command = kind == "command";
   const bool sends = command || request.method == "PUT";
-  const std::string allowed = command ? "POST" : "GET, PUT";
-  if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
-    return json_message(405, request.method + " is not used here: " + allowed);
+  if (auto refused = method_refused(request, command ? "POST" : "GET, PUT")) return std::move(*refused);
   if (sends) {
     if (const int refused = admits_websocket(request); refused != 0)
       return json_message(refused, refused == 401
@@ -181,9 +179,7 @@ HttpResponse HttpApi::vehicle_request(const HttpRequest& request) {
 // /v1/vehicles/{sys}/{comp}/mission (GET, PUT, DELETE; ?type=mission|fence|rally, ?format=wpl or
 // a text/plain body for QGC WPL 110) and .../mission/current (GET, PUT {"seq": N}).
 HttpResponse HttpApi::mission_request(const HttpRequest& request, uint8_t system, uint8_t component, bool current) {
-  const std::string allowed = current ? "GET, PUT" : "GET, PUT, DELETE";
-  if (allowed.find(request.method) == std::string::npos || request.method == "HEAD")
-    return json_message(405, request.method + " is not used here: " + allowed);
+  if (auto refused = method_refused(request, current ? "GET, PUT" : "GET, PUT, DELETE")) return std::move(*refused);
   if (request.method != "GET") {
     if (const int refused = admits_websocket(request); refused != 0)
       return json_message(refused, refused == 401

@@ -49,9 +49,7 @@ void log_by_mavftp(vehicle::VehicleData& data, uint8_t system, uint8_t component
 }  // namespace
 
 HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, uint8_t component, std::string path) {
-  const std::string allowed = "GET, HEAD, PUT, DELETE";
-  if (allowed.find(request.method) == std::string::npos)
-    return json_message(405, request.method + " is not used here: " + allowed);
+  if (auto refused = method_refused(request, "GET, HEAD, PUT, DELETE")) return std::move(*refused);
   if (request.method == "PUT" || request.method == "DELETE") {
     if (const int refused = admits_websocket(request); refused != 0)
       return json_message(refused, refused == 401
@@ -78,9 +76,8 @@ HttpResponse HttpApi::file_request(const HttpRequest& request, uint8_t system, u
 
 HttpResponse HttpApi::log_request(const HttpRequest& request, uint8_t system, uint8_t component,
                                   const std::string& id) {
-  const std::string allowed = id.empty() ? "GET, HEAD, DELETE" : "GET, HEAD";
-  if (allowed.find(request.method) == std::string::npos)
-    return json_message(405, request.method + " is not used here: " + allowed);
+  if (auto refused = method_refused(request, id.empty() ? "GET, HEAD, DELETE" : "GET, HEAD"))
+    return std::move(*refused);
   if (request.method == "DELETE") {
     if (const int refused = admits_websocket(request); refused != 0)
       return json_message(refused, refused == 401 ? "erasing a vehicle's logs needs the bearer token"
