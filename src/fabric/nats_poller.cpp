@@ -52,11 +52,15 @@ class NatsPoller final : public transport::EventLoop::Handler {
   }
   static natsStatus detach(void* user) {
     auto* p = static_cast<NatsPoller*>(user);
-    p->act([p] {
+    const bool acted = p->act([p] {
       p->unwatch();
       p->nc_ = nullptr;
       p->self_.reset();  // the act's own reference keeps it until this returns
     });
+    // The loop has stopped for good (a connection destroyed as the router is: after its
+    // workers): nothing will run the act, so the poller lets go of itself here, or it and its
+    // drive would hold each other forever. Its socket, if still watched, is its forget()'s.
+    if (!acted) p->self_.reset();
     return NATS_OK;
   }
 
@@ -88,19 +92,23 @@ class NatsPoller final : public transport::EventLoop::Handler {
 
  private:
   // Runs f on the loop's thread: now when called there and nothing posted earlier is still
-  // due (so the order libnats asked in holds), else posted behind what is.
+  // due (so the order libnats asked in holds), else posted behind what is. False: the loop has
+  // stopped for good, and f will never run.
   template <class F>
-  void act(F f) {
+  bool act(F f) {
     transport::EventLoop& loop = drive_->loop_;
     if (loop.running_here() && posted_.load(std::memory_order_acquire) == 0) {
       f();
-      return;
+      return true;
     }
     posted_.fetch_add(1, std::memory_order_acq_rel);
-    loop.post([self = self_, f = std::move(f)] {
-      self->posted_.fetch_sub(1, std::memory_order_acq_rel);
-      f();
-    });
+    if (loop.post([self = self_, f = std::move(f)] {
+          self->posted_.fetch_sub(1, std::memory_order_acq_rel);
+          f();
+        }))
+      return true;
+    posted_.fetch_sub(1, std::memory_order_acq_rel);
+    return false;
   }
 
   void watch(int mine) {

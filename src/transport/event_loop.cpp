@@ -139,8 +139,8 @@ void EventLoop::cancel(TimerId id) {
   timers_.erase(it);
 }
 
-void EventLoop::post(std::function<void()> work) {
-  posted_.put([&](std::vector<std::function<void()>>& waiting) {
+bool EventLoop::post(std::function<void()> work) {
+  return posted_.put([&](std::vector<std::function<void()>>& waiting) {
     waiting.push_back(std::move(work));
     return true;
   });

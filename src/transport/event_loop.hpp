@@ -61,8 +61,9 @@ class EventLoop {
 
   // Thread-safe: runs `work` on the loop's thread soon. Work the loop will not run (posted after
   // run() returned, or still queued when it did) is destroyed there and then, unrun: a caller
-  // waiting on it learns so from what its destructor does, without watching the loop.
-  void post(std::function<void()> work);
+  // waiting on it learns so from what its destructor does, without watching the loop. Returns
+  // whether the loop took it (false: it has stopped for good).
+  bool post(std::function<void()> work);
   // Thread-safe: makes the loop run one more iteration soon (another thread queued it work it
   // drains at iteration end).
   void wake();

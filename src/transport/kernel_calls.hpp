@@ -18,18 +18,11 @@
 #include <csignal>
 #include <cstddef>
 
+#include "base/sanitizers.hpp"
+
 namespace mavswitch::transport::kernel {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define MAVSWITCH_KERNEL_CALLS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define MAVSWITCH_KERNEL_CALLS 0
-#endif
-#endif
-#ifndef MAVSWITCH_KERNEL_CALLS
-#define MAVSWITCH_KERNEL_CALLS 1
-#endif
+#define MAVSWITCH_KERNEL_CALLS (!MAVSWITCH_SANITIZED)
 
 inline ssize_t read(int fd, void* buffer, size_t size) noexcept {
 #if MAVSWITCH_KERNEL_CALLS

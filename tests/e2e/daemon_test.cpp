@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/sanitizers.hpp"
 #include "e2e/daemon_process.hpp"
 #include "e2e/log_streaming_autopilot.hpp"
 #include "e2e/peers.hpp"
@@ -183,6 +184,9 @@ TEST_F(DaemonTest, ATcpServerPortInUseIsAnErrorAndTheRouterRoutesOn) {
 // close), says so once (not once per try: it used to spin, printing millions of lines), counts
 // them, and serves its clients on.
 TEST_F(DaemonTest, OutOfDescriptorsTheTcpServerRefusesClientsAndDoesNotSpin) {
+  // UndefinedBehaviorSanitizer checks a virtual call's object through a pipe it opens: with every
+  // descriptor taken it cannot, and reports the first such call (the signal handler's) as bad.
+  if (MAVSWITCH_ADDRESS_SANITIZER) GTEST_SKIP() << "the sanitizers need descriptors of their own";
   const uint16_t tcp = free_tcp_port();
   DaemonProcess d({"-t", std::to_string(tcp), "-r"}, 64);
   std::unique_ptr<TcpPeer> first;

@@ -15,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "base/sanitizers.hpp"
 #include "e2e/http_client.hpp"
 #include "e2e/nats_site.hpp"
 #include "mavswitch/msg/attitude.hpp"
@@ -117,11 +118,7 @@ class FakeNatsServer {
 // something of the daemon's only in a plain build. Under TSan the daemon also takes about a
 // second to stop (5 ms in a plain build), more on a busy machine: the 2 s bound is a plain
 // build's.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = MAVSWITCH_SANITIZED;
 
 // CPU seconds the process has used, and its resident memory in KiB, from /proc.
 double cpu_seconds(pid_t pid) {
