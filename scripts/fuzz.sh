@@ -8,7 +8,7 @@ seconds=${1:-20}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frame_parser_fuzz signature_fuzz dialect_loader_fuzz config_fuzz routing_fuzz log_stream_fuzz vehicle_data_fuzz
-                                    services_fuzz http_api_fuzz)
+                                    services_fuzz http_api_fuzz fabric_fuzz)
 
 # The same build directory as the AddressSanitizer pass of scripts/test.sh (tests on, only these built).
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -22,7 +22,7 @@ for d in "${MAVSWITCH_MAVLINK_DIR:-}" third_party/mavlink ../shared/mavlink; do 
   if [ -n "$d" ] && [ -f "$d/message_definitions/v1.0/common.xml" ]; then definitions=$d/message_definitions/v1.0; break; fi
 done
 seeds=build-fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config" "$seeds/services" "$seeds/http_api"
+rm -rf "$seeds" && mkdir -p "$seeds/frames" "$seeds/xml" "$seeds/config" "$seeds/services" "$seeds/http_api" "$seeds/fabric"
 for capture in tests/interop/node_modules/node-mavlink/examples/*.bin; do
   [ -f "$capture" ] && split -b 1024 "$capture" "$seeds/frames/$(basename "$capture" .bin)-"
 done
@@ -42,6 +42,7 @@ run_target() {
     config_fuzz) seed=$seeds/config max_len=4096 ;;
     services_fuzz) seed=$seeds/services max_len=8192 ;;
     http_api_fuzz) seed=$seeds/http_api max_len=2048 ;;
+    fabric_fuzz) seed=$seeds/fabric max_len=2048 ;;  # no seeds: its input is choices from the first byte
   esac
   mkdir -p "build-fuzz/corpus/$t"
   "build-fuzz/fuzz/$t" "build-fuzz/corpus/$t" "$seed" -max_total_time="$seconds" -max_len=$max_len \

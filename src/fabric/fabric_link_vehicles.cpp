@@ -88,6 +88,7 @@ bool FabricLink::publish_to_vehicle(const protocol::FrameView& frame, VehicleMap
 }
 
 void FabricLink::rival_heard(std::string_view origin) {
+  if (origin.empty()) return;  // no reply subject: not a router's (its frames are dropped all the same)
   const int64_t now = host_.loop().now();
   const bool new_rival = rival_ != origin || now - rival_heard_at_ >= settings_.vehicle_timeout_ms;
   rival_heard_at_ = now;

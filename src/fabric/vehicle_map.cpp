@@ -160,8 +160,17 @@ int VehicleMap::reclaim(int64_t now, int64_t timeout) {
 }
 
 bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t timeout) {
+  // Lines a publisher causes: each once a minute, and at most a few a second in all, however
+  // many origins it makes up.
+  const auto say = [&](const std::string& cause, const std::string& line) {
+    if (conflict_throttle_.admit(now) != log::Throttle::kRefused) conflict_lines_.say(log::Level::kError, cause, line);
+  };
+  if (origin.empty()) {  // no reply subject: no router said it, so none can hold the name by it
+    say(v.name, fmt::format("nats: vehicle {}: a message with no reply subject (not a router's) is refused", v.name));
+    return false;
+  }
   if (v.holder == origin || v.heard_at == 0 || now - v.heard_at >= timeout) {
-    if (v.heard_at != 0 && v.holder != origin)
+    if (v.heard_at != 0 && v.holder != origin && conflict_throttle_.admit(now) != log::Throttle::kRefused)
       log::warning("nats: vehicle {}: router {} silent {} s: the name passes to router {}", v.name, v.holder,
                    (now - v.heard_at) / 1000, origin);
     v.holder = std::string(origin);
@@ -179,10 +188,10 @@ bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t 
     }
     if (it != conflicts.end()) ++it->frames;
   }
-  conflict_lines_.say(log::Level::kError, v.name + " " + std::string(origin),
-                      fmt::format("nats: vehicle {}: router {} sends as {} while router {} holds the name: its frames "
-                                  "are refused until {} is silent {} s (two routers configured with one Vehicle name?)",
-                                  v.name, origin, v.name, v.holder, v.holder, timeout / 1000));
+  say(v.name + " " + std::string(origin),
+      fmt::format("nats: vehicle {}: router {} sends as {} while router {} holds the name: its frames "
+                  "are refused until {} is silent {} s (two routers configured with one Vehicle name?)",
+                  v.name, origin, v.name, v.holder, v.holder, timeout / 1000));
   return false;
 }
 

@@ -7,8 +7,9 @@
 // One name, one vehicle: the first router heard sending as a name holds it (its origin, the
 // reply subject of everything a router publishes); frames another router sends in that name are
 // refused, counted and said (an error line and a metric naming both) until the holder is silent
-// for VehicleTimeout. A pattern's vehicle silent that long gives its system id back when ids
-// run short. Names heard are held to the configuration's rule for them.
+// for VehicleTimeout. A message with no reply subject names no router: it holds no name, and
+// is refused. A pattern's vehicle silent that long gives its system id back when ids run short.
+// Names heard are held to the configuration's rule for them.
 //
 // Chose not to build: renumbering a vehicle's other systems (a vehicle is one system here: the
 // one its first HEARTBEAT that is not a ground station's names), and patterns as NATS wildcards
@@ -53,6 +54,7 @@ class VehicleMap {
 
   // Whether the router `origin` may send as `v` at `now`: the holder, or the first, or one
   // after the holder was silent `timeout` ms (then it holds the name). A refusal is counted.
+  // An empty origin (a message with no reply subject) names no router: always refused.
   bool hold(Vehicle& v, std::string_view origin, int64_t now, int64_t timeout);
 
   // Numbers the names listed (with their id, or the first free one): they are known at once.
@@ -87,7 +89,8 @@ class VehicleMap {
   std::array<bool, 256> listed_{};  // ids given in Vehicles: never a pattern's
   bool none_left_said_ = false;
   bool bad_name_said_ = false;
-  log::Repeats conflict_lines_;  // a conflict said once, then once a minute with its count
+  log::Repeats conflict_lines_;      // a conflict said once, then once a minute with its count
+  log::Throttle conflict_throttle_;  // and conflicts' lines a few a second at most, in all
 };
 
 // Every name conflict any fabric link of this process saw (at most VehicleMap::kMaxConflicts),

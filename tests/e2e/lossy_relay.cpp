@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/loopback_listener.hpp"
+
 namespace mavswitch::test {
 namespace {
 
@@ -42,15 +44,8 @@ int connect_to(uint16_t port) {
 }  // namespace
 
 LossyRelay::LossyRelay(uint16_t target, double loss, uint32_t seed) : target_(target), loss_(loss), seed_(seed) {
-  listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 4) != 0 ||
-      ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw std::runtime_error("the lossy relay cannot listen");
-  port_ = ntohs(a.sin_port);
+  listener_ = test::loopback_listener(port_);
+  if (listener_ < 0) throw std::runtime_error("the lossy relay cannot listen");
   thread_ = std::thread([this] { run(); });
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fabric/nats_poller.hpp"
+#include "support/loopback_listener.hpp"
 #include "transport/event_loop.hpp"
 
 using namespace mavswitch;
@@ -25,15 +26,8 @@ namespace {
 class HandshakeServer {
  public:
   HandshakeServer() {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 1) != 0 ||
-        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("cannot listen");
-    port_ = ntohs(a.sin_port);
+    listener_ = test::loopback_listener(port_, 1);
+    if (listener_ < 0) throw std::runtime_error("cannot listen");
     thread_ = std::thread([this] { serve(); });
   }
   ~HandshakeServer() {

@@ -1,6 +1,8 @@
 // The fleet fabric's subjects: what a frame is published on decides who receives it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dialect/builtin.hpp"
 #include "fabric/fabric_link.hpp"
 #include "fabric/fabric_subjects.hpp"
@@ -135,6 +137,36 @@ TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
   EXPECT_FALSE(map.hold(*v, "a", 7100, 5000));
   EXPECT_NE(fabric::fleet_conflict_metrics().find(R"(vehicle="boat-1",holder="a",refused="b"} 2)"), std::string::npos)
       << fabric::fleet_conflict_metrics();
+}
+
+// Found by fabric_fuzz: a message with no reply subject (no router's) took a free name, and
+// every router sending in that name was refused until the anonymous publisher fell silent.
+TEST(VehicleMap, AMessageWithNoReplySubjectHoldsNoName) {
+  fabric::VehicleMap map("mavlink", {{"boat-1", 11}});
+  bool numbered = false;
+  auto* v = map.find(
+      "boat-1", [](uint8_t) { return false; }, &numbered);
+  ASSERT_NE(v, nullptr);
+  EXPECT_FALSE(map.hold(*v, "", 1000, 5000)) << "no router said it";
+  EXPECT_TRUE(map.hold(*v, "mavlink.origin.1-2", 1100, 5000)) << "the first router's, at once";
+  EXPECT_FALSE(map.hold(*v, "", 1200, 5000));
+}
+
+// Found by fabric_fuzz: a publisher that makes up a new origin for each message got one error
+// line for each (a line is said once a minute for each name and origin).
+TEST(VehicleMap, OriginsMadeUpForEveryMessageCostAFewLinesASecond) {
+  fabric::VehicleMap map("mavlink", {{"boat-2", 12}});
+  bool numbered = false;
+  auto* v = map.find(
+      "boat-2", [](uint8_t) { return false; }, &numbered);
+  ASSERT_NE(v, nullptr);
+  ASSERT_TRUE(map.hold(*v, "mavlink.origin.1-2", 1000, 5000));
+  testing::internal::CaptureStderr();
+  for (int n = 0; n < 1000; ++n) ASSERT_FALSE(map.hold(*v, "made-up-" + std::to_string(n), 1500, 5000));
+  const std::string said = testing::internal::GetCapturedStderr();
+  const auto lines = std::count(said.begin(), said.end(), '\n');
+  EXPECT_GE(lines, 1) << "the conflict is said";
+  EXPECT_LE(lines, log::Throttle::kLines) << said;
 }
 
 TEST(VehicleMap, NamesHeardFollowTheConfiguredRule) {
