@@ -20,6 +20,7 @@
 #include "e2e/nats_site.hpp"
 #include "mavswitch/msg/attitude.hpp"
 #include "mavswitch/msg/command_long.hpp"
+#include "support/loopback_listener.hpp"
 
 using namespace mavswitch;
 using namespace mavswitch::test;
@@ -33,16 +34,9 @@ namespace {
 class FakeNatsServer {
  public:
   enum class Mode { Silent, Huge };
-  explicit FakeNatsServer(Mode mode) : mode_(mode), port_(free_tcp_port()) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port_);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 16) != 0)
-      throw std::runtime_error("fake nats server: cannot listen");
+  explicit FakeNatsServer(Mode mode) : mode_(mode) {
+    listener_ = test::loopback_listener(port_, 16);
+    if (listener_ < 0) throw std::runtime_error("fake nats server: cannot listen");
     thread_ = std::thread([this] { serve(); });
   }
   ~FakeNatsServer() {
@@ -106,7 +100,7 @@ class FakeNatsServer {
   }
 
   const Mode mode_;
-  const uint16_t port_;
+  uint16_t port_ = 0;
   int listener_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> connections_{0};
