@@ -80,17 +80,21 @@ bool Repeats::say(Level level, std::string_view cause, std::string_view line) {
   return say_at(level, cause, line, std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
 }
 
-bool Repeats::say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms) {
+bool Repeats::say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms, Throttle* gate) {
   auto it = std::find_if(seen_.begin(), seen_.end(), [&](const Seen& s) { return s.cause == cause; });
+  if (it != seen_.end() && now_ms - it->said_at < kEveryMs) {
+    ++it->unsaid;
+    return false;
+  }
+  if (gate != nullptr && gate->admit(now_ms) == Throttle::kRefused) {
+    if (it != seen_.end()) ++it->unsaid;  // a new cause is not remembered: it comes anew next time
+    return false;
+  }
   if (it == seen_.end()) {
     if (seen_.size() >= kCauses) seen_.erase(seen_.begin());  // the oldest said
     seen_.push_back({std::string(cause), now_ms, 0});
     write(level, line);
     return true;
-  }
-  if (now_ms - it->said_at < kEveryMs) {
-    ++it->unsaid;
-    return false;
   }
   write(level, it->unsaid == 0 ? std::string(line)
                                : fmt::format("{} ({} more times in the last {} s)", line, it->unsaid,

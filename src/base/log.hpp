@@ -55,6 +55,8 @@ void trace(fmt::format_string<Args...> f, Args&&... args) {
 
 namespace mavswitch::log {
 
+class Throttle;
+
 // Trouble that repeats (a log directory that stays unusable, a rotation that keeps failing) is
 // said once, then, while it keeps coming, at most once a minute with how often it came meanwhile.
 // Keyed by a cause the caller names (the line itself may change: a new file name each time). One
@@ -66,7 +68,9 @@ class Repeats {
 
   // Whether it wrote the line.
   bool say(Level level, std::string_view cause, std::string_view line);
-  bool say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms);  // tests
+  // With a gate, a line due here is written only if the gate admits it too; one it refuses stays
+  // due (and counted). So lines held back here never use up the gate's few a second.
+  bool say_at(Level level, std::string_view cause, std::string_view line, int64_t now_ms, Throttle* gate = nullptr);
   // The cause is over: its next coming is said at once.
   void clear(std::string_view cause);
 

@@ -52,15 +52,14 @@ class NatsPoller final : public transport::EventLoop::Handler {
   }
   static natsStatus detach(void* user) {
     auto* p = static_cast<NatsPoller*>(user);
-    const bool acted = p->act([p] {
+    // The poller lets go of itself when the act is done with: run, refused by a loop that has
+    // stopped for good, or destroyed unrun by a loop that stopped with it queued. Otherwise it
+    // and its drive would hold each other forever. Its socket, if still watched, is forget()'s.
+    std::shared_ptr<void> let_go(nullptr, [p](void*) { p->self_.reset(); });
+    p->act([p, let_go] {
       p->unwatch();
       p->nc_ = nullptr;
-      p->self_.reset();  // the act's own reference keeps it until this returns
     });
-    // The loop has stopped for good (a connection destroyed as the router is: after its
-    // workers): nothing will run the act, so the poller lets go of itself here, or it and its
-    // drive would hold each other forever. Its socket, if still watched, is its forget()'s.
-    if (!acted) p->self_.reset();
     return NATS_OK;
   }
 
@@ -92,23 +91,21 @@ class NatsPoller final : public transport::EventLoop::Handler {
 
  private:
   // Runs f on the loop's thread: now when called there and nothing posted earlier is still
-  // due (so the order libnats asked in holds), else posted behind what is. False: the loop has
-  // stopped for good, and f will never run.
+  // due (so the order libnats asked in holds), else posted behind what is. A loop that has
+  // stopped for good never runs it: f is destroyed unrun, and what it holds goes with it.
   template <class F>
-  bool act(F f) {
+  void act(F f) {
     transport::EventLoop& loop = drive_->loop_;
     if (loop.running_here() && posted_.load(std::memory_order_acquire) == 0) {
       f();
-      return true;
+      return;
     }
     posted_.fetch_add(1, std::memory_order_acq_rel);
-    if (loop.post([self = self_, f = std::move(f)] {
+    if (!loop.post([self = self_, f = std::move(f)] {
           self->posted_.fetch_sub(1, std::memory_order_acq_rel);
           f();
         }))
-      return true;
-    posted_.fetch_sub(1, std::memory_order_acq_rel);
-    return false;
+      posted_.fetch_sub(1, std::memory_order_acq_rel);
   }
 
   void watch(int mine) {

@@ -163,7 +163,7 @@ bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t 
   // Lines a publisher causes: each once a minute, and at most a few a second in all, however
   // many origins it makes up.
   const auto say = [&](const std::string& cause, const std::string& line) {
-    if (conflict_throttle_.admit(now) != log::Throttle::kRefused) conflict_lines_.say(log::Level::kError, cause, line);
+    conflict_lines_.say_at(log::Level::kError, cause, line, now, &conflict_throttle_);
   };
   if (origin.empty()) {  // no reply subject: no router said it, so none can hold the name by it
     say(v.name, fmt::format("nats: vehicle {}: a message with no reply subject (not a router's) is refused", v.name));

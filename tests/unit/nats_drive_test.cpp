@@ -74,6 +74,35 @@ class HandshakeServer {
   std::thread thread_;
 };
 
+// A drive on a loop running on its own thread, connected to a HandshakeServer: the handshake's
+// reads run on the loop's thread (the poller's on_io) while the test's waits. `connection` is
+// null when it cannot connect.
+struct ConnectedDrive {
+  ConnectedDrive() {
+    natsOptions* options = nullptr;
+    if (natsOptions_Create(&options) != NATS_OK) return;
+    natsOptions_SetURL(options, server.url().c_str());
+    natsOptions_SetAllowReconnect(options, false);
+    natsOptions_SetTimeout(options, 10'000);
+    drive->install(options);
+    if (natsConnection_Connect(&connection, options) != NATS_OK) connection = nullptr;
+    natsOptions_Destroy(options);
+  }
+  ~ConnectedDrive() { stop(); }
+  void stop() {
+    if (!runner.joinable()) return;
+    loop.stop();
+    runner.join();
+  }
+
+  HandshakeServer server;
+  transport::EventLoop loop;
+  std::shared_ptr<fabric::NatsDrive> drive = std::make_shared<fabric::NatsDrive>(
+      loop, "test", [] { return size_t{0}; }, [] {});
+  std::thread runner{[this] { loop.run(); }};
+  natsConnection* connection = nullptr;
+};
+
 }  // namespace
 
 // Found by running the end-to-end tests under LeakSanitizer: a fabric endpoint destroyed with its
@@ -81,30 +110,40 @@ class HandshakeServer {
 // libnats' detach was posted to a loop that would run nothing again, so the poller never let go
 // of itself, and it held the drive.
 TEST(NatsDrive, a_connection_destroyed_after_its_loop_stopped_lets_its_poller_and_drive_go) {
-  HandshakeServer server;
-  transport::EventLoop loop;
-  auto drive = std::make_shared<fabric::NatsDrive>(
-      loop, "test", [] { return size_t{0}; }, [] {});
-  const std::weak_ptr<fabric::NatsDrive> watched = drive;
-  std::thread runner([&] { loop.run(); });
-
-  natsOptions* options = nullptr;
-  ASSERT_EQ(natsOptions_Create(&options), NATS_OK);
-  natsOptions_SetURL(options, server.url().c_str());
-  natsOptions_SetAllowReconnect(options, false);
-  natsOptions_SetTimeout(options, 10'000);
-  drive->install(options);
-  natsConnection* connection = nullptr;
-  // The handshake's reads run on the loop's thread (the poller's on_io); this thread waits.
-  ASSERT_EQ(natsConnection_Connect(&connection, options), NATS_OK) << nats_GetLastError(nullptr);
-  natsOptions_Destroy(options);
-
-  loop.stop();
-  runner.join();
+  ConnectedDrive c;
+  ASSERT_NE(c.connection, nullptr) << nats_GetLastError(nullptr);
+  const std::weak_ptr<fabric::NatsDrive> watched = c.drive;
+  c.stop();
   // As NatsEndpoint's destructor does, here after the loop is gone.
-  drive->forget(connection);
-  natsConnection_Destroy(connection);
-  drive->forget_all();
-  drive.reset();
+  c.drive->forget(c.connection);
+  natsConnection_Destroy(c.connection);
+  c.drive->forget_all();
+  c.drive.reset();
+  EXPECT_TRUE(watched.expired()) << "the poller still holds the drive: neither is ever freed";
+}
+
+// The same, when libnats' detach is posted in the loop's last iteration: the loop destroys it
+// unrun as it stops, and the poller must let go of itself then too.
+TEST(NatsDrive, a_detach_the_stopping_loop_never_runs_lets_its_poller_and_drive_go) {
+  ConnectedDrive c;
+  ASSERT_NE(c.connection, nullptr) << nats_GetLastError(nullptr);
+  const std::weak_ptr<fabric::NatsDrive> watched = c.drive;
+  // The loop takes its posted work a batch at a time: the stop and the job after it run in one
+  // batch, so what that job posts (libnats' detach, from another thread) is queued behind the
+  // last batch the loop runs.
+  std::atomic<bool> closed{false};
+  c.loop.post([&] {
+    c.loop.stop();
+    c.loop.post([&] {
+      c.drive->forget(c.connection);  // as NatsEndpoint's destructor does, on the loop's thread
+      std::thread closer([&] { natsConnection_Destroy(c.connection); });
+      closer.join();
+      closed = true;
+    });
+  });
+  c.runner.join();
+  ASSERT_TRUE(closed) << "the connection was not destroyed in the loop's last batch";
+  c.drive->forget_all();
+  c.drive.reset();
   EXPECT_TRUE(watched.expired()) << "the poller still holds the drive: neither is ever freed";
 }

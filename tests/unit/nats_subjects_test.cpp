@@ -16,6 +16,13 @@ using namespace mavswitch;
 
 namespace {
 
+// A configured vehicle of `map`, by its name; no system is taken by anyone else.
+fabric::VehicleMap::Vehicle* configured(fabric::VehicleMap& map, std::string_view name) {
+  bool numbered = false;
+  return map.find(
+      name, [](uint8_t) { return false; }, &numbered);
+}
+
 std::string subject(const test::Bytes& frame, std::string_view prefix = "mavlink") {
   std::string out = "what an earlier frame left";  // the buffer is reused: nothing of it stays
   fabric::fabric_subject(out, prefix, test::view_of(frame));
@@ -125,9 +132,7 @@ TEST(VehicleMap, ASilentPatternVehicleGivesItsIdBackWhenIdsRunShort) {
 
 TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
   fabric::VehicleMap map("mavlink", {{"boat-1", 11}});
-  bool numbered = false;
-  auto* v = map.find(
-      "boat-1", [](uint8_t) { return false; }, &numbered);
+  auto* v = configured(map, "boat-1");
   ASSERT_NE(v, nullptr);
   EXPECT_TRUE(map.hold(*v, "a", 1000, 5000));
   EXPECT_FALSE(map.hold(*v, "b", 1500, 5000)) << "a second router in the name";
@@ -143,9 +148,7 @@ TEST(VehicleMap, TheFirstRouterHoldsANameUntilItIsSilent) {
 // every router sending in that name was refused until the anonymous publisher fell silent.
 TEST(VehicleMap, AMessageWithNoReplySubjectHoldsNoName) {
   fabric::VehicleMap map("mavlink", {{"boat-1", 11}});
-  bool numbered = false;
-  auto* v = map.find(
-      "boat-1", [](uint8_t) { return false; }, &numbered);
+  auto* v = configured(map, "boat-1");
   ASSERT_NE(v, nullptr);
   EXPECT_FALSE(map.hold(*v, "", 1000, 5000)) << "no router said it";
   EXPECT_TRUE(map.hold(*v, "mavlink.origin.1-2", 1100, 5000)) << "the first router's, at once";
@@ -156,9 +159,7 @@ TEST(VehicleMap, AMessageWithNoReplySubjectHoldsNoName) {
 // line for each (a line is said once a minute for each name and origin).
 TEST(VehicleMap, OriginsMadeUpForEveryMessageCostAFewLinesASecond) {
   fabric::VehicleMap map("mavlink", {{"boat-2", 12}});
-  bool numbered = false;
-  auto* v = map.find(
-      "boat-2", [](uint8_t) { return false; }, &numbered);
+  auto* v = configured(map, "boat-2");
   ASSERT_NE(v, nullptr);
   ASSERT_TRUE(map.hold(*v, "mavlink.origin.1-2", 1000, 5000));
   testing::internal::CaptureStderr();
@@ -167,6 +168,21 @@ TEST(VehicleMap, OriginsMadeUpForEveryMessageCostAFewLinesASecond) {
   const auto lines = std::count(said.begin(), said.end(), '\n');
   EXPECT_GE(lines, 1) << "the conflict is said";
   EXPECT_LE(lines, log::Throttle::kLines) << said;
+}
+
+// A router that keeps sending as a held name is said once a minute; its refusals in between used
+// up the few lines a second, so a second router's conflict went unsaid.
+TEST(VehicleMap, OneRouterRefusedOverAndOverLeavesRoomForAnothersConflict) {
+  fabric::VehicleMap map("mavlink", {{"boat-2", 12}});
+  auto* v = configured(map, "boat-2");
+  ASSERT_NE(v, nullptr);
+  ASSERT_TRUE(map.hold(*v, "mavlink.origin.1-2", 1000, 5000));
+  testing::internal::CaptureStderr();
+  for (int n = 0; n < 1000; ++n) ASSERT_FALSE(map.hold(*v, "mavlink.origin.3-4", 1500, 5000));
+  ASSERT_FALSE(map.hold(*v, "mavlink.origin.5-6", 1500, 5000));
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 2) << said;
+  EXPECT_NE(said.find("router mavlink.origin.5-6 sends as boat-2"), std::string::npos) << said;
 }
 
 TEST(VehicleMap, NamesHeardFollowTheConfiguredRule) {

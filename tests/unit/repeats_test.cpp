@@ -32,3 +32,22 @@ TEST(Repeats, RemembersABoundedNumberOfCauses) {
   EXPECT_FALSE(r.say_at(log::Level::kError, "cause 639", "x", 1)) << "the newest are remembered";
   testing::internal::GetCapturedStderr();
 }
+
+// A line held back as a repeat uses none of the gate's few a second: another cause's first line
+// still gets through. A due line the gate refuses stays due, and its count goes on.
+TEST(Repeats, OnlyLinesItWouldSayAskTheGate) {
+  log::Repeats r;
+  log::Throttle gate;
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(r.say_at(log::Level::kError, "flood", "flood", 0, &gate));
+  for (int n = 0; n < 1000; ++n) EXPECT_FALSE(r.say_at(log::Level::kError, "flood", "flood", 0, &gate));
+  EXPECT_TRUE(r.say_at(log::Level::kError, "other", "other", 0, &gate)) << "the repeats used up the gate";
+  for (int n = 0; n < log::Throttle::kLines - 2; ++n)
+    EXPECT_TRUE(r.say_at(log::Level::kError, "new " + std::to_string(n), "new", 0, &gate));
+  EXPECT_FALSE(r.say_at(log::Level::kError, "flood", "flood", 60'000 - 1, &gate)) << "not due yet";
+  EXPECT_FALSE(r.say_at(log::Level::kError, "refused", "refused", 0, &gate)) << "the gate's five are used";
+  EXPECT_TRUE(r.say_at(log::Level::kError, "refused", "refused", 1000, &gate)) << "not remembered: said anew";
+  EXPECT_TRUE(r.say_at(log::Level::kError, "flood", "flood", 60'000, &gate));
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("flood (1001 more times in the last 60 s)"), std::string::npos) << err;
+}
