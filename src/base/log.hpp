@@ -98,8 +98,13 @@ class Throttle {
 
   template <class... Args>
   void line(Level at, fmt::format_string<Args...> f, Args&&... args) {
+    line_at(now_ms(), at, f, std::forward<Args>(args)...);
+  }
+  // The same, at a time the caller's clock gives (a loop's, a test's).
+  template <class... Args>
+  void line_at(int64_t now, Level at, fmt::format_string<Args...> f, Args&&... args) {
     if (level() < at) return;
-    const uint64_t held = admit(now_ms());
+    const uint64_t held = admit(now);
     if (held == kRefused) return;
     std::string text = fmt::format(f, std::forward<Args>(args)...);
     if (held > 0) text += fmt::format(" ({} lines like this held back)", held);

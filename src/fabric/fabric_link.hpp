@@ -158,6 +158,7 @@ class FabricLink final : public transport::Link {
   int64_t rival_heard_at_ = 0;
   bool yielding_ = false;
   log::Throttle rival_lines_;
+  log::Throttle heard_lines_;  // a vehicle heard: each time it is numbered, which a publisher can make often
 };
 
 }  // namespace mavswitch::fabric

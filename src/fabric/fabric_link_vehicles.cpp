@@ -39,7 +39,8 @@ std::span<const uint8_t> FabricLink::from_vehicle(std::span<const uint8_t> messa
   // beside it, or its other systems, are not renumbered onto it.
   if (v->own < 0 && frame.msgid() == 0 && frame.payload_byte(kHeartbeatTypeOffset) != kMavTypeGcs) {
     v->own = frame.sysid();
-    log::info("nats: vehicle {} (system {} there) heard: system {} here", v->name, v->own, v->system);
+    heard_lines_.line_at(now, log::Level::kInfo, "nats: vehicle {} (system {} there) heard: system {} here", v->name,
+                         v->own, v->system);
   }
   if (frame.sysid() != v->own) return {};
   if (frame.is_signed()) {

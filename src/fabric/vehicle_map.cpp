@@ -65,7 +65,7 @@ VehicleMap::VehicleMap(const std::string& prefix, const std::vector<config::Nats
     if (c.name.find('*') != std::string::npos) {
       patterns_.push_back(c.name);
     } else if (c.system != 0) {
-      add(c.name, c.system);
+      log::info("nats: vehicle {} is system {} here", add(c.name, c.system).name, c.system);
     }
   }
   for (const auto& c : choices) {  // names without an id: the first free, in the order listed
@@ -75,7 +75,7 @@ VehicleMap::VehicleMap(const std::string& prefix, const std::vector<config::Nats
       log::error("nats: vehicle {}: no system id left (all 255 in use): not taken", c.name);
       continue;
     }
-    add(c.name, static_cast<uint8_t>(id));
+    log::info("nats: vehicle {} is system {} here", add(c.name, static_cast<uint8_t>(id)).name, id);
   }
 }
 
@@ -87,7 +87,6 @@ VehicleMap::Vehicle& VehicleMap::add(std::string_view name, uint8_t system) {
   by_name_.emplace(v.name, &v);
   by_system_[system] = &v;
   name_system(system, v.name);
-  log::info("nats: vehicle {} is system {} here", v.name, system);
   return v;
 }
 
@@ -134,23 +133,25 @@ VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function
     return nullptr;
   }
   *numbered = true;
-  if (known != nullptr) {
-    known->system = static_cast<uint8_t>(id);
-    by_system_[known->system] = known;
-    name_system(known->system, known->name);
-    log::info("nats: vehicle {} is system {} here", known->name, id);
-    return known;
+  Vehicle* v = known;
+  if (v != nullptr) {
+    v->system = static_cast<uint8_t>(id);
+    by_system_[v->system] = v;
+    name_system(v->system, v->name);
+  } else {
+    v = &add(name, static_cast<uint8_t>(id));
+    v->by_pattern = true;
   }
-  Vehicle& v = add(name, static_cast<uint8_t>(id));
-  v.by_pattern = true;
-  return &v;
+  numbering_lines_.line_at(now, log::Level::kInfo, "nats: vehicle {} is system {} here", v->name, id);
+  return v;
 }
 
 int VehicleMap::reclaim(int64_t now, int64_t timeout) {
   for (Vehicle& v : vehicles_) {
     if (!v.by_pattern || v.system == 0 || now - v.heard_at < timeout) continue;
     const int id = v.system;
-    log::info("nats: vehicle {} silent {} s: system {} is free for another", v.name, (now - v.heard_at) / 1000, id);
+    numbering_lines_.line_at(now, log::Level::kInfo, "nats: vehicle {} silent {} s: system {} is free for another",
+                             v.name, (now - v.heard_at) / 1000, id);
     by_system_[v.system] = nullptr;
     v.system = 0;
     v.own = -1;
@@ -170,9 +171,10 @@ bool VehicleMap::hold(Vehicle& v, std::string_view origin, int64_t now, int64_t 
     return false;
   }
   if (v.holder == origin || v.heard_at == 0 || now - v.heard_at >= timeout) {
-    if (v.heard_at != 0 && v.holder != origin && conflict_throttle_.admit(now) != log::Throttle::kRefused)
-      log::warning("nats: vehicle {}: router {} silent {} s: the name passes to router {}", v.name, v.holder,
-                   (now - v.heard_at) / 1000, origin);
+    if (v.heard_at != 0 && v.holder != origin)
+      conflict_throttle_.line_at(now, log::Level::kWarning,
+                                 "nats: vehicle {}: router {} silent {} s: the name passes to router {}", v.name,
+                                 v.holder, (now - v.heard_at) / 1000, origin);
     v.holder = std::string(origin);
     v.heard_at = now;
     return true;

@@ -91,6 +91,8 @@ class VehicleMap {
   bool bad_name_said_ = false;
   log::Repeats conflict_lines_;      // a conflict said once, then once a minute with its count
   log::Throttle conflict_throttle_;  // and conflicts' lines a few a second at most, in all
+  // Names a pattern takes, numbered and freed: a publisher can make them up, so a few a second.
+  log::Throttle numbering_lines_;
 };
 
 // Every name conflict any fabric link of this process saw (at most VehicleMap::kMaxConflicts),
