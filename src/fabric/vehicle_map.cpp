@@ -34,6 +34,9 @@ std::string label_value(std::string_view text) {
   return out;
 }
 
+// Said for every name numbered: configured ones once at start, a pattern's through a Throttle.
+constexpr char kNumbered[] = "nats: vehicle {} is system {} here";
+
 }  // namespace
 
 bool name_matches(std::string_view pattern, std::string_view name) noexcept {
@@ -65,7 +68,7 @@ VehicleMap::VehicleMap(const std::string& prefix, const std::vector<config::Nats
     if (c.name.find('*') != std::string::npos) {
       patterns_.push_back(c.name);
     } else if (c.system != 0) {
-      log::info("nats: vehicle {} is system {} here", add(c.name, c.system).name, c.system);
+      log::info(kNumbered, add(c.name, c.system).name, c.system);
     }
   }
   for (const auto& c : choices) {  // names without an id: the first free, in the order listed
@@ -75,7 +78,7 @@ VehicleMap::VehicleMap(const std::string& prefix, const std::vector<config::Nats
       log::error("nats: vehicle {}: no system id left (all 255 in use): not taken", c.name);
       continue;
     }
-    log::info("nats: vehicle {} is system {} here", add(c.name, static_cast<uint8_t>(id)).name, id);
+    log::info(kNumbered, add(c.name, static_cast<uint8_t>(id)).name, id);
   }
 }
 
@@ -142,7 +145,7 @@ VehicleMap::Vehicle* VehicleMap::find(std::string_view name, const std::function
     v = &add(name, static_cast<uint8_t>(id));
     v->by_pattern = true;
   }
-  numbering_lines_.line_at(now, log::Level::kInfo, "nats: vehicle {} is system {} here", v->name, id);
+  numbering_lines_.line_at(now, log::Level::kInfo, kNumbered, v->name, id);
   return v;
 }
 

@@ -64,6 +64,7 @@ class VehicleMap {
   // first id that is free and not `in_use` here. Null: not one of this router's, or no id left
   // (said once, as an error line).
   // A pattern's vehicle silent for `timeout` ms at `now` gives its id up when none is left.
+  // `now` also spaces the lines it says (a few a second): a caller that logs passes its clock.
   Vehicle* find(std::string_view name, const std::function<bool(uint8_t)>& in_use, bool* numbered, int64_t now = 0,
                 int64_t timeout = INT64_MAX);
 
